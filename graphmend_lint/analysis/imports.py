@@ -1,0 +1,99 @@
+"""Resolve local names to fully qualified dotted names through import aliases.
+
+``import torch as T`` and ``from torch import compile as tc`` must both make
+``T.compile`` and ``tc`` mean ``torch.compile``. This works on the stdlib
+``ast`` so that scope analysis can run on every file cheaply, before astroid
+is asked anything.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """``a.b.c`` for a chain of attribute accesses on a name, else ``None``."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def module_name_for(path: str) -> tuple[str, bool]:
+    """The dotted module name of a file, found by walking up ``__init__.py`` packages.
+
+    Returns ``(name, is_package)``. Linting does not import anything, so this
+    is the only way to know what ``from .utils import x`` refers to.
+    """
+    from pathlib import Path
+
+    file = Path(path)
+    is_package = file.name == "__init__.py"
+    parts = [] if is_package else [file.stem]
+    directory = file.parent
+    while (directory / "__init__.py").is_file():
+        parts.append(directory.name)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    return ".".join(reversed(parts)) or file.stem, is_package
+
+
+@dataclass
+class ImportTable:
+    """Local name to qualified name, for every import in one module."""
+
+    module: str
+    is_package: bool = False
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_tree(cls, tree: ast.Module, module: str, is_package: bool = False) -> ImportTable:
+        table = cls(module=module, is_package=is_package)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        table.aliases[alias.asname] = alias.name
+                    else:
+                        head = alias.name.split(".")[0]
+                        table.aliases[head] = head
+            elif isinstance(node, ast.ImportFrom):
+                base = table._absolute_module(node.module, node.level)
+                for alias in node.names:
+                    if alias.name != "*":
+                        table.aliases[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+        return table
+
+    def _absolute_module(self, module: str | None, level: int) -> str:
+        if level == 0:
+            return module or ""
+        package_parts = self.module.split(".")
+        if not self.is_package:
+            package_parts = package_parts[:-1]
+        if level > 1:
+            package_parts = package_parts[: len(package_parts) - (level - 1)]
+        return ".".join([*package_parts, *([module] if module else [])])
+
+    def resolve(self, dotted: str) -> str:
+        """Expand the first component of *dotted* through the imports.
+
+        A name that was not imported is returned unchanged: it is local.
+        """
+        head, _, rest = dotted.partition(".")
+        target = self.aliases.get(head)
+        if target is None:
+            return dotted
+        return f"{target}.{rest}" if rest else target
+
+    def resolve_node(self, node: ast.AST) -> str | None:
+        name = dotted_name(node)
+        return self.resolve(name) if name is not None else None
+
+    def is_imported(self, name: str) -> bool:
+        return name.partition(".")[0] in self.aliases

@@ -1,0 +1,473 @@
+"""Which code does torch.compile trace? (GraphMend's entry-point analysis.)
+
+Starting from entry points (``@torch.compile``, ``torch.compile(fn)``,
+``torch.compile(Model())``, ``m.compile()``...), follow what Dynamo would
+inline: calls to project functions and methods, ``self.sub(x)`` where
+``self.sub = Block(...)``, iteration over ``nn.ModuleList``, ``super()``
+calls and the inner wrapper of project decorators. Stop at functions marked
+``torch.compiler.disable`` and at code that only runs eagerly
+(``if not torch.compiler.is_compiling():``).
+
+This runs on the stdlib ``ast`` of every file, so it is cheap enough to decide
+which functions are worth handing to astroid at all. Calls that leave the file
+become :class:`Seed` records; the engine routes them to the file that defines
+the target and re-runs the analysis there.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from graphmend_lint.analysis.imports import ImportTable, dotted_name
+
+COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
+DISABLE_DECORATORS = frozenset({"torch._dynamo.disable", "torch.compiler.disable", "torch._disable_dynamo"})
+COMPILING_PREDICATES = frozenset({"is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling"})
+MAX_DEPTH = 24
+_FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A function in another module that traced code in this module reaches."""
+
+    qualname: str  # fully qualified, e.g. ``pkg.utils.helper`` or ``pkg.blocks.Block``
+    via_decorator: bool
+    chain: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TracedFunction:
+    """A function (or method) whose body Dynamo traces, and why."""
+
+    qualname: str
+    line: int
+    col: int
+    chain: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ScopeFacts:
+    """The compile scope of one module."""
+
+    functions: tuple[TracedFunction, ...] = ()
+    eager_only: tuple[tuple[int, int], ...] = ()
+    seeds: tuple[Seed, ...] = ()
+
+    def function_at(self, line: int, col: int) -> TracedFunction | None:
+        for function in self.functions:
+            if function.line == line and function.col == col:
+                return function
+        return None
+
+    def is_eager_only(self, line: int) -> bool:
+        return any(start <= line <= end for start, end in self.eager_only)
+
+
+def is_compiling_check(node: ast.expr, imports: ImportTable) -> bool:
+    """``torch.compiler.is_compiling()`` and its aliases (transformers' too)."""
+    if not isinstance(node, ast.Call) or node.args or node.keywords:
+        return False
+    name = imports.resolve_node(node.func)
+    return name is not None and name.rsplit(".", 1)[-1] in COMPILING_PREDICATES
+
+
+def eager_only_branch(test: ast.expr, imports: ImportTable) -> str | None:
+    """Which branch of ``if test:`` only runs eagerly: ``"body"``, ``"orelse"`` or ``None``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and is_compiling_check(test.operand, imports):
+        return "body"
+    if is_compiling_check(test, imports):
+        return "orelse"
+    if isinstance(test, ast.BoolOp):
+        if isinstance(test.op, ast.And) and any(eager_only_branch(v, imports) == "body" for v in test.values):
+            return "body"
+        if isinstance(test.op, ast.Or) and any(is_compiling_check(v, imports) for v in test.values):
+            return "orelse"
+    return None
+
+
+@dataclass
+class _ModuleIndex:
+    """Definitions of one module by qualified name (``f``, ``C.m``, ``f.inner``)."""
+
+    functions: dict[str, _FunctionNode] = field(default_factory=dict)
+    classes: dict[str, ast.ClassDef] = field(default_factory=dict)
+    owner: dict[str, str] = field(default_factory=dict)  # method qualname -> class qualname
+
+    @classmethod
+    def build(cls, tree: ast.Module) -> _ModuleIndex:
+        index = cls()
+        index._add(tree.body, prefix="", owner=None)
+        return index
+
+    def _add(self, body: list[ast.stmt], prefix: str, owner: str | None) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qualname = prefix + node.name
+                self.functions.setdefault(qualname, node)
+                if owner is not None:
+                    self.owner[qualname] = owner
+                self._add(node.body, qualname + ".", None)
+            elif isinstance(node, ast.ClassDef):
+                qualname = prefix + node.name
+                self.classes.setdefault(qualname, node)
+                self._add(node.body, qualname + ".", qualname)
+            elif isinstance(node, (ast.If, ast.Try, ast.With)):
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, (ast.stmt, ast.excepthandler)):
+                        self._add([child] if isinstance(child, ast.stmt) else child.body, prefix, owner)
+
+
+class ScopeAnalyzer:
+    """Compute :class:`ScopeFacts` for one module."""
+
+    def __init__(
+        self,
+        tree: ast.Module,
+        imports: ImportTable,
+        path: str,
+        mode: str = "compiled",
+        extra_compile_functions: Iterable[str] = (),
+    ) -> None:
+        self.tree = tree
+        self.imports = imports
+        self.label = PurePath(path).name
+        self.mode = mode
+        self.compile_functions = COMPILE_FUNCTIONS | frozenset(extra_compile_functions)
+        self.index = _ModuleIndex.build(tree)
+        self._traced: dict[str, TracedFunction] = {}
+        self._eager: list[tuple[int, int]] = []
+        self._seeds: dict[tuple[str, bool], Seed] = {}
+        self._attribute_classes: dict[str, dict[str, list[str]]] = {}
+
+    # -- public -----------------------------------------------------------------
+
+    def run(self, seeds: Iterable[Seed] = ()) -> ScopeFacts:
+        for qualname, chain in self._roots():
+            self._reach(qualname, chain, 0)
+        for seed in seeds:
+            self._reach_seed(seed)
+        functions = sorted(self._traced.values(), key=lambda f: (f.line, f.col))
+        return ScopeFacts(
+            functions=tuple(functions),
+            eager_only=tuple(sorted(set(self._eager))),
+            seeds=tuple(self._seeds.values()),
+        )
+
+    def _reach_seed(self, seed: Seed) -> None:
+        local = seed.qualname.removeprefix(self.imports.module + ".")
+        if local in self.index.functions and seed.via_decorator:
+            for inner in self._nested_functions(local):
+                self._reach(inner, seed.chain + (local,), 0)
+        elif local in self.index.functions or local in self.index.classes:
+            for target in self._callable_targets(local):
+                self._reach(target, seed.chain, 0)
+        elif self.imports.is_imported(local):  # re-exported name: forward the seed
+            self._add_seed(self.imports.resolve(local), seed.via_decorator, seed.chain)
+
+    # -- entry points -----------------------------------------------------------
+
+    def _is_compile(self, node: ast.expr) -> bool:
+        target = node.func if isinstance(node, ast.Call) else node
+        return self.imports.resolve_node(target) in self.compile_functions
+
+    def _roots(self) -> Iterator[tuple[str, tuple[str, ...]]]:
+        if self.mode == "all":
+            for qualname in self.index.functions:
+                yield qualname, ("scope=all",)
+            return
+        for qualname, function in self.index.functions.items():
+            for decorator in function.decorator_list:
+                if self._is_compile(decorator):
+                    yield qualname, (f"{self.label}:{decorator.lineno} @{ast.unparse(decorator)}",)
+        yield from self._compile_call_roots()
+        if self.mode == "modules":
+            for class_name in self.index.classes:
+                if f"{class_name}.forward" in self.index.functions:
+                    yield f"{class_name}.forward", ("scope=modules",)
+
+    def _compile_call_roots(self) -> Iterator[tuple[str, tuple[str, ...]]]:
+        for scope_node, call in self._calls_with_scope(self.tree):
+            is_method_compile = (
+                isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and not call.args
+            )
+            if self._is_compile(call) and call.args:
+                subject = call.args[0]
+            elif is_method_compile:
+                subject = call.func.value  # m.compile()
+            else:
+                continue
+            origin = (f"{self.label}:{call.lineno} {ast.unparse(call)}",)
+            targets = list(self._subject_targets(subject, scope_node))
+            if is_method_compile and not targets:
+                continue
+            for target in targets:
+                yield target, origin
+
+    def _calls_with_scope(self, node: ast.AST, scope: ast.AST | None = None) -> Iterator[tuple[ast.AST, ast.Call]]:
+        scope = scope or node
+        for child in ast.iter_child_nodes(node):
+            inner_scope = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else scope
+            if isinstance(child, ast.Call):
+                yield scope, child
+            yield from self._calls_with_scope(child, inner_scope)
+
+    def _subject_targets(self, subject: ast.expr, scope: ast.AST) -> Iterator[str]:
+        """What ``torch.compile(subject)`` will trace: a function or a module's forward."""
+        if isinstance(subject, ast.Call):
+            yield from self._instance_targets(subject.func, scope)
+            return
+        if isinstance(subject, ast.Attribute) and subject.attr == "forward":
+            for class_name in self._expression_classes(subject.value, scope):
+                yield from self._method_targets(class_name, "forward")
+            return
+        name = dotted_name(subject)
+        if name is None:
+            return
+        if name in self.index.functions:
+            yield name
+            return
+        if self.imports.is_imported(name):
+            self._add_seed(self.imports.resolve(name), False, (f"{self.label} torch.compile({name})",))
+            return
+        for class_name in self._expression_classes(subject, scope):
+            yield from self._callable_targets(class_name)
+
+    def _instance_targets(self, constructor: ast.expr, scope: ast.AST) -> Iterator[str]:
+        name = dotted_name(constructor)
+        if name is None:
+            return
+        if name in self.index.classes:
+            yield from self._callable_targets(name)
+        elif self.imports.is_imported(name) and not self.imports.resolve(name).startswith("torch."):
+            self._add_seed(self.imports.resolve(name), False, (f"{self.label} {name}(...)",))
+
+    def _expression_classes(self, expr: ast.expr, scope: ast.AST) -> list[str]:
+        """Local classes an expression may be an instance of, from ``name = Cls(...)``."""
+        if isinstance(expr, ast.Call):
+            name = dotted_name(expr.func)
+            return [name] if name in self.index.classes else []
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            owner = self._enclosing_class(scope)
+            return self._attribute_types(owner).get(expr.attr, []) if owner else []
+        if not isinstance(expr, ast.Name):
+            return []
+        classes: list[str] = []
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == expr.id for t in node.targets
+            ):
+                classes.extend(self._expression_classes(node.value, scope))
+        return classes
+
+    def _enclosing_class(self, scope: ast.AST) -> str | None:
+        for qualname, function in self.index.functions.items():
+            if function is scope:
+                return self.index.owner.get(qualname)
+        return None
+
+    # -- reachability -----------------------------------------------------------
+
+    def _reach(self, qualname: str, chain: tuple[str, ...], depth: int) -> None:
+        function = self.index.functions.get(qualname)
+        if function is None or qualname in self._traced or depth > MAX_DEPTH:
+            return
+        if any(self.imports.resolve_node(self._decorator_callee(d)) in DISABLE_DECORATORS for d in function.decorator_list):
+            return
+        chain = chain + (qualname,)
+        self._traced[qualname] = TracedFunction(qualname, function.lineno, function.col_offset, chain)
+        for decorator in function.decorator_list:
+            self._reach_decorator(decorator, chain, depth)
+        owner = self.index.owner.get(qualname)
+        loop_sources = self._loop_sources(function)
+        for call in self._traced_calls(function.body):
+            for target in self._call_targets(call, owner, loop_sources, chain):
+                self._reach(target, chain, depth + 1)
+        for inner in self._nested_functions(qualname):
+            self._reach(inner, chain, depth + 1)
+
+    @staticmethod
+    def _decorator_callee(decorator: ast.expr) -> ast.expr:
+        return decorator.func if isinstance(decorator, ast.Call) else decorator
+
+    def _reach_decorator(self, decorator: ast.expr, chain: tuple[str, ...], depth: int) -> None:
+        if self._is_compile(decorator):
+            return
+        name = dotted_name(self._decorator_callee(decorator))
+        if name is None:
+            return
+        if name in self.index.functions:
+            for inner in self._nested_functions(name):
+                self._reach(inner, chain + (f"@{name}",), depth + 1)
+        elif self.imports.is_imported(name) and not self.imports.resolve(name).startswith(("torch.", "functools.")):
+            self._add_seed(self.imports.resolve(name), True, chain)
+
+    def _nested_functions(self, qualname: str) -> list[str]:
+        prefix = qualname + "."
+        return [name for name in self.index.functions if name.startswith(prefix) and "." not in name[len(prefix) :]]
+
+    def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call]:
+        """Calls in *body*, skipping eager-only branches (and recording them)."""
+        stack: list[ast.AST] = list(reversed(body))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.If):
+                branch = eager_only_branch(node.test, self.imports)
+                if branch is not None:
+                    eager_body = node.body if branch == "body" else node.orelse
+                    if eager_body:
+                        self._eager.append((eager_body[0].lineno, eager_body[-1].end_lineno or eager_body[-1].lineno))
+                    traced = node.orelse if branch == "body" else node.body
+                    stack.extend(reversed(traced))
+                    continue
+            if isinstance(node, ast.Call):
+                yield node
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    def _loop_sources(self, function: _FunctionNode) -> dict[str, str]:
+        """``for layer in self.layers`` (or ``enumerate(self.layers)``): loop name -> attribute."""
+        sources: dict[str, str] = {}
+        for node in ast.walk(function):
+            if not isinstance(node, ast.For):
+                continue
+            iterable, target = node.iter, node.target
+            if isinstance(iterable, ast.Call) and dotted_name(iterable.func) == "enumerate" and iterable.args:
+                iterable = iterable.args[0]
+                if isinstance(target, ast.Tuple) and len(target.elts) == 2:
+                    target = target.elts[1]
+            attribute = dotted_name(iterable)
+            if isinstance(target, ast.Name) and attribute and attribute.startswith("self."):
+                sources[target.id] = attribute.removeprefix("self.")
+        return sources
+
+    def _call_targets(
+        self, call: ast.Call, owner: str | None, loop_sources: dict[str, str], chain: tuple[str, ...]
+    ) -> Iterator[str]:
+        func = call.func
+        if isinstance(func, ast.Subscript):  # self.layers[i](x)
+            func = func.value
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Call)
+            and dotted_name(func.value.func) == "super"
+            and owner
+        ):
+            for base in self._local_bases(owner):
+                yield from self._method_targets(base, func.attr)
+            return
+        name = dotted_name(func)
+        if name is None:
+            return
+        if name.startswith("self.") and owner:
+            attribute = name.removeprefix("self.")
+            if "." in attribute:
+                return
+            methods = list(self._method_targets(owner, attribute))
+            if methods:
+                yield from methods
+                return
+            for class_name in self._attribute_types(owner).get(attribute, []):
+                yield from self._callable_targets(class_name)
+            return
+        if name in loop_sources and owner:
+            for class_name in self._attribute_types(owner).get(loop_sources[name], []):
+                yield from self._callable_targets(class_name)
+            return
+        if name in self.index.functions:
+            yield name
+        elif name in self.index.classes:
+            return  # constructing an object; Dynamo traces __init__, rarely interesting
+        elif self.imports.is_imported(name):
+            resolved = self.imports.resolve(name)
+            if not resolved.startswith(("torch.", "builtins.")) and resolved.count(".") >= 1:
+                self._add_seed(resolved, False, chain)
+
+    def _callable_targets(self, class_or_function: str) -> Iterator[str]:
+        """A function itself, or what calling an instance of a class runs."""
+        if class_or_function in self.index.functions:
+            yield class_or_function
+            return
+        yield from self._method_targets(class_or_function, "forward")
+        yield from self._method_targets(class_or_function, "__call__")
+
+    def _method_targets(self, class_name: str, method: str) -> Iterator[str]:
+        """Resolve ``class_name.method`` through local base classes (a simple MRO)."""
+        seen: set[str] = set()
+        queue = [class_name]
+        while queue:
+            current = queue.pop(0)
+            if current in seen:
+                continue
+            seen.add(current)
+            if f"{current}.{method}" in self.index.functions:
+                yield f"{current}.{method}"
+                return
+            queue.extend(self._local_bases(current))
+            for base in self._imported_bases(current):
+                self._add_seed(f"{base}.{method}", False, (f"{class_name}.{method}",))
+
+    def _local_bases(self, class_name: str) -> list[str]:
+        node = self.index.classes.get(class_name)
+        if node is None:
+            return []
+        names = [dotted_name(base) for base in node.bases]
+        return [name for name in names if name in self.index.classes]
+
+    def _imported_bases(self, class_name: str) -> list[str]:
+        node = self.index.classes.get(class_name)
+        if node is None:
+            return []
+        bases = []
+        for base in node.bases:
+            name = dotted_name(base)
+            if name and self.imports.is_imported(name):
+                resolved = self.imports.resolve(name)
+                if not resolved.startswith("torch."):
+                    bases.append(resolved)
+        return bases
+
+    def _attribute_types(self, class_name: str) -> dict[str, list[str]]:
+        """``self.attr = Block(...)`` anywhere in the class: attr -> local classes."""
+        cached = self._attribute_classes.get(class_name)
+        if cached is not None:
+            return cached
+        types: dict[str, list[str]] = {}
+        for base in reversed(self._local_bases(class_name)):
+            for attribute, classes in self._attribute_types(base).items():
+                types.setdefault(attribute, []).extend(classes)
+        node = self.index.classes.get(class_name)
+        for statement in ast.walk(node) if node else ():
+            if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
+                continue
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            classes = [
+                name
+                for call in ast.walk(statement.value)
+                if isinstance(call, ast.Call) and (name := dotted_name(call.func)) in self.index.classes
+            ]
+            for target in targets:
+                name = dotted_name(target)
+                if name and name.startswith("self.") and name.count(".") == 1 and classes:
+                    types.setdefault(name.removeprefix("self."), []).extend(classes)
+        self._attribute_classes[class_name] = types
+        return types
+
+    def _add_seed(self, qualname: str, via_decorator: bool, chain: tuple[str, ...]) -> None:
+        self._seeds.setdefault((qualname, via_decorator), Seed(qualname, via_decorator, chain))
+
+
+def analyze_scope(
+    tree: ast.Module,
+    imports: ImportTable,
+    path: str,
+    mode: str = "compiled",
+    seeds: Iterable[Seed] = (),
+    extra_compile_functions: Iterable[str] = (),
+) -> ScopeFacts:
+    """The compile scope of one module; see :class:`ScopeAnalyzer`."""
+    return ScopeAnalyzer(tree, imports, path, mode, extra_compile_functions).run(seeds)

@@ -1,0 +1,502 @@
+"""Is this expression a tensor's *value*, or something Dynamo treats as static?
+
+Every expression in traced code gets one of three kinds:
+
+* ``TENSOR``: a tensor value. Using it as a Python bool or number breaks the graph.
+* ``STATIC``: a Python value, or tensor metadata Dynamo specialises or guards on
+  (``.shape``, ``.dtype``, ``len()``, ``is None``, ``self.training``, config...).
+* ``UNKNOWN``: anything else. Rules stay quiet on it: a linter that cries wolf
+  gets uninstalled.
+
+Names are resolved with astroid's scoped ``lookup``; torch calls through the
+generated torch table (``torch_facts``), never by importing torch. Results are
+memoised per node.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator
+
+from astroid import nodes
+
+from graphmend_lint.analysis.imports import ImportTable
+from graphmend_lint.analysis.scope import ScopeFacts
+from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts
+
+
+class Kind(enum.Enum):
+    TENSOR = "tensor"
+    STATIC = "static"
+    UNKNOWN = "unknown"
+
+
+#: Attributes that are metadata on any object Dynamo traces (tensors, modules).
+STATIC_ATTRIBUTES = frozenset(
+    {
+        "shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "is_sparse", "is_quantized", "is_meta",
+        "requires_grad", "layout", "training", "is_leaf", "names", "itemsize", "nbytes",
+    }
+)  # fmt: skip
+#: torch functions whose Python-bool result is computed from tensor data.
+DATA_DEPENDENT_BOOL = frozenset({"equal", "allclose", "is_nonzero", "__bool__"})
+#: Builtins whose result is a Python value computed from static inputs.
+STATIC_BUILTINS = frozenset(
+    {"len", "isinstance", "issubclass", "hasattr", "getattr", "callable", "range", "type", "id", "str", "repr"}
+)
+ELEMENTWISE_BUILTINS = frozenset({"max", "min", "abs", "sum"})
+HOST_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
+TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
+STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool"})
+_IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
+_MAX_LOOKUPS = 16
+
+
+def join(kinds: Iterable[Kind | None]) -> Kind | None:
+    """Least upper bound; ``None`` is bottom (no information, e.g. a cycle)."""
+    result: Kind | None = None
+    for kind in kinds:
+        if kind is None:
+            continue
+        if result is None:
+            result = kind
+        elif result is not kind:
+            return Kind.UNKNOWN
+    return result
+
+
+class ValueOracle:
+    """Classify expressions of one (astroid) module."""
+
+    def __init__(
+        self,
+        module: nodes.Module,
+        imports: ImportTable,
+        scope: ScopeFacts,
+        assume_tensor_parameters: bool = True,
+        facts: TorchFacts | None = None,
+    ) -> None:
+        self.module = module
+        self.imports = imports
+        self.scope = scope
+        self.assume_tensor_parameters = assume_tensor_parameters
+        self.facts = facts or load_facts()
+        self._memo: dict[nodes.NodeNG, Kind | None] = {}
+        self._in_progress: set[nodes.NodeNG] = set()
+        self._call_sites: dict[str, list[nodes.Call]] | None = None
+
+    # -- public -------------------------------------------------------------------
+
+    def kind(self, node: nodes.NodeNG) -> Kind:
+        return self._kind(node) or Kind.UNKNOWN
+
+    def is_tensor(self, node: nodes.NodeNG) -> bool:
+        return self.kind(node) is Kind.TENSOR
+
+    def qualified_name(self, node: nodes.NodeNG) -> str | None:
+        """``torch.where`` for ``T.where`` / ``where`` imported from torch."""
+        parts: list[str] = []
+        while isinstance(node, nodes.Attribute):
+            parts.append(node.attrname)
+            node = node.expr
+        if not isinstance(node, nodes.Name):
+            return None
+        parts.append(node.name)
+        return self.imports.resolve(".".join(reversed(parts)))
+
+    # -- dispatch -----------------------------------------------------------------
+
+    def _kind(self, node: nodes.NodeNG) -> Kind | None:
+        if node in self._memo:
+            return self._memo[node]
+        if node in self._in_progress:
+            return None
+        self._in_progress.add(node)
+        try:
+            result = self._classify(node)
+        finally:
+            self._in_progress.discard(node)
+        self._memo[node] = result
+        return result
+
+    def _classify(self, node: nodes.NodeNG) -> Kind | None:
+        if isinstance(node, (nodes.Const, nodes.JoinedStr, nodes.Lambda)):
+            return Kind.STATIC
+        if isinstance(node, (nodes.List, nodes.Tuple, nodes.Set, nodes.Dict)):
+            return Kind.STATIC  # a container's truthiness and length are static
+        if isinstance(node, nodes.Name):
+            return self._name(node)
+        if isinstance(node, nodes.Attribute):
+            return self._attribute(node)
+        if isinstance(node, nodes.Call):
+            return self._call(node)
+        if isinstance(node, nodes.Subscript):
+            return self._subscript(node)
+        if isinstance(node, nodes.BinOp):
+            return self._operands(node.left, node.right)
+        if isinstance(node, nodes.UnaryOp):
+            return self._kind(node.operand)
+        if isinstance(node, nodes.BoolOp):
+            return self._operands(*node.values)
+        if isinstance(node, nodes.Compare):
+            if any(op in _IDENTITY_OPS for op, _ in node.ops):
+                return Kind.STATIC
+            return self._operands(node.left, *(right for _, right in node.ops))
+        if isinstance(node, nodes.IfExp):
+            return join([self._kind(node.body), self._kind(node.orelse)])
+        if isinstance(node, nodes.NamedExpr):
+            return self._kind(node.value)
+        return Kind.UNKNOWN
+
+    def _operands(self, *operands: nodes.NodeNG) -> Kind | None:
+        kinds = [self._kind(operand) for operand in operands]
+        if Kind.TENSOR in kinds:
+            return Kind.TENSOR
+        return join(kinds)
+
+    # -- names --------------------------------------------------------------------
+
+    def _name(self, node: nodes.Name) -> Kind | None:
+        try:
+            _, assignments = node.lookup(node.name)
+        except Exception:  # astroid lookups can fail on odd code; stay quiet
+            return Kind.UNKNOWN
+        if not assignments:
+            return Kind.STATIC if node.name in {"True", "False", "None"} else Kind.UNKNOWN
+        return join(self._binding(a) for a in assignments[:_MAX_LOOKUPS])
+
+    def _binding(self, assignment: nodes.NodeNG) -> Kind | None:
+        """The kind of the value a binding site gives its name."""
+        if isinstance(assignment, (nodes.Import, nodes.ImportFrom, nodes.FunctionDef, nodes.ClassDef)):
+            return Kind.STATIC
+        if isinstance(assignment, nodes.AssignName):
+            parent = assignment.parent
+            if isinstance(parent, nodes.Arguments):
+                return self._parameter(assignment, parent)
+            if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is not None:
+                return self._kind(parent.value)
+            if isinstance(parent, nodes.AugAssign):
+                return self._operands(parent.target, parent.value)
+            if isinstance(parent, (nodes.Tuple, nodes.List)):
+                return self._unpacked(assignment, parent)
+            if isinstance(parent, (nodes.For, nodes.Comprehension)):
+                return self._loop_variable(parent.iter)
+            if isinstance(parent, nodes.NamedExpr):
+                return self._kind(parent.value)
+        return Kind.UNKNOWN
+
+    def _unpacked(self, target: nodes.AssignName, container: nodes.Tuple | nodes.List) -> Kind | None:
+        statement = container.parent
+        index = container.elts.index(target)
+        if isinstance(statement, (nodes.Assign,)):
+            value = statement.value
+            if isinstance(value, (nodes.Tuple, nodes.List)) and len(value.elts) == len(container.elts):
+                return self._kind(value.elts[index])
+            if self._kind(value) is Kind.TENSOR:
+                return Kind.TENSOR  # unpacking a tensor, or a call returning tensors
+            return Kind.UNKNOWN
+        if isinstance(statement, (nodes.For, nodes.Comprehension)):
+            iterable = statement.iter
+            if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "enumerate":
+                if index == 0:
+                    return Kind.STATIC
+                return self._loop_variable(iterable.args[0]) if iterable.args else Kind.UNKNOWN
+            return Kind.TENSOR if self._loop_variable(iterable) is Kind.TENSOR else Kind.UNKNOWN
+        return Kind.UNKNOWN
+
+    def _loop_variable(self, iterable: nodes.NodeNG) -> Kind | None:
+        if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "range":
+            return Kind.STATIC
+        kind = self._kind(iterable)
+        return Kind.TENSOR if kind is Kind.TENSOR else Kind.UNKNOWN
+
+    def _parameter(self, name: nodes.AssignName, arguments: nodes.Arguments) -> Kind | None:
+        function = arguments.parent
+        annotation = self._annotation_of(name, arguments)
+        if annotation is not None:
+            return self._annotation_kind(annotation)
+        if name.name in {"self", "cls"}:
+            return Kind.UNKNOWN
+        default = self._default_of(name, arguments)
+        if default is not None and not (isinstance(default, nodes.Const) and default.value is None):
+            return self._kind(default)
+        from_calls = self._argument_kinds(function, name.name)
+        if from_calls is not None:
+            return from_calls
+        if self.assume_tensor_parameters and self._is_entry(function):
+            return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    @staticmethod
+    def _annotation_of(name: nodes.AssignName, arguments: nodes.Arguments) -> nodes.NodeNG | None:
+        groups = [
+            (arguments.posonlyargs, arguments.posonlyargs_annotations),
+            (arguments.args or [], arguments.annotations),
+            (arguments.kwonlyargs, arguments.kwonlyargs_annotations),
+        ]
+        for names, annotations in groups:
+            for candidate, annotation in zip(names, annotations):
+                if candidate is name:
+                    return annotation
+        return None
+
+    @staticmethod
+    def _default_of(name: nodes.AssignName, arguments: nodes.Arguments) -> nodes.NodeNG | None:
+        positional = [*arguments.posonlyargs, *(arguments.args or [])]
+        if name in positional:
+            offset = len(positional) - len(arguments.defaults)
+            index = positional.index(name)
+            return arguments.defaults[index - offset] if index >= offset else None
+        if name in arguments.kwonlyargs:
+            return arguments.kw_defaults[arguments.kwonlyargs.index(name)]
+        return None
+
+    def _annotation_kind(self, annotation: nodes.NodeNG) -> Kind:
+        text = annotation.as_string().replace(" ", "")
+        for wrapper in ("Optional[", "typing.Optional["):
+            if text.startswith(wrapper) and text.endswith("]"):
+                text = text[len(wrapper) : -1]
+        text = text.removesuffix("|None").removeprefix("None|")
+        if text.strip("'\"") in {"Tensor", "torch.Tensor", "FloatTensor", "LongTensor", "BoolTensor",
+                                 "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor", "nn.Parameter",
+                                 "torch.nn.Parameter", "Parameter"}:  # fmt: skip
+            return Kind.TENSOR
+        if text in {"int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device", "dtype", "device"}:
+            return Kind.STATIC
+        return Kind.UNKNOWN
+
+    def _is_entry(self, function: nodes.NodeNG) -> bool:
+        """Compiled functions and ``forward`` methods take tensors (a configurable guess)."""
+        if not isinstance(function, nodes.FunctionDef):
+            return False
+        if function.name == "forward":
+            return True
+        traced = self.scope.function_at(function.lineno, function.col_offset)
+        return traced is not None and len(traced.chain) <= 2 and not traced.chain[0].startswith("scope=")
+
+    def _argument_kinds(self, function: nodes.NodeNG, parameter: str) -> Kind | None:
+        """Join of what call sites in this module pass for *parameter*."""
+        if not isinstance(function, nodes.FunctionDef) or function.name == "forward":
+            return None
+        positional = [a.name for a in (function.args.args or [])]
+        is_method = bool(positional) and positional[0] in {"self", "cls"}
+        if is_method:
+            positional = positional[1:]
+        kinds: list[Kind | None] = []
+        for call in self._sites(function.name):
+            for keyword in call.keywords or []:
+                if keyword.arg == parameter:
+                    kinds.append(self._kind(keyword.value))
+            if parameter in positional:
+                index = positional.index(parameter)
+                if index < len(call.args) and not isinstance(call.args[index], nodes.Starred):
+                    kinds.append(self._kind(call.args[index]))
+        return join(kinds) if kinds else None
+
+    def _sites(self, function_name: str) -> list[nodes.Call]:
+        if self._call_sites is None:
+            self._call_sites = {}
+            for call in self.module.nodes_of_class(nodes.Call):
+                func = call.func
+                name = func.name if isinstance(func, nodes.Name) else getattr(func, "attrname", None)
+                if name:
+                    self._call_sites.setdefault(name, []).append(call)
+        return self._call_sites.get(function_name, [])
+
+    # -- attributes, calls, subscripts -------------------------------------------
+
+    def _attribute(self, node: nodes.Attribute) -> Kind | None:
+        if node.attrname in STATIC_ATTRIBUTES:
+            return Kind.STATIC
+        if isinstance(node.expr, nodes.Name) and node.expr.name == "self":
+            return self._self_attribute(node)
+        qualified = self.qualified_name(node)
+        if qualified and self.imports.is_imported(qualified.split(".")[0]) or (
+            qualified and qualified.startswith("torch.")
+        ):
+            return Kind.STATIC  # module constants such as torch.float16, math.pi
+        base = self._kind(node.expr)
+        if base is Kind.TENSOR:
+            attribute = self.facts.attribute_kind(node.attrname)
+            if attribute in TENSOR_RESULT_KINDS:
+                return Kind.TENSOR
+            return Kind.STATIC if attribute is not None else Kind.UNKNOWN
+        if base is Kind.STATIC and "config" in node.expr.as_string():
+            return Kind.STATIC
+        return Kind.UNKNOWN
+
+    def _self_attribute(self, node: nodes.Attribute) -> Kind | None:
+        if "config" in node.attrname:
+            return Kind.STATIC
+        values = list(self._self_assignments(node))
+        if not values:
+            return Kind.UNKNOWN
+        return join(self._assigned_attribute_kind(value) for value in values[:_MAX_LOOKUPS])
+
+    def _self_assignments(self, node: nodes.Attribute) -> Iterator[nodes.NodeNG]:
+        """Values assigned to ``self.<attr>`` in the class, and registered buffers."""
+        klass = node.frame()
+        while klass is not None and not isinstance(klass, nodes.ClassDef):
+            klass = klass.parent.frame() if klass.parent is not None else None
+        if klass is None:
+            return
+        for assign in klass.nodes_of_class(nodes.AssignAttr):
+            if assign.attrname == node.attrname and isinstance(assign.expr, nodes.Name) and assign.expr.name == "self":
+                statement = assign.parent
+                if isinstance(statement, (nodes.Assign, nodes.AnnAssign)) and statement.value is not None:
+                    yield statement.value
+                elif isinstance(statement, nodes.AugAssign):
+                    yield statement.value
+        for call in klass.nodes_of_class(nodes.Call):
+            func = call.func
+            if (
+                isinstance(func, nodes.Attribute)
+                and func.attrname == "register_buffer"
+                and len(call.args) >= 2
+                and isinstance(call.args[0], nodes.Const)
+                and call.args[0].value == node.attrname
+            ):
+                yield call.args[1]
+
+    def _assigned_attribute_kind(self, value: nodes.NodeNG) -> Kind | None:
+        if self._constructs_module(value):
+            return Kind.STATIC  # a submodule object; calling it is what yields tensors
+        return self._kind(value)
+
+    def _constructs_module(self, value: nodes.NodeNG) -> bool:
+        if not isinstance(value, nodes.Call):
+            return False
+        name = self.qualified_name(value.func)
+        if name is None:
+            return False
+        if name.startswith(("torch.nn.", "nn.")) and name.rsplit(".", 1)[-1][:1].isupper():
+            return name.rsplit(".", 1)[-1] not in {"Parameter", "Buffer"}
+        return self._local_module_class(value.func) is not None
+
+    def _local_module_class(self, func: nodes.NodeNG) -> nodes.ClassDef | None:
+        if not isinstance(func, nodes.Name):
+            return None
+        try:
+            _, found = func.lookup(func.name)
+        except Exception:
+            return None
+        for candidate in found:
+            if isinstance(candidate, nodes.ClassDef) and ("forward" in candidate.locals or "__call__" in candidate.locals):
+                return candidate
+        return None
+
+    def _call(self, node: nodes.Call) -> Kind | None:
+        func = node.func
+        name = self.qualified_name(func)
+        if name is not None:
+            known = self._named_call(node, name)
+            if known is not None:
+                return known
+        if isinstance(func, nodes.Attribute):
+            return self._method_call(node, func)
+        if isinstance(func, nodes.Name):
+            return self._local_call(func)
+        if isinstance(func, nodes.Subscript) and isinstance(func.value, nodes.Attribute):
+            return Kind.TENSOR if self._is_module_attribute(func.value) else Kind.UNKNOWN
+        return Kind.UNKNOWN
+
+    def _named_call(self, node: nodes.Call, name: str) -> Kind | None:
+        if name in STATIC_BUILTINS:
+            return Kind.STATIC
+        if name in ELEMENTWISE_BUILTINS:
+            return self._operands(*node.args) if node.args else Kind.UNKNOWN
+        if name in HOST_CONVERSIONS:
+            argument = self._kind(node.args[0]) if node.args else Kind.STATIC
+            return Kind.STATIC if argument is Kind.STATIC else Kind.UNKNOWN
+        if name.startswith("torch."):
+            if name.rsplit(".", 1)[-1] in {"Parameter", "Buffer"}:
+                return Kind.TENSOR
+            if name.rsplit(".", 1)[-1] in DATA_DEPENDENT_BOOL:
+                return Kind.TENSOR
+            result = self.facts.function_kind(name)
+            if result in TENSOR_RESULT_KINDS or (result and result.startswith("mixed") and "tensor" in result):
+                return Kind.TENSOR
+            if result in STATIC_RESULT_KINDS:
+                return Kind.STATIC
+            if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
+                return Kind.STATIC  # constructing a layer
+            return Kind.UNKNOWN
+        return None
+
+    def _method_call(self, node: nodes.Call, func: nodes.Attribute) -> Kind | None:
+        receiver = func.expr
+        if isinstance(receiver, nodes.Name) and receiver.name == "self":
+            method = self._method_of_self(func)
+            if method is not None:
+                return self._returns(method)
+            if self._is_module_attribute(func):
+                return Kind.TENSOR  # self.proj(x): calling a submodule
+        receiver_kind = self._kind(receiver)
+        if receiver_kind is Kind.TENSOR:
+            if func.attrname in DATA_DEPENDENT_BOOL:
+                return Kind.TENSOR
+            result = self.facts.method_kind(func.attrname)
+            if result in TENSOR_RESULT_KINDS or (result and result.startswith("mixed") and "tensor" in result):
+                return Kind.TENSOR
+            if result in STATIC_RESULT_KINDS:
+                return Kind.STATIC
+            return Kind.UNKNOWN
+        if isinstance(receiver, nodes.Attribute) and self._is_module_attribute(receiver) and func.attrname == "forward":
+            return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    def _method_of_self(self, func: nodes.Attribute) -> nodes.FunctionDef | None:
+        klass = func.frame().parent
+        while klass is not None and not isinstance(klass, nodes.ClassDef):
+            klass = klass.parent
+        if klass is None:
+            return None
+        method = klass.locals.get(func.attrname)
+        if method and isinstance(method[0], nodes.FunctionDef):
+            return method[0]
+        return None
+
+    def _is_module_attribute(self, node: nodes.Attribute) -> bool:
+        if not (isinstance(node.expr, nodes.Name) and node.expr.name == "self"):
+            return False
+        return any(self._constructs_module(value) for value in self._self_assignments(node))
+
+    def _local_call(self, func: nodes.Name) -> Kind | None:
+        try:
+            _, found = func.lookup(func.name)
+        except Exception:
+            return Kind.UNKNOWN
+        for candidate in found[:_MAX_LOOKUPS]:
+            if isinstance(candidate, nodes.FunctionDef):
+                return self._returns(candidate)
+            if isinstance(candidate, nodes.ClassDef):
+                return Kind.STATIC  # constructing an object
+            if isinstance(candidate, nodes.AssignName):
+                parent = candidate.parent
+                if isinstance(parent, nodes.Assign) and self._constructs_module(parent.value):
+                    return Kind.TENSOR  # calling a module instance
+                if isinstance(parent, nodes.For) and self._iterates_modules(parent.iter):
+                    return Kind.TENSOR  # for layer in self.layers: layer(x)
+        return Kind.UNKNOWN
+
+    def _returns(self, function: nodes.FunctionDef) -> Kind | None:
+        """What a project function returns: the join of its ``return`` values."""
+        if function.name in {"forward", "__call__"}:
+            return Kind.TENSOR
+        returns = [
+            r.value for r in function.nodes_of_class(nodes.Return, skip_klass=(nodes.FunctionDef, nodes.Lambda))
+        ]
+        if not returns:
+            return Kind.UNKNOWN
+        if any(value is None for value in returns):
+            return Kind.UNKNOWN
+        return join(self._kind(value) for value in returns[:_MAX_LOOKUPS])
+
+    def _iterates_modules(self, iterable: nodes.NodeNG) -> bool:
+        if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "enumerate" and iterable.args:
+            iterable = iterable.args[0]
+        return isinstance(iterable, nodes.Attribute) and self._is_module_attribute(iterable)
+
+    def _subscript(self, node: nodes.Subscript) -> Kind | None:
+        value = self._kind(node.value)
+        return value if value in (Kind.TENSOR, Kind.STATIC) else Kind.UNKNOWN

@@ -1,0 +1,254 @@
+"""The command line: argument parsing, exit codes and printing. No analysis here.
+
+Exit codes follow ruff: 0 when nothing is left, 1 when findings (or unreadable
+files) remain, 2 for usage, configuration and internal errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from graphmend_lint import __version__
+from graphmend_lint.config import OUTPUT_FORMATS, SCOPES, ConfigError, Settings, cli_codes, load_settings, with_overrides
+from graphmend_lint.diagnostics import Applicability
+from graphmend_lint.engine import FileReport, RunReport, run
+from graphmend_lint.rules import RuleLoadError, all_rules, rule_by_code
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+SUBCOMMANDS = ("check", "rule", "rules", "verify")
+DOCS_URL = "https://github.com/graphmend/graphmend-lint/blob/main/docs/rules/{code}.md"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``check`` parser; ``docs/cli.md`` is generated from it."""
+    parser = argparse.ArgumentParser(
+        prog="graphmend-lint",
+        description="Find and fix torch.compile graph breaks before they happen.",
+        epilog="Other commands: `graphmend-lint rules`, `graphmend-lint rule CODE`, `graphmend-lint verify TARGET...`.",
+    )
+    parser.add_argument("--version", action="version", version=f"graphmend-lint {__version__}")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to lint (default: .)")
+    fixing = parser.add_argument_group("fixing")
+    fixing.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
+    fixing.add_argument("--no-fix", dest="fix", action="store_false", help="do not apply fixes")
+    fixing.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes")
+    fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    fixing.add_argument("--show-fixes", action="store_true", help="list the fixes that were applied")
+    selection = parser.add_argument_group("rule selection")
+    selection.add_argument("--select", action="append", metavar="CODES", help="comma-separated codes or prefixes, or ALL")
+    selection.add_argument("--extend-select", action="append", metavar="CODES", help="codes to add to the selection")
+    selection.add_argument("--ignore", action="append", metavar="CODES", help="codes or prefixes to ignore")
+    files = parser.add_argument_group("file selection")
+    files.add_argument("--exclude", action="append", metavar="GLOB", help="replace the default excludes")
+    files.add_argument("--extend-exclude", action="append", metavar="GLOB", help="exclude more files")
+    files.add_argument(
+        "--force-exclude", action="store_true", default=None, help="apply excludes to files named explicitly too"
+    )
+    files.add_argument("--stdin-filename", metavar="NAME", help="read the source from stdin and report it as NAME")
+    output = parser.add_argument_group("output")
+    output.add_argument("--output-format", choices=OUTPUT_FORMATS, help="how to print findings (default: concise)")
+    output.add_argument("--statistics", action="store_true", help="print counts per rule instead of findings")
+    output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    running = parser.add_argument_group("run")
+    running.add_argument("--config", metavar="FILE", help="use this pyproject.toml or graphmend-lint.toml")
+    running.add_argument("--scope", choices=SCOPES, help="what counts as traced code (default: compiled)")
+    running.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: CPU count)")
+    running.add_argument("--no-cache", action="store_true", help="do not read or write .graphmend_cache/")
+    return parser
+
+
+def _settings_for(args: argparse.Namespace) -> Settings:
+    start = Path(args.stdin_filename or (args.paths[0] if args.paths else ".")).absolute()
+    settings = load_settings(Path(args.config) if args.config else None, start if start.exists() else Path.cwd())
+    return with_overrides(
+        settings,
+        select=cli_codes(args.select),
+        extend_select=cli_codes(args.extend_select),
+        ignore=cli_codes(args.ignore),
+        exclude=tuple(args.exclude) if args.exclude else None,
+        extend_exclude=tuple(args.extend_exclude) if args.extend_exclude else None,
+        force_exclude=args.force_exclude,
+        unsafe_fixes=args.unsafe_fixes,
+        scope=args.scope,
+        output_format=args.output_format,
+    )
+
+
+def _unified_diff(report: FileReport) -> str:
+    if report.fixed_source is None or report.source is None:
+        return ""
+    return "".join(
+        difflib.unified_diff(
+            report.source.splitlines(keepends=True),
+            report.fixed_source.splitlines(keepends=True),
+            fromfile=f"a/{report.path}",
+            tofile=f"b/{report.path}",
+        )
+    )
+
+
+def _render(settings: Settings, args: argparse.Namespace, result: RunReport) -> str:
+    from graphmend_lint.output import render
+    from graphmend_lint.output.report import Report
+
+    remaining = result.diagnostics
+    hidden = sum(
+        1
+        for d in remaining
+        if d.fix is not None and d.fix.applicability is Applicability.UNSAFE and not settings.unsafe_fixes
+    )
+    rules = all_rules()
+    report = Report(
+        diagnostics=tuple(remaining),
+        fixed_count=len(result.applied),
+        hidden_unsafe_fixes=hidden,
+        applied=tuple(result.applied),
+        show_fixes=args.show_fixes,
+        statistics=args.statistics,
+        quiet=args.quiet,
+        unsafe_fixes=settings.unsafe_fixes,
+        rule_urls={rule.code: DOCS_URL.format(code=rule.code) for rule in rules},
+        rule_names={rule.code: rule.name for rule in rules},
+        sources={f.path: f.source for f in result.files if f.source is not None},
+        tool_version=__version__,
+    )
+    return render(settings.output_format, report)
+
+
+def _check(argv: Sequence[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = _settings_for(args)
+    except ConfigError as error:
+        print(f"graphmend-lint: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.stdin_filename:
+        return _check_stdin(args, settings)
+    fixing = bool(args.fix) or args.diff
+    result = run(
+        args.paths or ["."],
+        settings,
+        fix=fixing,
+        unsafe=settings.unsafe_fixes,
+        write=not args.diff,
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+    )
+    for message in [n for f in result.files for n in f.notes]:
+        print(f"graphmend-lint: note: {message}", file=sys.stderr)
+    for message in result.all_errors:
+        print(f"graphmend-lint: error: {message}", file=sys.stderr)
+    for message in result.internal_errors:
+        print(f"graphmend-lint: {message}", file=sys.stderr)
+    if args.diff:
+        diffs = "".join(_unified_diff(f) for f in result.files)
+        sys.stdout.write(diffs)
+        if result.internal_errors:
+            return EXIT_ERROR
+        return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_CLEAN
+    output = _render(settings, args, result)
+    if output:
+        sys.stdout.write(output if output.endswith("\n") else output + "\n")
+    return _exit_code(result, args.exit_zero)
+
+
+def _exit_code(result: RunReport, exit_zero: bool) -> int:
+    if result.internal_errors:
+        return EXIT_ERROR
+    if exit_zero:
+        return EXIT_CLEAN
+    return EXIT_FINDINGS if result.diagnostics or result.all_errors else EXIT_CLEAN
+
+
+def _check_stdin(args: argparse.Namespace, settings: Settings) -> int:
+    from graphmend_lint.engine import FileReport
+    from graphmend_lint.pipeline import analyze, fix
+    from graphmend_lint.source import DecodeError, SourceFile
+
+    try:
+        source = SourceFile.from_bytes(sys.stdin.buffer.read())
+    except DecodeError as error:
+        print(f"graphmend-lint: error: {args.stdin_filename}: cannot decode: {error}", file=sys.stderr)
+        return EXIT_FINDINGS
+    name = args.stdin_filename
+    report = FileReport(path=name, source=source.text)
+    if args.fix or args.diff:
+        fixed = fix(source, name, settings, settings.unsafe_fixes)
+        report.diagnostics, report.applied = list(fixed.result.remaining), list(fixed.result.applied)
+        report.internal_errors = fixed.outcome.internal_errors
+        if fixed.error:
+            report.errors.append(fixed.error)
+        if args.diff:
+            report.fixed_source = fixed.result.source if fixed.result.source != source.text else None
+            sys.stdout.write(_unified_diff(report))
+        else:
+            sys.stdout.write(fixed.result.source)
+    else:
+        outcome = analyze(source, name, settings)
+        report.diagnostics, report.internal_errors = outcome.diagnostics, outcome.internal_errors
+    result = RunReport(files=[report])
+    for message in [*result.all_errors, *result.internal_errors]:
+        print(f"graphmend-lint: {message}", file=sys.stderr)
+    if not (args.fix or args.diff):
+        output = _render(settings, args, result)
+        if output:
+            sys.stdout.write(output if output.endswith("\n") else output + "\n")
+    return _exit_code(result, args.exit_zero)
+
+
+def _rules_table() -> int:
+    rows = [("code", "name", "fix", "dynamo ids", "summary")]
+    for rule in all_rules():
+        fix = rule.default_applicability.value if rule.default_applicability else "-"
+        rows.append((rule.code, rule.name, fix, ",".join(rule.dynamo_gb) or "-", rule.summary))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4])
+    return EXIT_CLEAN
+
+
+def _rule_doc(argv: Sequence[str]) -> int:
+    if len(argv) != 1:
+        print("usage: graphmend-lint rule CODE", file=sys.stderr)
+        return EXIT_ERROR
+    rule = rule_by_code(argv[0])
+    if rule is None:
+        print(f"graphmend-lint: error: unknown rule {argv[0]!r}; see `graphmend-lint rules`", file=sys.stderr)
+        return EXIT_ERROR
+    from graphmend_lint.docs import rule_markdown
+
+    sys.stdout.write(rule_markdown(rule))
+    return EXIT_CLEAN
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command = arguments[0] if arguments and arguments[0] in SUBCOMMANDS else "check"
+    rest = arguments[1:] if arguments and arguments[0] in SUBCOMMANDS else arguments
+    try:
+        if command == "rules":
+            return _rules_table()
+        if command == "rule":
+            return _rule_doc(rest)
+        if command == "verify":
+            from graphmend_lint.verify.cli import main as verify_main
+
+            return verify_main(rest)
+        return _check(rest)
+    except RuleLoadError as error:
+        print(f"graphmend-lint: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_CLEAN
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

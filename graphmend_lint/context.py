@@ -1,0 +1,119 @@
+"""What a rule sees of one file: the trees, the compile scope and the value oracle.
+
+:class:`FileAnalysis` is built once per file by the engine and shared by all
+rules; :class:`RuleContext` is a rule's view of it, with its options and a
+``report`` helper that turns astroid nodes into character-accurate positions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from astroid import nodes
+
+from graphmend_lint.analysis.imports import ImportTable
+from graphmend_lint.analysis.scope import ScopeFacts, TracedFunction
+from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.config import Settings
+from graphmend_lint.diagnostics import Diagnostic, Fix, Position
+from graphmend_lint.source import SourceFile
+
+if TYPE_CHECKING:
+    from graphmend_lint.fixes.cst_index import CstIndex
+    from graphmend_lint.rules.base import Rule
+
+NodeT = TypeVar("NodeT", bound=nodes.NodeNG)
+_SCOPE_BOUNDARIES = (nodes.FunctionDef, nodes.ClassDef)
+
+
+@dataclass
+class FileAnalysis:
+    """Everything known about one file once analysis is done."""
+
+    path: str
+    source: SourceFile
+    module: nodes.Module
+    imports: ImportTable
+    scope: ScopeFacts
+    values: ValueOracle
+    settings: Settings
+    _traced: list[tuple[nodes.FunctionDef, TracedFunction]] | None = field(default=None, repr=False)
+
+    def traced_functions(self) -> list[tuple[nodes.FunctionDef, TracedFunction]]:
+        """astroid function nodes whose bodies torch.compile traces."""
+        if self._traced is None:
+            self._traced = []
+            for function in self.module.nodes_of_class(nodes.FunctionDef):
+                traced = self.scope.function_at(function.lineno, function.col_offset)
+                if traced is not None:
+                    self._traced.append((function, traced))
+        return self._traced
+
+    def traced_nodes(self, *types: type[NodeT]) -> Iterator[tuple[NodeT, TracedFunction]]:
+        """Nodes of *types* in traced code, each with the function that put it in scope.
+
+        Nested functions and classes are visited on their own when they are in
+        scope, so each node is yielded once; eager-only branches are skipped.
+        """
+        for function, traced in self.traced_functions():
+            stack: list[nodes.NodeNG] = list(reversed(function.body))
+            while stack:
+                node = stack.pop()
+                if isinstance(node, _SCOPE_BOUNDARIES):
+                    continue
+                if node.lineno is not None and self.scope.is_eager_only(node.lineno):
+                    continue
+                if isinstance(node, types):
+                    yield node, traced
+                stack.extend(reversed(list(node.get_children())))
+
+    def start_of(self, node: nodes.NodeNG) -> Position:
+        return Position(node.lineno, self.source.char_column(node.lineno, node.col_offset))
+
+    def end_of(self, node: nodes.NodeNG) -> Position:
+        line = node.end_lineno or node.lineno
+        return Position(line, self.source.char_column(line, node.end_col_offset or 0))
+
+    @cached_property
+    def cst(self) -> CstIndex:
+        """The libcst tree, parsed only when a rule builds a fix."""
+        from graphmend_lint.fixes.cst_index import CstIndex
+
+        return CstIndex.parse(self.source.text)
+
+
+@dataclass
+class RuleContext:
+    """One rule's view of a :class:`FileAnalysis`."""
+
+    analysis: FileAnalysis
+    rule: Rule
+    options: Mapping[str, Any]
+
+    @property
+    def values(self) -> ValueOracle:
+        return self.analysis.values
+
+    def traced_nodes(self, *types: type[NodeT]) -> Iterator[tuple[NodeT, TracedFunction]]:
+        return self.analysis.traced_nodes(*types)
+
+    def report(
+        self,
+        node: nodes.NodeNG,
+        message: str,
+        traced: TracedFunction | None = None,
+        fix: Fix | None = None,
+    ) -> Diagnostic:
+        """A diagnostic of this rule spanning *node*."""
+        return Diagnostic(
+            code=self.rule.code,
+            message=message,
+            path=self.analysis.path,
+            start=self.analysis.start_of(node),
+            end=self.analysis.end_of(node),
+            fix=fix,
+            scope_chain=traced.chain if traced else (),
+        )

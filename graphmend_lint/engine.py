@@ -1,0 +1,348 @@
+"""Lint and fix files on disk: discovery, cross-file scope, parallelism, cache, writes.
+
+This is the only module of the linter that touches the disk. The flow is one
+way: discover paths, read and decode, run the pure pipeline
+(:mod:`graphmend_lint.pipeline`) in worker processes, route cross-file scope
+seeds and re-run the files they reach, then (when fixing) write atomically.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphmend_lint import __version__
+from graphmend_lint.analysis.imports import module_name_for
+from graphmend_lint.analysis.scope import Seed
+from graphmend_lint.config import Settings
+from graphmend_lint.diagnostics import Diagnostic
+from graphmend_lint.pipeline import FileOutcome, analyze, fix
+from graphmend_lint.source import DecodeError, SourceFile
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+#: Below this many files a process pool costs more than it saves.
+MIN_FILES_FOR_POOL = 16
+MAX_SEED_ROUNDS = 6
+CACHE_DIR = ".graphmend_cache"
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass
+class FileReport:
+    """Everything the CLI needs to know about one file after a run."""
+
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    applied: list[Diagnostic] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    internal_errors: list[str] = field(default_factory=list)
+    source: str | None = None
+    fixed_source: str | None = None
+
+
+@dataclass
+class RunReport:
+    """The outcome of linting (and maybe fixing) a set of paths."""
+
+    files: list[FileReport] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        found = [d for f in self.files for d in f.diagnostics]
+        return sorted(found, key=lambda d: d.sort_key)
+
+    @property
+    def applied(self) -> list[Diagnostic]:
+        return [d for f in self.files for d in f.applied]
+
+    @property
+    def all_errors(self) -> list[str]:
+        return [*self.errors, *(e for f in self.files for e in f.errors)]
+
+    @property
+    def internal_errors(self) -> list[str]:
+        return [e for f in self.files for e in f.internal_errors]
+
+
+# -- discovery ----------------------------------------------------------------------
+
+
+def _is_excluded(path: Path, settings: Settings) -> bool:
+    patterns = (*settings.exclude, *settings.extend_exclude)
+    root = Path(settings.root)
+    try:
+        relative = path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        relative = path.as_posix()
+    for pattern in patterns:
+        if fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(relative, pattern):
+            return True
+        if any(fnmatch.fnmatch(part, pattern) for part in Path(relative).parts[:-1]):
+            return True
+    return False
+
+
+def discover(paths: Sequence[str], settings: Settings) -> tuple[list[Path], list[str]]:
+    """Python files under *paths*, honouring excludes; plus messages for missing paths.
+
+    Files named explicitly are linted even when excluded, unless
+    ``force-exclude`` is set (pre-commit names files explicitly).
+    """
+    files: list[Path] = []
+    errors: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            errors.append(f"{raw}: No such file or directory")
+        elif path.is_dir():
+            files.extend(_walk(path, settings))
+        elif settings.force_exclude and _is_excluded(path, settings):
+            continue
+        else:
+            files.append(path)
+    unique = sorted(dict.fromkeys(files), key=lambda p: p.as_posix())
+    return unique, errors
+
+
+def _walk(directory: Path, settings: Settings) -> Iterator[Path]:
+    for current, dirnames, filenames in os.walk(directory):
+        base = Path(current)
+        dirnames[:] = sorted(d for d in dirnames if not _is_excluded(base / d, settings))
+        for name in sorted(filenames):
+            candidate = base / name
+            if name.endswith(PYTHON_SUFFIXES) and not _is_excluded(candidate, settings):
+                yield candidate
+
+
+# -- reading and writing --------------------------------------------------------------
+
+
+class ReadFailure(Exception):
+    """A file that cannot be linted; ``skip`` marks notes rather than errors."""
+
+    def __init__(self, message: str, skip: bool = False) -> None:
+        super().__init__(message)
+        self.skip = skip
+
+
+def read_source(path: Path) -> tuple[bytes, SourceFile]:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ReadFailure(f"{path}: skipped, larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB", skip=True)
+        data = path.read_bytes()
+    except OSError as error:
+        raise ReadFailure(f"{path}: cannot read: {error.strerror or error}") from error
+    if b"\0" in data:
+        raise ReadFailure(f"{path}: skipped, looks binary (contains NUL bytes)", skip=True)
+    try:
+        return data, SourceFile.from_bytes(data)
+    except DecodeError as error:
+        raise ReadFailure(f"{path}: cannot decode: {error}") from error
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace *path* with *data* via a temp file and rename, keeping permissions."""
+    mode = path.stat().st_mode & 0o7777
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+# -- cache --------------------------------------------------------------------------
+
+
+class ResultCache:
+    """Per-file results keyed by tool version, settings, cross-file seeds and file bytes."""
+
+    def __init__(self, root: Path, settings: Settings, enabled: bool) -> None:
+        self.directory = root / CACHE_DIR / __version__.replace("+", "_")
+        self.fingerprint = settings.fingerprint()
+        self.enabled = enabled
+
+    def key(self, data: bytes, path: str, seeds: Sequence[Seed]) -> str:
+        digest = hashlib.sha256(data)
+        digest.update(self.fingerprint.encode())
+        digest.update(path.encode())
+        digest.update(json.dumps(sorted((s.qualname, s.via_decorator, s.chain) for s in seeds)).encode())
+        return digest.hexdigest()
+
+    def get(self, key: str) -> FileOutcome | None:
+        if not self.enabled:
+            return None
+        try:
+            with (self.directory / key[:2] / key).open("rb") as stream:
+                outcome = pickle.load(stream)
+        except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError):
+            return None
+        return outcome if isinstance(outcome, FileOutcome) else None
+
+    def put(self, key: str, outcome: FileOutcome) -> None:
+        if not self.enabled or outcome.internal_errors:
+            return
+        target = self.directory / key[:2] / key
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._ensure_gitignore()
+            handle, temporary = tempfile.mkstemp(dir=target.parent)
+            with os.fdopen(handle, "wb") as stream:
+                pickle.dump(outcome, stream, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, target)
+        except OSError:
+            pass  # a read-only tree still lints, just without a cache
+
+    def _ensure_gitignore(self) -> None:
+        ignore = self.directory.parent / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# Created by graphmend-lint\n*\n")
+
+
+# -- the run ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Job:
+    path: str
+    seeds: tuple[Seed, ...]
+    settings: Settings
+    use_cache: bool
+    fix: bool
+    unsafe: bool
+    cache_root: str
+
+
+def _run_job(job: _Job) -> tuple[FileReport, FileOutcome | None]:
+    """Worker entry point: read, lint or fix, one file."""
+    report = FileReport(path=job.path)
+    try:
+        data, source = read_source(Path(job.path))
+    except ReadFailure as failure:
+        (report.notes if failure.skip else report.errors).append(str(failure))
+        return report, None
+    cache = ResultCache(Path(job.cache_root), job.settings, job.use_cache and not job.fix)
+    key = cache.key(data, job.path, job.seeds)
+    outcome = cache.get(key)
+    if outcome is None:
+        if job.fix:
+            fixed = fix(source, job.path, job.settings, job.unsafe, job.seeds)
+            outcome = fixed.outcome
+            report.applied = list(fixed.result.applied)
+            if fixed.error:
+                report.errors.append(fixed.error)
+            if fixed.result.source != source.text:
+                report.fixed_source = fixed.result.source
+        else:
+            outcome = analyze(source, job.path, job.settings, job.seeds)
+            cache.put(key, outcome)
+    report.diagnostics = list(outcome.diagnostics)
+    report.internal_errors = list(outcome.internal_errors)
+    if outcome.diagnostics or report.fixed_source is not None:
+        report.source = source.text
+    return report, outcome
+
+
+def _map(jobs: list[_Job], workers: int) -> list[tuple[FileReport, FileOutcome | None]]:
+    if workers <= 1 or len(jobs) < MIN_FILES_FOR_POOL:
+        return [_run_job(job) for job in jobs]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_run_job, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
+
+
+def _route_seeds(
+    outcomes: dict[str, FileOutcome], modules: dict[str, str], known: dict[str, set[Seed]]
+) -> dict[str, set[Seed]]:
+    """New seeds per target file: calls that left one linted file into another."""
+    fresh: dict[str, set[Seed]] = {}
+    for outcome in outcomes.values():
+        for seed in outcome.seeds:
+            target = _module_file(seed.qualname, modules)
+            if target is None:
+                continue
+            local = seed.qualname.removeprefix(module_name_for(target)[0] + ".")
+            target_outcome = outcomes.get(target)
+            if target_outcome is not None and local in target_outcome.traced and not seed.via_decorator:
+                continue
+            if seed not in known.get(target, set()):
+                fresh.setdefault(target, set()).add(seed)
+    return fresh
+
+
+def _module_file(qualname: str, modules: dict[str, str]) -> str | None:
+    parts = qualname.split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        found = modules.get(".".join(parts[:end]))
+        if found is not None:
+            return found
+    return None
+
+
+def run(
+    paths: Sequence[str],
+    settings: Settings,
+    *,
+    fix: bool = False,
+    unsafe: bool = False,
+    write: bool = True,
+    jobs: int | None = None,
+    use_cache: bool = True,
+) -> RunReport:
+    """Lint (and with *fix*, fix) every Python file under *paths*."""
+    files, errors = discover(paths, settings)
+    report = RunReport(errors=errors)
+    workers = jobs or os.cpu_count() or 1
+    cache_root = settings.root
+    modules = {module_name_for(str(p))[0]: str(p) for p in files}
+    seeds: dict[str, set[Seed]] = {}
+
+    def make_job(path: str, with_fix: bool) -> _Job:
+        return _Job(path, tuple(sorted(seeds.get(path, ()), key=repr)), settings, use_cache, with_fix, unsafe, cache_root)
+
+    results = dict(zip(map(str, files), _map([make_job(str(p), False) for p in files], workers)))
+    for _ in range(MAX_SEED_ROUNDS):
+        outcomes = {path: outcome for path, (_, outcome) in results.items() if outcome is not None}
+        fresh = _route_seeds(outcomes, modules, seeds)
+        if not fresh:
+            break
+        for path, new in fresh.items():
+            seeds.setdefault(path, set()).update(new)
+        rerun = sorted(fresh)
+        results.update(zip(rerun, _map([make_job(path, False) for path in rerun], workers)))
+    if fix:
+        to_fix = [p for p, (r, _) in results.items() if any(d.fix is not None for d in r.diagnostics)]
+        results.update(zip(to_fix, _map([make_job(path, True) for path in to_fix], workers)))
+        if write:
+            _write_fixes(results[path][0] for path in to_fix)
+    report.files = [results[str(path)][0] for path in files]
+    return report
+
+
+def _write_fixes(reports: Iterable[FileReport]) -> None:
+    for file_report in reports:
+        if file_report.fixed_source is None:
+            continue
+        path = Path(file_report.path)
+        try:
+            _, source = read_source(path)
+            if source.text != file_report.source:
+                file_report.errors.append(f"{path}: changed on disk while fixing; not written")
+                continue
+            write_atomically(path, source.to_bytes(file_report.fixed_source))
+        except (OSError, ReadFailure) as error:
+            file_report.errors.append(f"{path}: cannot write fix: {error}")

@@ -1,0 +1,187 @@
+"""The pure per-file pipeline: text in, diagnostics (and fixed text) out.
+
+parse → scope → astroid (pruned) → values → rules → noqa/selection.
+Nothing here touches the disk; :mod:`graphmend_lint.engine` does that.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import traceback
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from graphmend_lint.analysis.imports import ImportTable, module_name_for
+from graphmend_lint.analysis.scope import ScopeFacts, Seed, analyze_scope
+from graphmend_lint.config import Settings
+from graphmend_lint.context import FileAnalysis, RuleContext
+from graphmend_lint.diagnostics import Diagnostic, FixResult, Position
+from graphmend_lint.fixer import apply_fixes
+from graphmend_lint.noqa import unsuppressed
+from graphmend_lint.rules import Rule, all_rules
+from graphmend_lint.source import SourceFile
+
+SYNTAX_ERROR_CODE = "GM001"
+MAX_FIX_ROUNDS = 10
+
+
+@dataclass
+class FileOutcome:
+    """What linting one file produced."""
+
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    seeds: tuple[Seed, ...] = ()
+    traced: frozenset[str] = frozenset()
+    internal_errors: list[str] = field(default_factory=list)
+
+
+def _matches(code: str, selectors: Iterable[str]) -> int:
+    """Length of the longest selector matching *code* (0: none). ``ALL`` has length 1."""
+    best = 0
+    for selector in selectors:
+        if selector == "ALL":
+            best = max(best, 1)
+        elif code.startswith(selector):
+            best = max(best, len(selector) + 1)
+    return best
+
+
+def is_selected(code: str, settings: Settings, path: str | None = None) -> bool:
+    """ruff's rule: the most specific of select/ignore wins; ignore wins ties."""
+    selected = _matches(code, (*settings.select, *settings.extend_select))
+    ignored = _matches(code, (*settings.ignore, *_per_file_ignores(settings, path)))
+    return selected > 0 and selected > ignored
+
+
+def _per_file_ignores(settings: Settings, path: str | None) -> list[str]:
+    if path is None or not settings.per_file_ignores:
+        return []
+    pure = PurePath(path)
+    try:
+        relative = pure.relative_to(settings.root).as_posix()
+    except ValueError:
+        relative = pure.as_posix()
+    codes: list[str] = []
+    for pattern, ignored in settings.per_file_ignores:
+        if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(pure.name, pattern):
+            codes.extend(ignored)
+    return codes
+
+
+def selected_rules(settings: Settings, path: str | None = None) -> list[type[Rule]]:
+    return [rule for rule in all_rules() if is_selected(rule.code, settings, path)]
+
+
+def _syntax_error(path: str, source: SourceFile, error: SyntaxError) -> Diagnostic:
+    line = error.lineno or 1
+    col = max((error.offset or 1) - 1, 0)
+    position = Position(line, min(col, len(source.line(line))))
+    return Diagnostic(SYNTAX_ERROR_CODE, f"SyntaxError: {error.msg}", path, position, position)
+
+
+def parse(source: SourceFile, path: str) -> ast.Module | Diagnostic:
+    """The stdlib tree, or a GM001 diagnostic at the error's position."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return ast.parse(source.text, filename=path)
+    except SyntaxError as error:
+        return _syntax_error(path, source, error)
+    except (ValueError, RecursionError, MemoryError) as error:  # null bytes, absurd nesting
+        return Diagnostic(SYNTAX_ERROR_CODE, f"cannot parse: {error}", path, Position(1, 0), Position(1, 0))
+
+
+def analyze(
+    source: SourceFile, path: str, settings: Settings, seeds: Sequence[Seed] = ()
+) -> FileOutcome:
+    """Lint one source text: the whole pipeline, minus disk and output."""
+    outcome = FileOutcome(path=path)
+    tree = parse(source, path)
+    if isinstance(tree, Diagnostic):
+        if is_selected(SYNTAX_ERROR_CODE, settings, path):
+            outcome.diagnostics.append(tree)
+        return outcome
+    rules = selected_rules(settings, path)
+    module_name, is_package = module_name_for(path) if path != "<stdin>" else ("__main__", False)
+    imports = ImportTable.from_tree(tree, module_name, is_package)
+    scope = analyze_scope(tree, imports, path, settings.scope, seeds, settings.extra_compile_functions)
+    outcome.seeds = scope.seeds
+    outcome.traced = frozenset(f.qualname for f in scope.functions)
+    if not scope.functions or not rules:
+        return outcome
+    analysis = _file_analysis(tree, source, path, module_name, is_package, imports, scope, settings)
+    for rule_class in rules:
+        rule = rule_class()
+        context = RuleContext(analysis, rule, {**rule_class.options, **settings.options_for(rule.code)})
+        try:
+            outcome.diagnostics.extend(rule.check(context))
+        except Exception as error:  # one broken rule must not take the file down
+            where = traceback.extract_tb(error.__traceback__)[-1]
+            outcome.internal_errors.append(
+                f"internal error: rule {rule.code} failed on {path}: {type(error).__name__}: {error} "
+                f"({PurePath(where.filename).name}:{where.lineno})"
+            )
+    outcome.diagnostics = sorted(unsuppressed(source.text, outcome.diagnostics), key=lambda d: d.sort_key)
+    return outcome
+
+
+def _file_analysis(
+    tree: ast.Module,
+    source: SourceFile,
+    path: str,
+    module_name: str,
+    is_package: bool,
+    imports: ImportTable,
+    scope: ScopeFacts,
+    settings: Settings,
+) -> FileAnalysis:
+    from graphmend_lint.analysis.astroid_tree import build_astroid_module
+    from graphmend_lint.analysis.values import ValueOracle
+
+    module = build_astroid_module(tree, source.text, module_name, path, scope, is_package)
+    values = ValueOracle(module, imports, scope, settings.assume_tensor_parameters)
+    return FileAnalysis(path, source, module, imports, scope, values, settings)
+
+
+@dataclass
+class FixOutcome:
+    """The result of fixing one text, and why it stopped."""
+
+    result: FixResult
+    outcome: FileOutcome
+    error: str | None = None
+
+
+def fix(
+    source: SourceFile, path: str, settings: Settings, unsafe: bool, seeds: Sequence[Seed] = ()
+) -> FixOutcome:
+    """Apply every applicable fix, re-lint, repeat until stable (at most 10 rounds).
+
+    A round whose result does not parse is thrown away and fixing stops: the
+    user's file is never left broken.
+    """
+    current = source
+    applied: list[Diagnostic] = []
+    error: str | None = None
+    outcome = analyze(current, path, settings, seeds)
+    for _ in range(MAX_FIX_ROUNDS):
+        fixable = [d for d in outcome.diagnostics if d.fix is not None and d.fix.is_applicable(unsafe)]
+        if not fixable:
+            break
+        text, round_applied = apply_fixes(current, fixable)
+        if not round_applied or text == current.text:
+            break
+        candidate = SourceFile(text, current.encoding, current.bom)
+        if isinstance(parse(candidate, path), Diagnostic):
+            codes = ", ".join(sorted({d.code for d in round_applied}))
+            error = f"{path}: a fix ({codes}) produced code that does not parse; those fixes were not applied"
+            break
+        current = candidate
+        applied.extend(round_applied)
+        outcome = analyze(current, path, settings, seeds)
+    result = FixResult(source=current.text, applied=tuple(applied), remaining=tuple(outcome.diagnostics))
+    return FixOutcome(result=result, outcome=outcome, error=error)

@@ -1,0 +1,78 @@
+"""The contract every rule, built-in or third-party, fulfils.
+
+A rule is a small class. It decides *whether* something in traced code will
+break the graph and, if it can, attaches a :class:`~graphmend_lint.diagnostics.Fix`
+built by a shared rewrite in :mod:`graphmend_lint.fixes`. It never reads files,
+never prints and knows nothing about the command line.
+"""
+
+from __future__ import annotations
+
+import abc
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from graphmend_lint.diagnostics import Applicability, Diagnostic
+
+if TYPE_CHECKING:
+    from graphmend_lint.context import RuleContext
+
+CODE_PATTERN = re.compile(r"^[A-Z]{1,3}[0-9]{3}$")
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Example:
+    """An INVALID example: source the rule must flag, and what the fix yields.
+
+    ``fixed`` is ``None`` when the rule offers no applicable fix for it.
+    ``unsafe`` says the expected fix needs ``--unsafe-fixes``.
+    """
+
+    source: str
+    fixed: str | None = None
+    unsafe: bool = False
+
+
+class Rule(abc.ABC):
+    """Base class of all rules.
+
+    Subclasses set the class attributes and implement :meth:`check`. The
+    docstring of a rule is its documentation and uses ruff's sections:
+    *What it does*, *Why is this bad*, *Example*, *Use instead*, *Fix safety*.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    #: Ids from ``torch/_dynamo/graph_break_registry.json`` this rule prevents,
+    #: each with the ``Gb_type`` it is expected to carry there.
+    dynamo_gb: ClassVar[Mapping[str, str]] = {}
+    #: ``None`` when the rule never offers a fix.
+    default_applicability: ClassVar[Applicability | None] = None
+    #: Per-rule options and their defaults, settable in
+    #: ``[tool.graphmend-lint.<code or name>]``.
+    options: ClassVar[Mapping[str, Any]] = {}
+    valid: ClassVar[tuple[str, ...]] = ()
+    invalid: ClassVar[tuple[Example, ...]] = ()
+
+    @abc.abstractmethod
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        """Yield the diagnostics of this rule for one file."""
+
+    @classmethod
+    def fixable(cls) -> bool:
+        return cls.default_applicability not in (None, Applicability.DISPLAY_ONLY)
+
+    @classmethod
+    def validate_definition(cls) -> None:
+        """Reject a malformed rule class early, with a message naming it."""
+        for attribute in ("code", "name", "summary"):
+            if not isinstance(getattr(cls, attribute, None), str):
+                raise TypeError(f"rule {cls.__qualname__} must define a string `{attribute}`")
+        if not CODE_PATTERN.match(cls.code):
+            raise TypeError(f"rule {cls.__qualname__}: code {cls.code!r} must look like GM101")
+        if not NAME_PATTERN.match(cls.name):
+            raise TypeError(f"rule {cls.code}: name {cls.name!r} must be kebab-case")

@@ -1,0 +1,51 @@
+"""GM103: ``a if <tensor> else b``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from astroid import nodes
+
+from graphmend_lint.analysis.conditions import snippet, tensor_condition_parts
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Diagnostic
+from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
+
+
+class TensorDependentConditionalExpression(Rule):
+    """## What it does
+    Flags a conditional expression `a if c else b` whose condition `c` depends
+    on a tensor's value.
+
+    ## Why is this bad
+    It is an `if` in disguise: Dynamo needs a Python bool, so it breaks the
+    graph and syncs with the device.
+
+    ## Example
+    ```python
+    y = x + 1 if x.mean() > 0 else x - 1
+    ```
+
+    ## Use instead
+    ```python
+    y = torch.where(x.mean() > 0, x + 1, x - 1)
+    ```
+
+    ## Fix safety
+    Detection only for now; the `torch.where` fix is planned.
+    """
+
+    code = "GM103"
+    name = "tensor-dependent-conditional-expression"
+    summary = "`a if <tensor> else b` splits the graph"
+    dynamo_gb = DATA_DEPENDENT_BRANCHING
+    valid = ("import torch\n\n@torch.compile\ndef f(x):\n    return x * 2 if x.dim() == 2 else x\n",)
+    invalid = (Example("import torch\n\n@torch.compile\ndef f(x):\n    return x + 1 if x.mean() > 0 else x - 1\n"),)
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for node, traced in ctx.traced_nodes(nodes.IfExp):
+            for part in tensor_condition_parts(ctx.values, node.test):
+                yield ctx.report(
+                    part, f"conditional expression on a tensor value `{snippet(part)}` causes a graph break", traced
+                )
