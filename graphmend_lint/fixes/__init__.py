@@ -1,0 +1,1 @@
+"""Shared rewrites. Rules decide *whether* a rewrite is legal; these decide *how*."""
