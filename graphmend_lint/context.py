@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from astroid import nodes
 
+from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.scope import ScopeFacts, TracedFunction
 from graphmend_lint.analysis.values import ValueOracle
@@ -47,7 +48,7 @@ class FileAnalysis:
         if self._traced is None:
             self._traced = []
             for function in self.module.nodes_of_class(nodes.FunctionDef):
-                traced = self.scope.function_at(function.lineno, function.col_offset)
+                traced = self.scope.function_at(*def_position(function))
                 if traced is not None:
                     self._traced.append((function, traced))
         return self._traced

@@ -51,8 +51,7 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-PRINT_PROGRAM = """
-import torch
+PRINT_PROGRAM = """import torch
 
 
 @torch.compile
@@ -62,8 +61,7 @@ def step(x):
     return y.relu()
 """
 
-CLEAN_PROGRAM = """
-import torch
+CLEAN_PROGRAM = """import torch
 
 
 @torch.compile

@@ -89,3 +89,14 @@ def build_astroid_module(
     if MANAGER.astroid_cache.get(module.name) is module:
         del MANAGER.astroid_cache[module.name]
     return module
+
+
+def def_position(function: nodes.FunctionDef) -> tuple[int, int]:
+    """Line and byte column of the ``def`` keyword, as the stdlib ``ast`` reports them.
+
+    astroid's ``lineno`` of a decorated function is the first decorator's line;
+    scope analysis (on ``ast``) identifies functions by the ``def`` itself.
+    """
+    if function.position is not None:
+        return function.position.lineno, function.position.col_offset
+    return function.lineno, function.col_offset

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 
 from astroid import nodes
 
+from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.scope import ScopeFacts
 from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts
@@ -83,6 +84,7 @@ class ValueOracle:
         self.facts = facts or load_facts()
         self._memo: dict[nodes.NodeNG, Kind | None] = {}
         self._in_progress: set[nodes.NodeNG] = set()
+        self._cycles_seen = 0
         self._call_sites: dict[str, list[nodes.Call]] | None = None
 
     # -- public -------------------------------------------------------------------
@@ -110,13 +112,16 @@ class ValueOracle:
         if node in self._memo:
             return self._memo[node]
         if node in self._in_progress:
-            return None
+            self._cycles_seen += 1
+            return None  # bottom: ``x = x * 2`` says nothing new about ``x``
+        cycles_before = self._cycles_seen
         self._in_progress.add(node)
         try:
             result = self._classify(node)
         finally:
             self._in_progress.discard(node)
-        self._memo[node] = result
+        if self._cycles_seen == cycles_before or not self._in_progress:
+            self._memo[node] = result  # only results that did not lean on an open cycle are final
         return result
 
     def _classify(self, node: nodes.NodeNG) -> Kind | None:
@@ -152,6 +157,8 @@ class ValueOracle:
         kinds = [self._kind(operand) for operand in operands]
         if Kind.TENSOR in kinds:
             return Kind.TENSOR
+        if None in kinds:
+            return None  # depends on a value still being worked out
         return join(kinds)
 
     # -- names --------------------------------------------------------------------
@@ -271,7 +278,7 @@ class ValueOracle:
             return False
         if function.name == "forward":
             return True
-        traced = self.scope.function_at(function.lineno, function.col_offset)
+        traced = self.scope.function_at(*def_position(function))
         return traced is not None and len(traced.chain) <= 2 and not traced.chain[0].startswith("scope=")
 
     def _argument_kinds(self, function: nodes.NodeNG, parameter: str) -> Kind | None:
