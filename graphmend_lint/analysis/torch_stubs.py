@@ -89,7 +89,7 @@ _LEGACY_TENSOR_TYPES = (
     "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
 )  # fmt: skip
 
-_TORCH_PRELUDE = f'''"""graphmend stub of torch, generated from torch_facts.json. _UNMODELLED is unbound on purpose."""
+_TORCH_PRELUDE = f'''"""graphmend stub of torch from torch_facts.json; _UNMODELLED is unbound on purpose."""
 import builtins as _builtins
 
 
@@ -146,7 +146,7 @@ class autocast(no_grad):
     pass
 '''
 
-_NN_PRELUDE = f'''"""graphmend stub of torch.nn, generated from torch_facts.json. _UNMODELLED is unbound on purpose."""
+_NN_PRELUDE = f'''"""graphmend stub of torch.nn from torch_facts.json; _UNMODELLED is unbound on purpose."""
 import builtins as _builtins
 from torch import Tensor, _TensorTuple
 
@@ -349,18 +349,20 @@ class ParameterDict(Module):
         return {_INT}
 '''
 
-_SUBMODULE_PRELUDE = '''"""graphmend stub of {name}, generated from torch_facts.json. _UNMODELLED is unbound on purpose."""
+_SUBMODULE_PRELUDE = '''"""graphmend stub of {name} from torch_facts.json; _UNMODELLED is unbound on purpose."""
 import builtins as _builtins
 from torch import Size, Tensor, _TensorTuple, device, dtype
 '''
+_NN_MODULES_SOURCE = '"""graphmend stub of torch.nn.modules: the layers live in torch.nn."""\nfrom torch.nn import *\n'
 #: Names each prelude binds: generated code must not rebind them.
 _TORCH_RESERVED = frozenset(
     {"Tensor", "Size", "dtype", "device", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "autocast"}
     | set(_LEGACY_TENSOR_TYPES)
 )
 _NN_RESERVED = frozenset(
-    {"Tensor", "Parameter", "Buffer", "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"}
-)
+    {"Tensor", "Parameter", "Buffer", "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+     "ParameterDict"}
+)  # fmt: skip
 _SUBMODULE_RESERVED = frozenset({"Tensor", "Size", "dtype", "device"})
 
 
@@ -390,6 +392,7 @@ def _functions(functions: Mapping[str, str], module: str, reserved: frozenset[st
 
 
 def _tensor_class(facts: TorchFacts) -> list[str]:
+    """``torch.Tensor``: table methods and properties, plus a hand-written ``__iter__`` (rows are tensors)."""
     lines = [
         "",
         "",
@@ -428,6 +431,7 @@ def _tensor_tuple_class(facts: TorchFacts) -> list[str]:
 
 
 def _torch_source(facts: TorchFacts) -> str:
+    """``torch``: the tensor classes, every ``torch.*`` function, then typed constants (``float32 = dtype()``)."""
     lines = [_TORCH_PRELUDE, *_tensor_class(facts), *_tensor_tuple_class(facts)]
     lines += [line for name in _LEGACY_TENSOR_TYPES for line in ("", "", f"class {name}(Tensor):", "    pass")]
     lines += _functions(facts.functions, "torch", _TORCH_RESERVED)
@@ -442,14 +446,22 @@ def _torch_source(facts: TorchFacts) -> str:
 
 
 def _nn_source(facts: TorchFacts) -> str:
+    """``torch.nn``: hand-written ``Module`` and containers, and a class per layer returning its ``forward``'s kind."""
     lines = [_NN_PRELUDE]
     for name, kind in sorted(facts.nn_modules.items()):
         if name not in _NN_RESERVED:
-            lines += ["", "", f"class {name}(Module):", "    def forward(self, *args, **kwargs):", *_returns(kind, "        ")]
+            lines += [
+                "",
+                "",
+                f"class {name}(Module):",
+                "    def forward(self, *args, **kwargs):",
+                *_returns(kind, "        "),
+            ]
     return "\n".join(lines) + "\n"
 
 
 def _submodule_source(facts: TorchFacts, module: str) -> str:
+    """A module that is only functions (``torch.nn.functional``, ``torch._dynamo``, ``torch.compiler``)."""
     lines = [_SUBMODULE_PRELUDE.format(name=module), *_functions(facts.functions, module, _SUBMODULE_RESERVED)]
     return "\n".join(lines) + "\n"
 
@@ -462,7 +474,7 @@ def stub_sources() -> Mapping[str, str]:
         "torch": _torch_source(facts),
         "torch.nn": _nn_source(facts),
         "torch.nn.functional": _submodule_source(facts, "torch.nn.functional"),
-        "torch.nn.modules": '"""graphmend stub of torch.nn.modules: the layers live in torch.nn."""\nfrom torch.nn import *\n',
+        "torch.nn.modules": _NN_MODULES_SOURCE,
         "torch._dynamo": _submodule_source(facts, "torch._dynamo"),
         "torch.compiler": _submodule_source(facts, "torch.compiler"),
     }
@@ -470,6 +482,7 @@ def stub_sources() -> Mapping[str, str]:
 
 
 def _stub_path(module: str) -> str:
+    """A fake file name; ``__init__.py`` makes astroid treat the stub as a package (``torch.nn`` is an attribute)."""
     parts = module.split(".")
     if module in _PACKAGES:
         return os.path.join(_STUB_ROOT, *parts, "__init__.py")
@@ -477,6 +490,7 @@ def _stub_path(module: str) -> str:
 
 
 def _is_stub(module: nodes.Module | None) -> bool:
+    """Whether the cached module is ours (and not, say, a real torch someone parsed earlier)."""
     return module is not None and (module.file or "").startswith(_STUB_ROOT)
 
 
@@ -493,4 +507,3 @@ def preload_torch_stubs(manager: AstroidManager | None = None) -> None:
     builder = AstroidBuilder(manager, apply_transforms=False)
     for name, source in stub_sources().items():
         cache[name] = builder.string_build(source, name, _stub_path(name))
-

@@ -39,14 +39,19 @@ STATIC_ATTRIBUTES = frozenset(
         "requires_grad", "layout", "training", "is_leaf", "names", "itemsize", "nbytes",
     }
 )  # fmt: skip
-#: torch functions whose Python-bool result is computed from tensor data.
-DATA_DEPENDENT_BOOL = frozenset({"equal", "allclose", "is_nonzero", "__bool__"})
+#: Tensor methods whose Python-bool result is computed from tensor data. (``torch.equal``
+#: and ``torch.allclose`` are not here: measured, Dynamo does not break on them.)
+DATA_DEPENDENT_BOOL = frozenset({"__bool__"})
 #: Builtins whose result is a Python value computed from static inputs.
 STATIC_BUILTINS = frozenset(
     {"len", "isinstance", "issubclass", "hasattr", "getattr", "callable", "range", "type", "id", "str", "repr"}
 )
 ELEMENTWISE_BUILTINS = frozenset({"max", "min", "abs", "sum"})
 HOST_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
+#: Methods plain Python values have too: using them is no evidence of a tensor.
+PLAIN_PYTHON_ATTRIBUTES = frozenset(
+    name for kind in (str, bytes, list, dict, tuple, set, int, float, complex) for name in dir(kind)
+)
 TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
 STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool"})
 _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
@@ -230,9 +235,54 @@ class ValueOracle:
         from_calls = self._argument_kinds(function, name.name)
         if from_calls is not None:
             return from_calls
-        if self.assume_tensor_parameters and self._is_entry(function):
+        if self.assume_tensor_parameters and self._is_entry(function) and self._used_as_tensor(function, name.name):
             return Kind.TENSOR
         return Kind.UNKNOWN
+
+    def _used_as_tensor(self, function: nodes.NodeNG, name: str, depth: int = 0) -> bool:
+        """Evidence in the body that an unannotated parameter holds a tensor.
+
+        ``x.sum()``, ``x @ w``, ``torch.relu(x)`` or ``self.proj(x)`` say tensor,
+        also through plain assignments (``y = x * 2`` then ``y.sum()``).
+        ``if causal:`` or ``mode == "mean"`` say nothing, so such parameters
+        stay UNKNOWN and branches on them are not flagged.
+        """
+        if depth > 3:
+            return False
+        for use in function.nodes_of_class(nodes.Name):
+            if use.name != name:
+                continue
+            parent = use.parent
+            if isinstance(parent, nodes.Attribute) and parent.expr is use:
+                if parent.attrname not in PLAIN_PYTHON_ATTRIBUTES and (
+                    self.facts.method_kind(parent.attrname) or self.facts.attribute_kind(parent.attrname)
+                ):
+                    return True
+            elif isinstance(parent, nodes.BinOp) and parent.op == "@":
+                return True
+            elif isinstance(parent, nodes.Call) and use in parent.args:
+                callee = self.qualified_name(parent.func) or ""
+                if callee.startswith("torch.") or (
+                    isinstance(parent.func, nodes.Attribute) and self._is_module_attribute(parent.func)
+                ):
+                    return True
+            target = self._arithmetic_assignment_target(use)
+            if target is not None and target != name and self._used_as_tensor(function, target, depth + 1):
+                return True
+        return False
+
+    @staticmethod
+    def _arithmetic_assignment_target(use: nodes.Name) -> str | None:
+        """``y`` when *use* sits in ``y = <arithmetic over use>``."""
+        node: nodes.NodeNG = use
+        while isinstance(node.parent, (nodes.BinOp, nodes.UnaryOp)):
+            node = node.parent
+        statement = node.parent
+        if isinstance(statement, nodes.Assign) and statement.value is node and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, nodes.AssignName):
+                return target.name
+        return None
 
     @staticmethod
     def _annotation_of(name: nodes.AssignName, arguments: nodes.Arguments) -> nodes.NodeNG | None:

@@ -10,6 +10,14 @@ at all. So three sources are combined:
 * ``explain`` gives the graph count, and its break reasons back the log up;
 * Dynamo's compilation metrics name the frames it gave up on entirely.
 
+Not every logged break splits a graph. A ``print`` placed after the last
+tensor op still makes Dynamo log a break, but its resume function compiles no
+graph, so no second graph forms (explain counts 0 breaks). A logged site is
+*splitting* when, in the order Dynamo compiled frames during the call, a graph
+with at least one op was compiled at or before the frame that logged the break
+and another one after it, or when the break made Dynamo skip its frame
+entirely. ``BreakReport.splitting_sites`` holds those; see ``docs/verify.md``.
+
 Run ``python -m graphmend_lint.verify.breaks file.py::factory`` to print the
 report for a factory returning ``(callable, [args tuples])``.
 """
@@ -78,11 +86,18 @@ class BreakReport:
     explain_break_count: int  # explain()'s graph_count - 1 (-1 when every frame was skipped)
     sites: tuple[BreakSite, ...]  # distinct (filename, line, gb_id), sorted
     skipped_frames: tuple[str, ...]  # "file:firstline func" of frames run fully eager
+    # The subset of ``sites`` that really split a graph or skipped a frame (module docstring).
+    splitting_sites: tuple[BreakSite, ...] = ()
 
     @property
     def break_count(self) -> int:
         """Distinct break sites: explain's count is only graph_count - 1."""
         return len(self.sites)
+
+    @property
+    def splitting_count(self) -> int:
+        """Distinct sites that split a graph; the number a fix should bring down."""
+        return len(self.splitting_sites)
 
     def lines_in(self, filename: str) -> set[int]:
         """Break lines in one file, comparing real paths so symlinked tmp dirs match."""
@@ -110,34 +125,50 @@ def capture_breaks(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> BreakRe
     # explain() resets too, but that is its private detail; results must not
     # depend on earlier compilations (caches, the duplicate-break log filter).
     torch._dynamo.reset()
-    with _captured_graph_break_log() as messages, _fresh_compilation_metrics():
+    with _captured_graph_break_log() as collector, _fresh_compilation_metrics():
         explained = torch._dynamo.explain(fn)(*args, **kwargs)
         metrics = dynamo_utils.get_compilation_metrics()
-    log_sites = _sites_from_log(messages)
+    occurrences = _occurrences_from_log(collector.messages, collector.positions)
+    log_sites = [site for site, _ in occurrences]
     explain_sites = _explain_only_sites(explained.break_reasons, log_sites)
+    splitting = [site for site, position in occurrences if _splits(position, metrics)]
     return BreakReport(
         graph_count=explained.graph_count,
         explain_break_count=explained.graph_break_count,
         sites=_distinct_sites([*log_sites, *explain_sites]),
         skipped_frames=_skipped_frames(metrics),
+        # explain only words a reason when a graph really ended there, and such
+        # a site has no place in the frame order: count it as splitting.
+        splitting_sites=_distinct_sites([*splitting, *explain_sites]),
     )
 
 
-def capture_breaks_over(fn: Callable[..., Any], input_sets: Sequence[InputSet]) -> BreakReport:
+def capture_breaks_over(
+    fn: Callable[..., Any],
+    input_sets: Sequence[InputSet],
+    before_each: Callable[[], None] | None = None,
+) -> BreakReport:
     """Measure ``fn`` on every ``(args, kwargs)`` set so that every branch runs.
 
     Dynamo only traces the branch an input takes, so one input can hide the
     breaks of the other branch. Each set is measured from a fresh Dynamo state;
     sites and skipped frames are merged, counts are the worst single run.
+    ``before_each`` runs before each measurement (e.g. to re-seed the RNG, so
+    that two programs compared with each other see the same random numbers).
     """
     if not input_sets:
         raise ValueError("capture_breaks_over needs at least one input set")
-    reports = [capture_breaks(fn, *args, **kwargs) for args, kwargs in input_sets]
+    reports = []
+    for args, kwargs in input_sets:
+        if before_each is not None:
+            before_each()
+        reports.append(capture_breaks(fn, *args, **kwargs))
     return BreakReport(
         graph_count=max(r.graph_count for r in reports),
         explain_break_count=max(r.explain_break_count for r in reports),
         sites=_distinct_sites(site for r in reports for site in r.sites),
         skipped_frames=tuple(sorted({f for r in reports for f in r.skipped_frames})),
+        splitting_sites=_distinct_sites(site for r in reports for site in r.splitting_sites),
     )
 
 
@@ -156,18 +187,27 @@ def _graph_break_loggers() -> list[logging.Logger]:
 
 
 class _MessageCollector(logging.Handler):
-    """Keeps the formatted message of every record it receives."""
+    """Keeps the formatted message of every record it receives, and when it came.
+
+    ``positions[i]`` is how many compilation-metrics records existed when
+    message ``i`` was logged. Dynamo appends one record per frame at the *end*
+    of compiling it, so a message logged while compiling frame ``k`` (0-based,
+    in compile order) gets position ``k``: that is how a break is placed among
+    the graphs of the call without relying on clocks.
+    """
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.messages: list[str] = []
+        self.positions: list[int] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(record.getMessage())
+        self.positions.append(len(dynamo_utils.get_compilation_metrics()))
 
 
 @contextlib.contextmanager
-def _captured_graph_break_log() -> Iterator[list[str]]:
+def _captured_graph_break_log() -> Iterator[_MessageCollector]:
     """Collect graph_breaks messages, then put the loggers back as they were.
 
     The artifact loggers are switched on directly rather than through
@@ -182,7 +222,7 @@ def _captured_graph_break_log() -> Iterator[list[str]]:
         lg.propagate = False
         lg.addHandler(collector)
     try:
-        yield collector.messages
+        yield collector
     finally:
         for lg, level, propagate in saved:
             lg.removeHandler(collector)
@@ -273,21 +313,50 @@ def _gb_type(message: str) -> str:
 
 
 def _sites_from_log(messages: Iterable[str]) -> list[BreakSite]:
-    """Turn graph_breaks messages into user-code sites.
+    """Turn graph_breaks messages into user-code sites."""
+    messages = list(messages)
+    return [site for site, _ in _occurrences_from_log(messages, [0] * len(messages))]
+
+
+def _occurrences_from_log(
+    messages: Sequence[str], positions: Sequence[int]
+) -> list[tuple[BreakSite, int]]:
+    """Each user-code site a message names, with the message's position.
 
     A repeated break is logged as "user stack suppressed" with only Dynamo's
     location, which can be a torch frame; it is mapped to the user frame an
     earlier full message gave for the same location.
     """
     user_frame_of: dict[Location, Location] = {}
-    sites = []
-    for record in map(_parse_log_message, messages):
+    occurrences = []
+    for message, position in zip(messages, positions, strict=True):
+        record = _parse_log_message(message)
         if record.header and record.user_frame:
             user_frame_of[record.header] = record.user_frame
         location = record.user_frame or _user_location(record.header, user_frame_of)
         if location:
-            sites.append(BreakSite(location[0], location[1], record.reason, record.gb_id))
-    return sites
+            site = BreakSite(location[0], location[1], record.reason, record.gb_id)
+            occurrences.append((site, position))
+    return occurrences
+
+
+def _splits(position: int, metrics: Sequence[Any]) -> bool:
+    """Whether a break logged at ``position`` separates two non-empty graphs.
+
+    Frame compilations come in the order the call reached them. The frame
+    being compiled when the break was logged is the first frame record at or
+    after ``position``; its graph holds the ops *before* the break (a frame's
+    compilation ends at its first break). The break splits when some graph up
+    to that frame has ops and some later one too, or when the frame was
+    skipped (it then runs fully eager, which is worse than a split). A break
+    with no frame record after it (compilation aborted) counts as splitting.
+    """
+    frames = [(i, m) for i, m in enumerate(metrics) if m.co_name is not None]
+    current = next((k for k, (i, _) in enumerate(frames) if i >= position), None)
+    if current is None or frames[current][1].fail_type in _FRAME_SKIPPING_FAILURES:
+        return True
+    ops = [m.graph_op_count or 0 for _, m in frames]
+    return any(ops[: current + 1]) and any(ops[current + 1 :])
 
 
 def _user_location(

@@ -82,6 +82,8 @@ INT: Kinds = frozenset({"int"})
 FLOAT: Kinds = frozenset({"float"})
 NUMBER: Kinds = frozenset({"number"})
 NONE: Kinds = frozenset({"none"})
+SIZE: Kinds = frozenset({"size"})
+TUPLE_TENSOR: Kinds = frozenset({"tuple_tensor"})
 OTHER: Kinds = frozenset({"other"})
 _NUMERIC: Kinds = frozenset({"int", "float", "number"})
 _TENSOR_ITEMS: Kinds = frozenset({"tensor", "tuple_tensor", "none"})
@@ -296,7 +298,7 @@ def _is_super_call(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "super"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ModuleInfo:
     """One parsed torch source file and what its names refer to."""
 
@@ -420,11 +422,13 @@ def read_torch_version(root: Path) -> str:
     """``torch.version.__version__``, read from the file."""
     tree = ast.parse((root / "version.py").read_text(encoding="utf-8"))
     for stmt in _statements(tree.body):
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else []
-        if any(isinstance(t, ast.Name) and t.id == "__version__" for t in targets):
-            value = stmt.value  # type: ignore[union-attr]
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                return value.value
+        if (
+            isinstance(stmt, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__version__" for t in stmt.targets)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
+        ):
+            return stmt.value.value
     raise ValueError(f"no __version__ string in {root / 'version.py'}")
 
 
@@ -482,7 +486,7 @@ class Registry:
                 return
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Scope:
     """Where code being read lives: its module, and its class if any."""
 
@@ -556,9 +560,9 @@ class KindReader:
         """A tuple/list of these item kinds: tensors, a size, or something else."""
         flat = frozenset().union(*items)
         if flat <= _TENSOR_ITEMS and flat - NONE:
-            return frozenset({"tuple_tensor"})
+            return TUPLE_TENSOR
         if is_tuple and flat == INT:
-            return frozenset({"size"})
+            return SIZE
         return OTHER
 
     # -- definitions ---------------------------------------------------------------
@@ -656,12 +660,12 @@ class KindReader:
 
     @staticmethod
     def _item(container: Kinds, is_slice: bool) -> Kinds:
-        """Indexing a size gives an int, a tuple of tensors a tensor, a tensor a tensor."""
-        if is_slice or container == TENSOR:
-            return container if container <= {"size", "tuple_tensor", "tensor"} else OTHER
-        if container == frozenset({"size"}):
+        """Indexing a tensor gives a tensor, a size an int, a tuple of tensors a tensor; slicing keeps the kind."""
+        if container == TENSOR or (is_slice and container in (SIZE, TUPLE_TENSOR)):
+            return container
+        if container == SIZE:
             return INT
-        return TENSOR if container == frozenset({"tuple_tensor"}) else OTHER
+        return TENSOR if container == TUPLE_TENSOR else OTHER
 
     def _call(self, func: ast.expr, scope: Scope) -> Kinds | None:
         if isinstance(func, ast.Attribute) and _is_super_call(func.value):
@@ -757,14 +761,13 @@ class FactsBuilder:
         bases = tuple(q for b in cls.bases if (d := _dotted(b)) and (q := module.qualify(d)))
         scope = Scope(module, qualname, _bindings(cls.body), TENSOR, bases)
         for name, stmts in scope.bindings.items():
-            last = stmts[-1]
+            first, last = stmts[0], stmts[-1]
             if isinstance(last, ast.AnnAssign):
-                self.tensor_attributes.add(name)
                 thunk: Thunk = functools.partial(self.reader.annotation, last.annotation, scope)
             else:
-                if isinstance(last, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_property(stmts[0]):
-                    self.tensor_attributes.add(name)
                 thunk = functools.partial(self.reader.binding, name, scope)
+            if isinstance(last, ast.AnnAssign) or (isinstance(first, ast.FunctionDef) and _is_property(first)):
+                self.tensor_attributes.add(name)
             self.registry.define(f"{qualname}.{name}", thunk)
         return set(scope.bindings)
 
@@ -816,7 +819,8 @@ class FactsBuilder:
         result: dict[str, str] = {}
         for namespace in _PUBLIC_MODULES:
             module = self._load(namespace)
-            for name in set(module.bindings) | set(self._star_bindings(module)):
+            # Sorted: the order names are first evaluated in decides how a reference cycle resolves.
+            for name in sorted(set(module.bindings) | set(self._star_bindings(module))):
                 kinds = None if _is_dunder(name) else self.registry.kinds(f"{namespace}.{name}")
                 if kinds is not None:
                     result[f"{namespace}.{name}"] = kind_name(kinds)
@@ -826,7 +830,7 @@ class FactsBuilder:
         """(methods, attributes) of ``torch.Tensor``."""
         methods: dict[str, str] = {}
         attributes: dict[str, str] = {}
-        for name in self.tensor_names:
+        for name in sorted(self.tensor_names):
             kinds = self.registry.kinds(f"torch.Tensor.{name}")
             if kinds is not None:
                 (attributes if name in self.tensor_attributes else methods)[name] = kind_name(kinds)

@@ -1,0 +1,375 @@
+"""Where a tensor's *value* leaves the device, and what is provably a Python number.
+
+The host-sync rules (GM301, GM302, GM401-GM403) share three questions that
+:class:`~graphmend_lint.analysis.values.ValueOracle` does not answer on its own:
+
+* Is this call copying a tensor to a Python scalar (``t.item()``, ``int(t)``)?
+  Dynamo stops at each one unless ``capture_scalar_outputs`` is set.
+* Is this tensor a *boolean* tensor? Indexing with a boolean mask has a
+  data-dependent output shape; indexing with integers does not, so a rule that
+  cannot prove the dtype must stay quiet.
+* Is this value provably a Python ``int`` (or ``float``)? A fix that swaps a
+  tensor for a Python number, or NumPy for ``math``, is only safe then.
+
+Everything here is syntactic plus the oracle: a name is followed to its
+bindings in the same function, nothing is imported and nothing is executed.
+When in doubt every helper answers "no", which keeps the rules quiet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from astroid import nodes
+
+from graphmend_lint.analysis.values import Kind, ValueOracle
+
+#: Builtins that copy one tensor element to a Python scalar (``int(t)`` is ``t.item()``).
+SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
+_COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+#: torch functions (and tensor methods of the same name) whose result is a bool tensor.
+_BOOL_RESULTS = frozenset(
+    {
+        "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit", "isin", "isclose",
+        "logical_and", "logical_or", "logical_not", "logical_xor",
+        "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal", "not_equal",
+    }
+)  # fmt: skip
+_BOOL_METHODS = _BOOL_RESULTS | {"bool"}
+#: Reductions that keep a boolean tensor boolean (``m.any(-1)``) or index it statically.
+_BOOL_PRESERVING_METHODS = frozenset(
+    {"any", "all", "flatten", "view", "reshape", "unsqueeze", "squeeze", "transpose", "permute", "expand",
+     "expand_as", "contiguous", "clone", "detach", "t"}
+)  # fmt: skip
+_BOOL_DTYPES = frozenset({"torch.bool"})
+_FLOAT_DTYPES = frozenset({"torch.float", "torch.float16", "torch.float32", "torch.float64", "torch.half",
+                           "torch.double", "torch.bfloat16"})  # fmt: skip
+#: Tensor methods that return a floating tensor whatever the input dtype.
+_FLOAT_METHODS = frozenset({"float", "half", "double", "bfloat16"})
+#: torch functions that only produce floating tensors.
+_FLOAT_FUNCTIONS = frozenset(
+    {"torch.randn", "torch.rand", "torch.randn_like", "torch.rand_like", "torch.softmax", "torch.log_softmax",
+     "torch.sigmoid", "torch.tanh", "torch.nn.functional.softmax", "torch.nn.functional.log_softmax",
+     "torch.nn.functional.gelu", "torch.nn.functional.silu", "torch.nn.functional.layer_norm"}
+)  # fmt: skip
+#: Tensor methods that return a Python int on any tensor (``x.size(0)`` needs its argument).
+_INT_METHODS = frozenset({"numel", "dim", "ndimension", "nelement", "element_size", "get_device"})
+_INT_OPERATORS = frozenset({"+", "-", "*", "//", "%", "**"})
+_NUMBER_OPERATORS = _INT_OPERATORS | {"/"}
+_SHAPE_ATTRIBUTES = frozenset({"shape"})
+_MAX_DEPTH = 12
+
+
+def builtin_name(call: nodes.Call) -> str | None:
+    """The builtin a call invokes (``int`` in ``int(t)``), or ``None`` when shadowed or not a builtin.
+
+    A local ``def int(...)`` or an import named ``int`` must not make the
+    rules speak, so the name is looked up like Python would.
+    """
+    func = call.func
+    if not isinstance(func, nodes.Name):
+        return None
+    try:
+        _, assignments = func.lookup(func.name)
+    except Exception:  # astroid lookups can fail on odd code; stay quiet
+        return None
+    if not assignments or any(a.root().name != "builtins" for a in assignments):
+        return None
+    return func.name
+
+
+def method_call(node: nodes.NodeNG, *names: str) -> nodes.Call | None:
+    """``node`` as ``<receiver>.<name>(...)`` for one of *names*, else ``None``."""
+    if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) and node.func.attrname in names:
+        return node
+    return None
+
+
+@dataclass(frozen=True)
+class ScalarConversion:
+    """A call that copies one tensor element to a Python scalar."""
+
+    call: nodes.Call
+    tensor: nodes.NodeNG  # the tensor being converted
+    spelling: str  # "item" or the builtin's name
+
+    @property
+    def is_item(self) -> bool:
+        return self.spelling == "item"
+
+
+def scalar_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversion | None:
+    """``t.item()``, ``int(t)``, ``float(t)``, ``bool(t)`` or ``complex(t)`` on a TENSOR."""
+    if not isinstance(node, nodes.Call):
+        return None
+    item = method_call(node, "item")
+    if item is not None and not node.args and not node.keywords and values.is_tensor(item.func.expr):
+        return ScalarConversion(node, item.func.expr, "item")
+    name = builtin_name(node)
+    if name in SCALAR_BUILTINS and len(node.args) == 1 and not node.keywords and values.is_tensor(node.args[0]):
+        return ScalarConversion(node, node.args[0], name)
+    return None
+
+
+# -- bindings -----------------------------------------------------------------------
+
+
+def single_target(node: nodes.NodeNG) -> nodes.AssignName | None:
+    """The name in ``name = <node>`` when *node* is the whole value of a one-target assignment."""
+    parent = node.parent
+    if isinstance(parent, nodes.Assign) and parent.value is node and len(parent.targets) == 1:
+        target = parent.targets[0]
+        if isinstance(target, nodes.AssignName):
+            return target
+    return None
+
+
+def sole_binding(target: nodes.AssignName) -> bool:
+    """True when *target* is the only binding of its name in its scope (no rebinding, no ``del``)."""
+    scope = target.scope()
+    bindings = scope.locals.get(target.name, [])
+    deleted = any(d.name == target.name for d in scope.nodes_of_class(nodes.DelName))
+    return bindings == [target] and not deleted
+
+
+def reads_of(target: nodes.AssignName) -> list[nodes.Name] | None:
+    """Every read of the variable *target* binds, or ``None`` when that is not provable.
+
+    Provable means: *target* is the variable's only binding, and every read is
+    in the same scope (a closure or comprehension could see it later or
+    elsewhere) and comes after the assignment.
+    """
+    if not sole_binding(target):
+        return None
+    scope = target.scope()
+    reads = [n for n in scope.nodes_of_class(nodes.Name) if n.name == target.name]
+    if any(read.scope() is not scope or read.lineno < target.lineno for read in reads):
+        return None
+    return reads
+
+
+def bound_values(name: nodes.Name) -> list[nodes.NodeNG] | None:
+    """The expressions assigned to *name* (``None`` when any binding is not a plain assignment).
+
+    Unpacking ``a, b = x.shape`` yields the subscript-like pair ``(x.shape, 1)``
+    through :func:`_unpacked_source`, so callers see one expression per binding.
+    """
+    try:
+        _, assignments = name.lookup(name.name)
+    except Exception:
+        return None
+    if not assignments:
+        return None
+    result: list[nodes.NodeNG] = []
+    for assignment in assignments:
+        parent = assignment.parent if isinstance(assignment, nodes.AssignName) else None
+        if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is not None:
+            result.append(parent.value)
+        elif isinstance(parent, nodes.NamedExpr):
+            result.append(parent.value)
+        else:
+            return None
+    return result
+
+
+def _unpacked_from(name: nodes.Name) -> list[nodes.NodeNG] | None:
+    """For ``a, b = <value>``: the ``<value>`` of each binding of *name*, else ``None``."""
+    try:
+        _, assignments = name.lookup(name.name)
+    except Exception:
+        return None
+    sources = []
+    for assignment in assignments:
+        container = assignment.parent if isinstance(assignment, nodes.AssignName) else None
+        statement = container.parent if isinstance(container, (nodes.Tuple, nodes.List)) else None
+        if not isinstance(statement, nodes.Assign):
+            return None
+        sources.append(statement.value)
+    return sources or None
+
+
+# -- dtype facts -------------------------------------------------------------------
+
+
+def _all_bindings(values: ValueOracle, name: nodes.Name, test: Callable[[nodes.NodeNG, int], bool], depth: int) -> bool:
+    bound = bound_values(name)
+    return bool(bound) and all(test(value, depth + 1) for value in bound)
+
+
+def _dtype_keyword(values: ValueOracle, call: nodes.Call) -> str | None:
+    for keyword in call.keywords or []:
+        if keyword.arg == "dtype":
+            return values.qualified_name(keyword.value)
+    return None
+
+
+def _conversion_dtype(values: ValueOracle, call: nodes.Call) -> str | None:
+    """``torch.bool`` for ``t.to(torch.bool)`` / ``t.type(torch.bool)``."""
+    to = method_call(call, "to", "type")
+    if to is None:
+        return None
+    if call.args:
+        return values.qualified_name(call.args[0])
+    return _dtype_keyword(values, call)
+
+
+def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+    """True when *node* is provably a tensor of dtype ``torch.bool``."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(node, nodes.Compare):
+        return (
+            len(node.ops) == 1
+            and node.ops[0][0] in _COMPARISONS
+            and values.kind(node) is Kind.TENSOR
+        )
+    if isinstance(node, nodes.UnaryOp) and node.op == "~":
+        return is_bool_tensor(values, node.operand, depth + 1)
+    if isinstance(node, nodes.BinOp) and node.op in {"&", "|", "^"}:
+        return is_bool_tensor(values, node.left, depth + 1) and is_bool_tensor(values, node.right, depth + 1)
+    if isinstance(node, nodes.Name):
+        return values.is_tensor(node) and _all_bindings(
+            values, node, lambda value, d: is_bool_tensor(values, value, d), depth
+        )
+    if isinstance(node, nodes.Subscript):
+        return values.is_tensor(node) and is_bool_tensor(values, node.value, depth + 1)
+    if isinstance(node, nodes.Call):
+        return _is_bool_call(values, node, depth)
+    return False
+
+
+def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
+    if not values.is_tensor(call):
+        return False
+    name = values.qualified_name(call.func)
+    if name and name.startswith("torch.") and name.rsplit(".", 1)[-1] in _BOOL_RESULTS:
+        return True
+    if _dtype_keyword(values, call) in _BOOL_DTYPES or _conversion_dtype(values, call) in _BOOL_DTYPES:
+        return True
+    func = call.func
+    if isinstance(func, nodes.Attribute) and values.is_tensor(func.expr):
+        if func.attrname in _BOOL_METHODS:
+            return True
+        if func.attrname in _BOOL_PRESERVING_METHODS:
+            return is_bool_tensor(values, func.expr, depth + 1)
+    return False
+
+
+def is_float_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+    """True when *node* is provably a floating-point tensor.
+
+    Only spellings that force a floating dtype count (``.float()``,
+    ``dtype=torch.float32``, ``torch.randn``...): masked ``max``/``min`` need
+    ``-inf``/``+inf`` as their identity, which an integer tensor cannot hold.
+    """
+    if depth > _MAX_DEPTH or not values.is_tensor(node):
+        return False
+    if isinstance(node, nodes.Name):
+        return _all_bindings(values, node, lambda value, d: is_float_tensor(values, value, d), depth)
+    if isinstance(node, nodes.Call):
+        if _dtype_keyword(values, node) in _FLOAT_DTYPES or _conversion_dtype(values, node) in _FLOAT_DTYPES:
+            return True
+        if values.qualified_name(node.func) in _FLOAT_FUNCTIONS:
+            return True
+        return method_call(node, *_FLOAT_METHODS) is not None
+    if isinstance(node, nodes.BinOp) and node.op == "/":
+        return True  # true division of tensors is always floating
+    return False
+
+
+# -- Python numbers ----------------------------------------------------------------
+
+
+def is_python_int(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+    """True when *node* is provably a Python ``int`` (shape arithmetic, literals, ``len``)."""
+    return _is_number(values, node, depth, allow_float=False)
+
+
+def is_python_number(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+    """True when *node* is provably a Python ``int`` or ``float``."""
+    return _is_number(values, node, depth, allow_float=True)
+
+
+def _is_number(values: ValueOracle, node: nodes.NodeNG, depth: int, allow_float: bool) -> bool:
+    if depth > _MAX_DEPTH:
+        return False
+    again = lambda child: _is_number(values, child, depth + 1, allow_float)  # noqa: E731
+    if isinstance(node, nodes.Const):
+        allowed = (int, float) if allow_float else (int,)
+        return isinstance(node.value, allowed) and not isinstance(node.value, bool)
+    if isinstance(node, nodes.UnaryOp) and node.op in {"-", "+"}:
+        return again(node.operand)
+    if isinstance(node, nodes.BinOp):
+        operators = _NUMBER_OPERATORS if allow_float else _INT_OPERATORS
+        return node.op in operators and again(node.left) and again(node.right)
+    if isinstance(node, nodes.Subscript):
+        return _is_shape_element(values, node)
+    if isinstance(node, nodes.Attribute):
+        return node.attrname == "ndim" and values.is_tensor(node.expr)
+    if isinstance(node, nodes.Call):
+        return _is_number_call(values, node, again, allow_float)
+    if isinstance(node, nodes.Name):
+        return _is_number_name(values, node, depth, allow_float)
+    return False
+
+
+def _is_shape_element(values: ValueOracle, node: nodes.Subscript) -> bool:
+    """``x.shape[0]`` or ``x.size()[-1]``: one dimension of a tensor's shape."""
+    index = node.slice
+    if not (isinstance(index, nodes.Const) and isinstance(index.value, int)):
+        return False
+    return _is_shape(values, node.value)
+
+
+def _is_shape(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    """``x.shape`` or ``x.size()`` of a tensor: a ``torch.Size``, i.e. a tuple of ints."""
+    if isinstance(node, nodes.Attribute) and node.attrname in _SHAPE_ATTRIBUTES:
+        return values.is_tensor(node.expr)
+    size = method_call(node, "size")
+    return size is not None and not node.args and values.is_tensor(size.func.expr)
+
+
+def _is_number_call(
+    values: ValueOracle, call: nodes.Call, again: Callable[[nodes.NodeNG], bool], allow_float: bool
+) -> bool:
+    builtin = builtin_name(call)
+    if builtin == "len":
+        return True
+    if builtin == "int" or (builtin == "float" and allow_float):
+        return len(call.args) == 1 and values.kind(call.args[0]) is Kind.STATIC
+    if builtin in {"abs", "max", "min"}:
+        return bool(call.args) and not call.keywords and all(again(arg) for arg in call.args)
+    func = call.func
+    if isinstance(func, nodes.Attribute) and values.is_tensor(func.expr):
+        if func.attrname in _INT_METHODS:
+            return True
+        return func.attrname == "size" and len(call.args) == 1 and again(call.args[0])
+    return False
+
+
+def _is_number_name(values: ValueOracle, name: nodes.Name, depth: int, allow_float: bool) -> bool:
+    bound = bound_values(name)
+    if bound is not None:
+        return all(_is_number(values, value, depth + 1, allow_float) for value in bound)
+    unpacked = _unpacked_from(name)
+    if unpacked is not None:
+        return all(_is_shape(values, source) or _is_shape_slice(values, source) for source in unpacked)
+    return _annotated_parameter(name) in ({"int", "float"} if allow_float else {"int"})
+
+
+def _is_shape_slice(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    """``x.shape[:2]`` / ``x.size()[:-1]``: still a tuple of ints."""
+    return isinstance(node, nodes.Subscript) and isinstance(node.slice, nodes.Slice) and _is_shape(values, node.value)
+
+
+def _annotated_parameter(name: nodes.Name) -> str | None:
+    """The annotation text of the parameter *name* refers to, when that is its only binding."""
+    try:
+        _, assignments = name.lookup(name.name)
+    except Exception:
+        return None
+    if len(assignments) != 1 or not isinstance(assignments[0].parent, nodes.Arguments):
+        return None
+    annotation = ValueOracle._annotation_of(assignments[0], assignments[0].parent)
+    return annotation.as_string() if annotation is not None else None

@@ -1,0 +1,189 @@
+"""Rewrites that keep a tensor's value on the device instead of copying it to Python.
+
+Dynamo breaks the graph at ``t.item()`` / ``int(t)`` (GB0124) because a
+Python number cannot live in an FX graph unless
+``torch._dynamo.config.capture_scalar_outputs`` is set. When the number is
+only used where a tensor would do, the copy can simply be dropped:
+
+* :func:`keep_scalar_on_device`: ``s = t.sum().item(); y = x * s`` becomes
+  ``s = t.sum().detach()``: ``s`` stays a 0-d tensor. ``detach`` keeps the
+  gradient cut that ``.item()`` made.
+* :func:`assert_without_item`: ``assert t.max().item() <= n`` becomes
+  ``assert t.max() <= n``; Dynamo lowers an assert on a tensor to an async
+  assert, with no break.
+* :func:`branch_only_decline`: a scalar that only feeds ``if flag:`` needs
+  the branch predicated (GM101) before the copy can go; until then the
+  finding says so.
+
+Anything else is display-only: :data:`CAPTURE_SCALARS` names the setting that
+would trace it, and what that costs.
+"""
+
+from __future__ import annotations
+
+from astroid import nodes
+
+from graphmend_lint.analysis.host_values import (
+    ScalarConversion,
+    is_python_int,
+    reads_of,
+    single_target,
+)
+from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.context import FileAnalysis
+from graphmend_lint.diagnostics import Applicability, Edit, Fix
+
+CAPTURE_SCALARS = (
+    "no source fix: `torch._dynamo.config.capture_scalar_outputs = True` would trace it as an unbacked "
+    "symbol (the device-to-host sync stays, and code that branches on or slices with the number then needs "
+    "`torch._check` hints or breaks anyway)"
+)
+_ARITHMETIC = frozenset({"+", "-", "*", "/", "//", "%", "**"})
+_COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+
+
+def node_text(analysis: FileAnalysis, node: nodes.NodeNG) -> str:
+    """The exact source text of *node* (astroid ranges exclude enclosing parentheses)."""
+    source = analysis.source
+    return source.text[source.offset(analysis.start_of(node)) : source.offset(analysis.end_of(node))]
+
+
+def _without_conversion(analysis: FileAnalysis, conversion: ScalarConversion, suffix: str = "") -> Edit:
+    """Replace ``t.item()`` (or ``float(t)``) by ``t`` + *suffix*.
+
+    ``.item()`` is cut at the end of its receiver, so comments and line breaks
+    inside the receiver survive; a builtin call keeps its argument's text.
+    """
+    call = conversion.call
+    if conversion.is_item:
+        return Edit(analysis.end_of(conversion.tensor), analysis.end_of(call), suffix)
+    text = node_text(analysis, conversion.tensor)
+    return Edit(analysis.start_of(call), analysis.end_of(call), _parenthesized(conversion.tensor, text) + suffix)
+
+
+def _parenthesized(node: nodes.NodeNG, text: str) -> str:
+    """*text* safe to use as an operand or a receiver."""
+    atoms = (nodes.Name, nodes.Attribute, nodes.Call, nodes.Subscript, nodes.Const)
+    return text if isinstance(node, atoms) else f"({text})"
+
+
+# -- fix 1: the scalar only feeds tensor arithmetic --------------------------------------
+
+
+def _feeds_tensor_arithmetic(values: ValueOracle, read: nodes.Name) -> bool:
+    """``x * s`` or ``x += s`` where the other side is a tensor."""
+    parent = read.parent
+    if isinstance(parent, nodes.BinOp) and parent.op in _ARITHMETIC:
+        other = parent.right if parent.left is read else parent.left
+        return values.is_tensor(other)
+    if isinstance(parent, nodes.AugAssign) and parent.value is read and parent.op.rstrip("=") in _ARITHMETIC:
+        return values.is_tensor(parent.target)
+    return False
+
+
+def keep_scalar_on_device(analysis: FileAnalysis, conversion: ScalarConversion) -> Fix | None:
+    """``s = t.item()`` → ``s = t.detach()`` when every read of ``s`` is tensor arithmetic.
+
+    Unsafe: a 0-d tensor promotes like its dtype, not like a Python number,
+    so an integer tensor times a float64 scalar becomes float64 instead of the
+    default float dtype; devices must match (a CUDA 0-d tensor cannot meet a
+    CPU tensor); and the arithmetic is now traced with the other tensors.
+    """
+    if not conversion.is_item:
+        return None  # int(t) truncates and float(t) converts: dropping them changes values
+    target = single_target(conversion.call)
+    reads = reads_of(target) if target is not None else None
+    if not reads or not all(_feeds_tensor_arithmetic(analysis.values, read) for read in reads):
+        return None
+    return Fix(
+        edits=(_without_conversion(analysis, conversion, ".detach()"),),
+        applicability=Applicability.UNSAFE,
+        message=f"Keep `{target.name}` a 0-d tensor (`.detach()` instead of `.item()`): it only feeds tensor arithmetic",
+    )
+
+
+# -- fix 2: the scalar only feeds a condition --------------------------------------------
+
+
+def _condition_of(read: nodes.Name) -> nodes.If | None:
+    """The ``if`` whose test is ``read`` or ``not read``."""
+    node: nodes.NodeNG = read
+    if isinstance(node.parent, nodes.UnaryOp) and node.parent.op == "not":
+        node = node.parent
+    parent = node.parent
+    return parent if isinstance(parent, nodes.If) and parent.test is node else None
+
+
+def branch_only_decline(conversion: ScalarConversion) -> Fix | None:
+    """A display-only pointer at the branches when the scalar feeds nothing but ``if`` tests.
+
+    Dropping the copy alone would only turn this break into a
+    data-dependent-branch break at the ``if``; the pair is fixable once the
+    branch is predicated (GM101's ``torch.where`` rewrite).
+    """
+    target = single_target(conversion.call)
+    reads = reads_of(target) if target is not None else None
+    branches = [_condition_of(read) for read in reads or ()]
+    if not branches or None in branches:
+        return None
+    lines = ", ".join(str(branch.lineno) for branch in branches if branch is not None)
+    return Fix(
+        edits=(),
+        applicability=Applicability.DISPLAY_ONLY,
+        message=(
+            f"`{target.name}` only feeds the branch at line {lines}: keep it a tensor and predicate that branch "
+            "with `torch.where` (GM101); not automatic because the branch rewrite is not available here"
+        ),
+    )
+
+
+# -- fix 4: the scalar only feeds an assert ----------------------------------------------
+
+
+def _assert_of(conversion: ScalarConversion, values: ValueOracle) -> nodes.Assert | None:
+    """The ``assert`` whose test keeps its meaning once the conversion is dropped.
+
+    ``assert t.item()``, ``assert not t.item()`` and ``assert t.item() <= n``
+    with ``n`` a Python int compare the same numbers on the tensor: integer
+    tensors exactly, floating ones exactly while ``|n| <= 2**24`` (float32).
+    A float ``n`` could round differently, and ``int(t)`` truncates, so both
+    are left alone.
+    """
+    if conversion.spelling not in {"item", "bool", "float"}:
+        return None
+    node: nodes.NodeNG = conversion.call
+    parent = node.parent
+    if isinstance(parent, nodes.UnaryOp) and parent.op == "not":
+        node, parent = parent, parent.parent
+    elif isinstance(parent, nodes.Compare) and len(parent.ops) == 1 and parent.ops[0][0] in _COMPARISONS:
+        other = parent.ops[0][1] if parent.left is node else parent.left
+        if not is_python_int(values, other) or values.kind(other) is Kind.TENSOR:
+            return None
+        node, parent = parent, parent.parent
+    return parent if isinstance(parent, nodes.Assert) and parent.test is node else None
+
+
+def assert_without_item(analysis: FileAnalysis, conversion: ScalarConversion) -> Fix | None:
+    """``assert t.max().item() <= n`` → ``assert t.max() <= n``.
+
+    Unsafe: eagerly nothing changes, but under ``torch.compile`` a failing
+    tensor assert raises ``RuntimeError("assertion error")`` from the async
+    assert instead of ``AssertionError`` (measured, torch 2.13 CPU).
+    """
+    if _assert_of(conversion, analysis.values) is None:
+        return None
+    return Fix(
+        edits=(_without_conversion(analysis, conversion),),
+        applicability=Applicability.UNSAFE,
+        message="Assert on the tensor itself: Dynamo turns it into an async assert without a graph break",
+    )
+
+
+def scalar_fix(analysis: FileAnalysis, conversion: ScalarConversion) -> Fix:
+    """The best fix for one conversion, falling back to the display-only setting."""
+    return (
+        assert_without_item(analysis, conversion)
+        or keep_scalar_on_device(analysis, conversion)
+        or branch_only_decline(conversion)
+        or Fix(edits=(), applicability=Applicability.DISPLAY_ONLY, message=CAPTURE_SCALARS)
+    )

@@ -1,0 +1,110 @@
+"""GM301: ``t.item()`` / ``int(t)`` copies a tensor's value to a Python scalar."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from astroid import nodes
+
+from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.host_values import scalar_conversion
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.fixes.host_sync import scalar_fix
+from graphmend_lint.rules.base import Example, Rule
+
+ITEM_GB = {"GB0124": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}
+
+_HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, lengths: torch.Tensor, n: int):\n"
+
+
+class TensorToPythonScalar(Rule):
+    """## What it does
+    Flags `t.item()`, and `int(t)`, `float(t)`, `bool(t)` or `complex(t)` on a
+    tensor, in code that `torch.compile` traces.
+
+    ## Why is this bad
+    A Python number cannot live inside an FX graph. At each conversion Dynamo
+    ends the graph, runs it, waits for the device, copies the value to the
+    host and resumes in a new graph: a graph break (GB0124; `complex(t)` is
+    GB0059) and a device-to-host sync on every call. Inside a loop the break
+    makes Dynamo give up on the whole function.
+
+    ## Example
+    ```python
+    @torch.compile
+    def f(x, lengths, n: int):
+        assert lengths.max().item() <= n      # GB0124
+        scale = x.abs().max().item()          # GB0124
+        return x / scale
+    ```
+
+    ## Use instead
+    Keep the value a tensor where a tensor will do:
+    ```python
+    @torch.compile
+    def f(x, lengths, n: int):
+        assert lengths.max() <= n             # lowered to an async assert
+        scale = x.abs().max().detach()
+        return x / scale
+    ```
+
+    ## Fix safety
+    Three rewrites, each offered only when it provably applies:
+
+    * the conversion is the test of an `assert` (`assert t.item()`,
+      `assert t.item() <= n` with `n` a Python int): drop `.item()`. **Unsafe**:
+      eager behaviour is identical, but under `torch.compile` a failing assert
+      raises `RuntimeError("assertion error")` instead of `AssertionError`.
+      A float `n` or `int(t)` could compare differently, so no fix there.
+    * `s = t.item()` where every read of `s` is arithmetic with another tensor:
+      `.item()` becomes `.detach()` (the gradient stays cut). **Unsafe**: a 0-d
+      tensor promotes by its dtype (an integer tensor times a float64 0-d tensor
+      is float64, times a Python float it is float32) and must be on a
+      compatible device.
+    * `flag = t.item()` that only feeds `if flag:`: the finding points at the
+      branch; the copy can go once that branch is predicated (GM101).
+
+    Anything else is display-only. `torch._dynamo.config.capture_scalar_outputs
+    = True` traces `.item()` as an unbacked symbol instead of breaking; the
+    host sync stays, and shapes or branches that depend on the number then need
+    `torch._check` hints or still break.
+    """
+
+    code = "GM301"
+    name = "tensor-to-python-scalar"
+    summary = "`.item()` / `int(tensor)` copies a tensor to Python and splits the graph"
+    dynamo_gb = {**ITEM_GB, "GB0059": "Failed to trace builtin operator"}
+    default_applicability = Applicability.UNSAFE
+    valid = (
+        "import torch\n\n\ndef f(x):\n    return x.sum().item()\n",
+        _HEADER + "    k = int(x.shape[0])\n    return x * float(n) + len(x) + k\n",
+        _HEADER + "    items = {'a': 1}\n    return x * len(list(items.items()))\n",
+        _HEADER + "    if not torch.compiler.is_compiling():\n        print(x.sum().item())\n    return x\n",
+    )
+    invalid = (
+        Example(
+            _HEADER + "    assert lengths.max().item() <= n\n    return x + 1\n",
+            fixed=_HEADER + "    assert lengths.max() <= n\n    return x + 1\n",
+            unsafe=True,
+        ),
+        Example(
+            _HEADER + "    s = lengths.sum().item()\n    y = x * s\n    return y - s\n",
+            fixed=_HEADER + "    s = lengths.sum().detach()\n    y = x * s\n    return y - s\n",
+            unsafe=True,
+        ),
+        Example(_HEADER + "    flag = (x > 0).any().item()\n    if flag:\n        x = x + 1\n    return x\n"),
+        Example(_HEADER + "    k = int(lengths.max())\n    return x[:, :k]\n"),
+        Example(_HEADER + "    s = x.sum().item()\n    return x * s, s\n"),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for call, traced in ctx.traced_nodes(nodes.Call):
+            conversion = scalar_conversion(ctx.values, call)
+            if conversion is None:
+                continue
+            what = "`.item()`" if conversion.is_item else f"`{conversion.spelling}()` of a tensor"
+            message = (
+                f"{what} copies `{snippet(conversion.tensor)}` to a Python scalar: graph break and host sync"
+            )
+            yield ctx.report(call, message, traced, scalar_fix(ctx.analysis, conversion))

@@ -1,0 +1,249 @@
+"""One arm of a verification, run in its own fresh interpreter.
+
+``python -m graphmend_lint.verify.arm SPEC`` reads a pickled :class:`ArmSpec`,
+installs the import hook (identity for the original arm, the fixing
+transform for the fixed arm), and then, each phase on a freshly built
+workload under the same seed:
+
+1. runs every input set eagerly, recording which lines of the scope files
+   ran, and saves (original) or compares (fixed) the flattened outputs;
+2. measures Dynamo's breaks over every input set (:mod:`.breaks`);
+3. with ``bench``, times the compiled callable and the eager baseline.
+
+The JSON result goes to ``spec.result_path``; the process exits 0 whenever it
+could write one, errors included. A fresh process per arm matters: Dynamo
+caches, imported modules and lazily initialised model state would otherwise
+leak from one arm into the other.
+
+Progress lines for the parent go to stderr with :data:`PROGRESS_PREFIX`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pickle
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from types import FrameType
+from typing import Any
+
+PROGRESS_PREFIX = "@@graphmend-verify@@ "
+
+
+class ArmFailure(Exception):
+    """A phase failed; ``kind`` says which, for the parent's message and exit code."""
+
+    def __init__(self, kind: str, message: str, trace: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.trace = trace
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """Everything one arm needs; pickled by the parent."""
+
+    role: str  # "original" or "fixed"
+    target: Any  # TargetSpec
+    scope_modules: tuple[str, ...]
+    transform: Any  # Transform: (source, filename) -> source
+    result_path: str
+    outputs_path: str  # the original arm writes it, the fixed arm compares with it
+    seed: int = 0
+    device: str = "cpu"
+    grad: bool = False
+    atol: float | None = None
+    rtol: float | None = None
+    bench: Any = None  # BenchOptions or None
+
+
+def progress(role: str, message: str) -> None:
+    """One line for the parent to show while this arm works."""
+    print(f"{PROGRESS_PREFIX}[{role}] {message}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _phase(kind: str) -> Iterator[None]:
+    """Turn any exception of a phase into an :class:`ArmFailure` of that kind."""
+    try:
+        yield
+    except ArmFailure:
+        raise
+    except Exception as error:
+        from graphmend_lint.verify.targets import TargetError
+
+        if isinstance(error, TargetError):
+            raise ArmFailure("target", str(error)) from error
+        message = f"{type(error).__name__}: {error}".strip()
+        raise ArmFailure(kind, message, traceback.format_exc()) from error
+
+
+class _LineRecorder:
+    """Lines that ran in a set of files, via ``sys.settrace`` (only those files get a local tracer)."""
+
+    def __init__(self, filenames: set[str]) -> None:
+        self.filenames = filenames  # live: the hook adds files as modules load
+        self.lines: dict[str, set[int]] = {}
+
+    def _global(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
+        if frame.f_code.co_filename in self.filenames:
+            self.lines.setdefault(frame.f_code.co_filename, set()).add(frame.f_lineno)
+            return self._local
+        return None
+
+    def _local(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
+        if event == "line":
+            self.lines[frame.f_code.co_filename].add(frame.f_lineno)
+        return self._local
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[None]:
+        previous = sys.gettrace()
+        sys.settrace(self._global)
+        try:
+            yield
+        finally:
+            sys.settrace(previous)
+
+
+def _to_device(value: Any, device: str) -> Any:
+    """Move a module, tensors and containers of them to ``device`` (a no-op on CPU)."""
+    import torch
+
+    if device == "cpu":
+        return value
+    if isinstance(value, (torch.Tensor, torch.nn.Module)):
+        return value.to(device)
+    if isinstance(value, tuple):
+        return tuple(_to_device(v, device) for v in value)
+    if isinstance(value, list):
+        return [_to_device(v, device) for v in value]
+    if isinstance(value, dict):
+        return {k: _to_device(v, device) for k, v in value.items()}
+    return value
+
+
+def _fresh_workload(spec: ArmSpec) -> Any:
+    """Build the workload again under the seed: each phase starts from the same state."""
+    import torch
+
+    from graphmend_lint.verify.targets import build_workload
+
+    torch.manual_seed(spec.seed)
+    with _phase("factory"):
+        workload = build_workload(spec.target)
+        workload.callable = _to_device(workload.callable, spec.device)
+        workload.inputs = [_to_device(inputs, spec.device) for inputs in workload.inputs]
+    return workload
+
+
+def run_arm(spec: ArmSpec) -> dict[str, Any]:
+    """Run every phase and return the JSON-able result (raises :class:`ArmFailure`)."""
+    import torch
+
+    from graphmend_lint.verify import compare
+    from graphmend_lint.verify.breaks import capture_breaks_over
+    from graphmend_lint.verify.environment import describe
+    from graphmend_lint.verify.hook import installed
+
+    result: dict[str, Any] = {"role": spec.role, "environment": describe(spec.device)}
+    grad_mode = torch.enable_grad if spec.grad else torch.no_grad
+    with _phase("setup"), contextlib.ExitStack() as stack:
+        finder = stack.enter_context(installed(spec.scope_modules, spec.transform))
+        progress(spec.role, f"building {spec.target.text}")
+        started = time.perf_counter()
+        workload = _fresh_workload(spec)
+
+        progress(spec.role, f"running {len(workload.inputs)} input set(s) eagerly")
+        recorder = _LineRecorder(finder.filenames)
+        outputs = []
+        with _phase("callable"), grad_mode():
+            for args, kwargs in workload.inputs:
+                torch.manual_seed(spec.seed)
+                with recorder.recording():
+                    value = workload.callable(*args, **kwargs)
+                outputs.append(compare.flatten(value))
+        atol = spec.atol if spec.atol is not None else workload.atol or compare.DEFAULT_ATOL
+        rtol = spec.rtol if spec.rtol is not None else workload.rtol or compare.DEFAULT_RTOL
+        result["tolerances"] = {"atol": atol, "rtol": rtol}
+        if spec.role == "original":
+            torch.save(outputs, spec.outputs_path)
+        else:
+            reference = torch.load(spec.outputs_path, weights_only=True)
+            result["equivalence"] = asdict(compare.compare(reference, outputs, atol, rtol))
+
+        progress(spec.role, "compiling with Dynamo to measure graph breaks")
+        workload = _fresh_workload(spec)
+        with _phase("dynamo"), grad_mode():
+            report = capture_breaks_over(
+                workload.callable, workload.inputs, before_each=lambda: torch.manual_seed(spec.seed)
+            )
+        result["breaks"] = _breaks_json(report)
+
+        if spec.bench is not None:
+            result["bench"] = _bench(spec, grad_mode)
+        applied = getattr(spec.transform, "applied", {})
+        result["modules"] = [
+            {**asdict(m), "fixes": list(applied.get(m.filename, ()))} for m in finder.loaded
+        ]
+        result["executed"] = {name: sorted(lines) for name, lines in recorder.lines.items()}
+        result["seconds"] = round(time.perf_counter() - started, 3)
+    return result
+
+
+def _breaks_json(report: Any) -> dict[str, Any]:
+    splitting = set(report.splitting_sites)
+    return {
+        "graph_count": report.graph_count,
+        "explain_break_count": report.explain_break_count,
+        "graph_break_count": report.splitting_count,
+        "logged_sites": report.break_count,
+        "breaks": [
+            {"reason": s.reason, "gb_id": s.gb_id, "filename": s.filename, "line": s.line, "splits": s in splitting}
+            for s in report.sites
+        ],
+        "skipped_frames": list(report.skipped_frames),
+    }
+
+
+def _bench(spec: ArmSpec, grad_mode: Callable[[], Any]) -> dict[str, Any]:
+    import torch
+
+    from graphmend_lint.verify.bench import bench_compiled, bench_eager, timer_for
+
+    options = spec.bench
+    progress(spec.role, f"benchmarking: torch.compile(backend={options.backend!r}, mode={options.mode!r})")
+    workload = _fresh_workload(spec)
+    timer = timer_for(spec.device)
+    with _phase("bench"), grad_mode():
+        torch.manual_seed(spec.seed)
+        compiled = bench_compiled(workload.callable, workload.inputs[0], options, timer)
+        eager = bench_eager(workload.callable, workload.inputs[0], options, timer)
+    return {"device": timer.device, "compiled": asdict(compiled), "eager": asdict(eager)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: ``python -m graphmend_lint.verify.arm SPEC_PICKLE``."""
+    arguments = sys.argv[1:] if argv is None else argv
+    if len(arguments) != 1:
+        print("usage: python -m graphmend_lint.verify.arm SPEC_PICKLE", file=sys.stderr)
+        return 2
+    with open(arguments[0], "rb") as stream:
+        spec: ArmSpec = pickle.load(stream)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        result = run_arm(spec)
+    except ArmFailure as failure:
+        result = {"role": spec.role, "error": {"kind": failure.kind, "message": str(failure), "traceback": failure.trace}}
+    with open(spec.result_path, "w", encoding="utf-8") as stream:
+        json.dump(result, stream, indent=1, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
