@@ -284,7 +284,8 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
     """Load settings from *config*, or from the nearest config file above *start*."""
     path = config if config is not None else find_config_file(start or Path.cwd())
     if path is None:
-        return Settings(root=str((start or Path.cwd()).resolve()))
+        directory = (start or Path.cwd()).resolve()
+        return Settings(root=str(directory if directory.is_dir() else directory.parent))
     return load_config_file(path)
 
 
