@@ -184,6 +184,12 @@ def _header(rule: type[Rule]) -> Iterator[str]:
 
 def _graph_break_lines(rule: type[Rule], registry: Mapping[str, GraphBreak]) -> Iterator[str]:
     """Dynamo's own words for each id the rule cites."""
+    if rule.dynamo_gb:
+        yield ""
+        yield (
+            "What Dynamo itself says, from torch's graph-break registry "
+            "(`{...}` marks what Dynamo fills in when it reports the break):"
+        )
     for gb_id, gb_type in rule.dynamo_gb.items():
         yield ""
         yield f"### [{gb_id}]({gb_url(gb_id)}): {gb_type}"
@@ -230,7 +236,8 @@ def _catalog_lines(rule: type[Rule], pairs: list[CatalogPair], catalog: Path) ->
     if not catalog.is_dir():
         yield "## Catalog"
         yield ""
-        yield f"Runnable programs for this rule are in [`rules/{rule.code}/`]({REPOSITORY_URL}/tree/main/rules/{rule.code})."
+        url = f"{REPOSITORY_URL}/tree/main/rules/{rule.code}"
+        yield f"Runnable programs for this rule are in [`rules/{rule.code}/`]({url})."
         yield ""
         return
     if not pairs:

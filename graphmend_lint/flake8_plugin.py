@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from graphmend_lint import __version__
@@ -48,7 +48,7 @@ class PluginInternalError(RuntimeError):
     """A rule crashed on a file; flake8 shows this and fails the run, as the CLI exits 2."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def settings_for_directory(directory: str) -> Settings:
     """The analysis settings for files in *directory*, read once per directory.
 
