@@ -8,7 +8,8 @@ from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet, tensor_condition_parts
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Diagnostic
+from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.fixes.predicate import predicated_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
 
@@ -33,19 +34,33 @@ class TensorDependentConditionalExpression(Rule):
     ```
 
     ## Fix safety
-    Detection only for now; the `torch.where` fix is planned.
+    The fix rewrites the expression as `torch.where(c, a, b)` when at least one
+    side is a tensor and neither side has side effects. It is **safe** only
+    when both sides are names, attributes or integer arithmetic over the same
+    single tensor; otherwise **unsafe**: both sides are computed, NaN or inf
+    on the side not taken can reach gradients, and a Python-number side
+    becomes a tensor.
     """
 
     code = "GM103"
     name = "tensor-dependent-conditional-expression"
     summary = "`a if <tensor> else b` splits the graph"
     dynamo_gb = DATA_DEPENDENT_BRANCHING
+    default_applicability = Applicability.UNSAFE
     valid = ("import torch\n\n@torch.compile\ndef f(x):\n    return x * 2 if x.dim() == 2 else x\n",)
-    invalid = (Example("import torch\n\n@torch.compile\ndef f(x):\n    return x + 1 if x.mean() > 0 else x - 1\n"),)
+    invalid = (
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x):\n    return x + 1 if x.mean() > 0 else x - 1\n",
+            fixed="import torch\n\n@torch.compile\ndef f(x):\n    return torch.where(x.mean() > 0, x + 1, x - 1)\n",
+        ),
+    )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         for node, traced in ctx.traced_nodes(nodes.IfExp):
-            for part in tensor_condition_parts(ctx.values, node.test):
-                yield ctx.report(
-                    part, f"conditional expression on a tensor value `{snippet(part)}` causes a graph break", traced
-                )
+            parts = tensor_condition_parts(ctx.values, node.test)
+            if not parts:
+                continue
+            fix = predicated_fix(ctx.analysis, "conditional_expression", node, "Select with `torch.where`")
+            for index, part in enumerate(parts):
+                message = f"conditional expression on a tensor value `{snippet(part)}` causes a graph break"
+                yield ctx.report(part, message, traced, fix if index == 0 else None)

@@ -1,0 +1,599 @@
+"""Predicated control flow: GraphMend's first transformation.
+
+A branch on a tensor's value becomes a select on the device, so Dynamo traces
+both sides and the graph stays whole:
+
+* both branches assign → ``x = torch.where(c, a, b)`` (one ``where`` per name,
+  ``elif`` chains nest);
+* an ``else``-less update ``if c: x = f(x)`` → ``x = torch.where(c, f(x), x)``;
+* both branches return → ``return torch.where(c, a, b)`` (tuples element-wise),
+  also for ``if c: return a`` followed by ``return b``;
+* identical trailing statements of both branches run once after the select,
+  and a call that differs only in tensor arguments selects those arguments
+  (the Phi-3 LongRoPE ``register_buffer`` pattern);
+* ``a if c else b`` → ``torch.where(c, a, b)``;
+* ``if c: raise E(msg)`` → ``torch._assert_async(~(c), msg)``.
+
+The rule decides *whether* to offer a fix; this module decides *how*, and
+declines (returning a reason) whenever it cannot prove the rewrite keeps
+meaning: side effects, control leaving one branch, non-tensor values, names
+read after being re-bound, unknown callees.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import textwrap
+import tokenize
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from astroid import nodes
+
+from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.context import FileAnalysis
+from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
+from graphmend_lint.fixes.guard import torch_alias
+
+#: Tensor methods and torch functions that return booleans: usable as a ``where`` condition as is.
+BOOLEAN_PRODUCERS = frozenset(
+    {"any", "all", "isnan", "isinf", "isfinite", "isneginf", "isposinf", "logical_and", "logical_or",
+     "logical_not", "logical_xor", "eq", "ne", "gt", "lt", "ge", "le", "greater", "less", "equal_",
+     "isclose", "signbit", "bool"}
+)  # fmt: skip
+#: Calls whose effects must not run on the unselected side, or whose values are host data.
+IMPURE_CALLS = frozenset(
+    {"item", "tolist", "numpy", "nonzero", "backward", "register_buffer", "register_parameter", "append",
+     "extend", "pop", "update", "setdefault", "manual_seed", "save", "print"}
+)  # fmt: skip
+_ATOMIC = (nodes.Name, nodes.Attribute, nodes.Const, nodes.Call, nodes.Subscript)
+
+
+class Declined(Exception):
+    """The rewrite cannot be proven to keep meaning; the message says why."""
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """Replacement text for a source range, and whether it is safe."""
+
+    start: Position
+    end: Position
+    content: str
+    safe: bool
+
+
+class Predicator:
+    """Build predicated rewrites for one file."""
+
+    def __init__(self, analysis: FileAnalysis) -> None:
+        self.analysis = analysis
+        self.values: ValueOracle = analysis.values
+        torch_name = torch_alias(analysis)
+        if torch_name is None:
+            raise Declined("the file does not `import torch`, so `torch.where` has no name here")
+        self.torch = torch_name
+
+    # -- public rewrites ------------------------------------------------------------
+
+    def if_statement(self, node: nodes.If) -> Rewrite:
+        """Rewrite a tensor-dependent ``if`` (assignments, updates or returns)."""
+        returns = self._return_pair(node)
+        if returns is not None:
+            return self._predicated_return(node, *returns)
+        condition = self.condition(node.test)
+        statements, safe = self._assignments(node, condition)
+        return self._statement_rewrite(node, node, statements, safe)
+
+    def conditional_expression(self, node: nodes.IfExp) -> Rewrite:
+        condition = self.condition(node.test)
+        self._check_selectable(node.body, node.orelse)
+        text = self._where(condition, self.text(node.body), self.text(node.orelse))
+        safe = self._cheap_same_dtype(node.body, node.orelse)
+        return Rewrite(self.analysis.start_of(node), self.analysis.end_of(node), text, safe)
+
+    def validation_guard(self, node: nodes.If) -> Rewrite:
+        """``if c: raise E(msg)`` → ``torch._assert_async(~(c), msg)``."""
+        raise_node = node.body[0]
+        condition = self.condition(node.test)
+        message = self._raise_message(raise_node, node.test)
+        statement = f"{self.torch}._assert_async({self._negate(condition)}, {message})"
+        return self._statement_rewrite(node, node, [statement], safe=False)
+
+    # -- conditions -----------------------------------------------------------------
+
+    def condition(self, test: nodes.NodeNG) -> str:
+        """*test* as a boolean-tensor expression, with ``and``/``or``/``not`` made elementwise."""
+        if isinstance(test, nodes.BoolOp):
+            operator = " & " if test.op == "and" else " | "
+            return operator.join(self._parenthesised(self.condition(v)) for v in test.values)
+        if isinstance(test, nodes.UnaryOp) and test.op == "not":
+            return self._negate(self.condition(test.operand))
+        if self.values.kind(test) is not Kind.TENSOR:
+            raise Declined(f"`{test.as_string()}` is not a tensor, so it cannot be an elementwise condition")
+        text = self.text(test)
+        return text if self._is_boolean(test) else f"{self._parenthesised(text)} != 0"
+
+    def _is_boolean(self, test: nodes.NodeNG) -> bool:
+        if isinstance(test, nodes.Compare):
+            return True
+        if isinstance(test, nodes.Call):
+            func = test.func
+            name = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "")
+            return name in BOOLEAN_PRODUCERS
+        if isinstance(test, nodes.Name):
+            try:
+                _, bindings = test.lookup(test.name)
+            except Exception:
+                return False
+            values = [b.parent.value for b in bindings if isinstance(b.parent, nodes.Assign)]
+            return len(values) == len(bindings) == 1 and self._is_boolean(values[0])
+        return False
+
+    def _negate(self, condition: str) -> str:
+        return f"~{self._parenthesised(condition)}"
+
+    @staticmethod
+    def _parenthesised(text: str) -> str:
+        """*text* wrapped in parentheses unless it is a primary (binds tighter than any operator)."""
+        stripped = text.strip()
+        try:
+            tree = ast.parse(stripped, mode="eval").body
+        except SyntaxError:
+            return f"({stripped})"
+        if isinstance(tree, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)) or (
+            stripped.startswith("(") and stripped.endswith(")") and _balanced(stripped[1:-1])
+        ):
+            return stripped
+        return f"({stripped})"
+
+    # -- assignments ----------------------------------------------------------------
+
+    def _assignments(self, node: nodes.If, condition: str) -> tuple[list[str], bool]:
+        body, orelse = list(node.body), list(node.orelse)
+        suffix: list[str] = []
+        setup: list[str] = []
+        if orelse and not _is_elif(orelse):
+            body, true_setup = self._split_setup(body)
+            orelse, false_setup = self._split_setup(orelse)
+            setup = true_setup + false_setup
+            body, orelse, suffix = self._hoist_common_suffix(body, orelse, condition)
+            if not body and not orelse and suffix:
+                return setup + suffix, False
+        true_values = self._branch_values(body)
+        false_values = self._else_values(orelse)
+        names = list(dict.fromkeys([*true_values, *false_values]))
+        if not names:
+            raise Declined("the branches assign nothing that could be selected")
+        safe = True
+        statements: list[str] = []
+        if len(names) > 1 and not _is_name(condition):
+            statements.append(f"_gm_cond = {condition}")
+            condition = "_gm_cond"
+        rebound: set[str] = set()
+        for name in names:
+            on_true = true_values.get(name) or self._previous_value(node, name)
+            on_false = false_values.get(name) or self._previous_value(node, name)
+            stale = (on_true[2] | on_false[2]) & rebound
+            if stale:
+                raise Declined(f"the value selected for `{name}` reads `{sorted(stale)[0]}`, which the rewrite re-binds first")
+            statements.append(f"{name} = {self._where(condition, on_true[0], on_false[0])}")
+            rebound.add(name)
+            safe = safe and on_true[1] and on_false[1]
+        return setup + statements + suffix, safe and not suffix and not setup
+
+    def _split_setup(self, block: list[nodes.NodeNG]) -> tuple[list[nodes.NodeNG], list[str]]:
+        """Leading statements that may run on both sides, as GraphMend allows.
+
+        A memoising init (``if not hasattr(obj, "x"): obj.x = ...``) runs at
+        most once whichever side is taken, and ``a = a.to(...)`` is idempotent,
+        so both can move before the select. Their source is kept verbatim.
+        """
+        hoisted: list[str] = []
+        while block and (self._is_memoising_init(block[0]) or _is_idempotent_move(block[0])):
+            hoisted.append(self._statement_source(block[0]))
+            block = block[1:]
+        return block, hoisted
+
+    def _is_memoising_init(self, statement: nodes.NodeNG) -> bool:
+        if not isinstance(statement, nodes.If) or statement.orelse:
+            return False
+        test = statement.test
+        if not (isinstance(test, nodes.UnaryOp) and test.op == "not" and isinstance(test.operand, nodes.Call)):
+            return False
+        call = test.operand
+        if self.text(call.func) != "hasattr" or len(call.args) != 2 or not isinstance(call.args[1], nodes.Const):
+            return False
+        owner, attribute = self.text(call.args[0]), call.args[1].value
+        for inner in statement.body:
+            targets = inner.targets if isinstance(inner, nodes.Assign) else []
+            written = [t for target in targets for t in ([target] if not isinstance(target, nodes.Tuple) else target.elts)]
+            if not inner or not written:
+                return False
+            for target in written:
+                is_memo = isinstance(target, nodes.AssignAttr) and self.text(target.expr) == owner and target.attrname == attribute
+                if not is_memo and not (isinstance(target, nodes.AssignName) and target.name == "_"):
+                    return False
+        return True
+
+    def _statement_source(self, statement: nodes.NodeNG) -> str:
+        """A whole statement's source, re-indented to start at column 0."""
+        source = self.analysis.source
+        start, end = self.analysis.start_of(statement), self.analysis.end_of(statement)
+        lines = [source.line(n) for n in range(start.line, end.line + 1)]
+        lines[-1] = lines[-1][: end.col]
+        return textwrap.dedent("\n".join(lines)).strip("\n")
+
+    def _branch_values(self, statements: Sequence[nodes.NodeNG]) -> dict[str, tuple[str, bool, set[str]]]:
+        """name → (value text, safe, names read), for a block of plain assignments."""
+        values: dict[str, tuple[str, bool, set[str]]] = {}
+        for statement in statements:
+            if isinstance(statement, nodes.Assign) and len(statement.targets) == 1:
+                target, value_node = statement.targets[0], statement.value
+                value = self.text(value_node)
+            elif isinstance(statement, nodes.AugAssign):
+                target, value_node = statement.target, statement.value
+                value = f"{target.as_string()} {statement.op[:-1]} {self._parenthesised(self.text(value_node))}"
+            elif isinstance(statement, nodes.Pass):
+                continue
+            else:
+                raise Declined(f"line {statement.lineno}: `{_first_line(statement)}` is not a plain assignment")
+            if not isinstance(target, nodes.AssignName):
+                raise Declined(f"line {statement.lineno}: only assignments to local names can be selected")
+            reads = {n.name for n in value_node.nodes_of_class(nodes.Name)}
+            if reads & set(values):
+                raise Declined(f"line {statement.lineno}: `{target.name}` reads a name the same branch just assigned")
+            self._check_pure(value_node)
+            if self.values.kind(value_node) is not Kind.TENSOR and not _is_number(value_node):
+                raise Declined(f"line {statement.lineno}: `{value}` is not a tensor, so `torch.where` cannot select it")
+            values[target.name] = (value, _cheap(value_node), reads)
+        return values
+
+    def _else_values(self, orelse: list[nodes.NodeNG]) -> dict[str, tuple[str, bool, set[str]]]:
+        if not _is_elif(orelse):
+            return self._branch_values(orelse)
+        inner: nodes.If = orelse[0]
+        condition = self.condition(inner.test)
+        true_values = self._branch_values(inner.body)
+        false_values = self._else_values(list(inner.orelse))
+        merged: dict[str, tuple[str, bool, set[str]]] = {}
+        for name in dict.fromkeys([*true_values, *false_values]):
+            on_true = true_values.get(name) or self._previous_value(inner, name)
+            on_false = false_values.get(name) or self._previous_value(inner, name)
+            reads = on_true[2] | on_false[2] | {n for n in _names_in(condition)}
+            merged[name] = (self._where(condition, on_true[0], on_false[0]), on_true[1] and on_false[1], reads)
+        return merged
+
+    def _previous_value(self, node: nodes.If, name: str) -> tuple[str, bool, set[str]]:
+        """The value *name* keeps on a side that does not assign it: it must be a tensor already."""
+        function = node.scope()
+        earlier = [
+            binding
+            for binding in function.nodes_of_class((nodes.AssignName,))
+            if binding.name == name and binding.lineno < node.lineno
+        ]
+        parameters = [a for a in getattr(function.args, "arguments", []) if a.name == name]
+        if not earlier and not parameters:
+            raise Declined(f"`{name}` is assigned on one side only and has no value before the `if`")
+        probe = next(iter([*earlier, *parameters]))
+        if self.values.kind(_name_use(probe, name)) is not Kind.TENSOR:
+            raise Declined(f"`{name}` is assigned on one side only and is not known to be a tensor before the `if`")
+        return name, True, {name}
+
+    def _hoist_common_suffix(
+        self, body: list[nodes.NodeNG], orelse: list[nodes.NodeNG], condition: str
+    ) -> tuple[list[nodes.NodeNG], list[nodes.NodeNG], list[str]]:
+        """Trailing statements both branches share run once, after the selects."""
+        suffix: list[str] = []
+        while body and orelse:
+            last_true, last_false = body[-1], orelse[-1]
+            if self.text(last_true) == self.text(last_false):
+                suffix.insert(0, self.text(last_true))
+            else:
+                merged = self._common_call(last_true, last_false, condition)
+                if merged is None:
+                    break
+                suffix.insert(0, merged)
+            body, orelse = body[:-1], orelse[:-1]
+        return body, orelse, suffix
+
+    def _common_call(self, left: nodes.NodeNG, right: nodes.NodeNG, condition: str) -> str | None:
+        """``f(a, t1)`` and ``f(a, t2)`` → ``f(a, torch.where(c, t1, t2))`` for tensor arguments."""
+        if not (isinstance(left, nodes.Expr) and isinstance(right, nodes.Expr)):
+            return None
+        call_a, call_b = left.value, right.value
+        if not (isinstance(call_a, nodes.Call) and isinstance(call_b, nodes.Call)):
+            return None
+        if self.text(call_a.func) != self.text(call_b.func) or len(call_a.args) != len(call_b.args):
+            return None
+        if [k.arg for k in call_a.keywords or []] != [k.arg for k in call_b.keywords or []]:
+            return None
+        arguments: list[str] = []
+        pairs = list(zip(call_a.args, call_b.args)) + list(zip(call_a.keywords or [], call_b.keywords or []))
+        for first, second in pairs:
+            keyword = f"{first.arg}=" if isinstance(first, nodes.Keyword) else ""
+            value_a = first.value if isinstance(first, nodes.Keyword) else first
+            value_b = second.value if isinstance(second, nodes.Keyword) else second
+            text_a, text_b = self.text(value_a), self.text(value_b)
+            if text_a == text_b:
+                arguments.append(keyword + text_a)
+                continue
+            self._check_selectable(value_a, value_b, known_tensor=self._takes_tensor(call_a, first))
+            arguments.append(keyword + self._where(condition, text_a, text_b))
+        return f"{self.text(call_a.func)}({', '.join(arguments)})"
+
+    # -- returns --------------------------------------------------------------------
+
+    def _return_pair(self, node: nodes.If) -> tuple[nodes.Return, nodes.Return, nodes.NodeNG] | None:
+        """The two returns of ``if c: return a else: return b`` (or a following ``return b``)."""
+        if len(node.body) != 1 or not isinstance(node.body[0], nodes.Return):
+            return None
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], nodes.Return):
+            return node.body[0], node.orelse[0], node
+        following = node.next_sibling()
+        if not node.orelse and isinstance(following, nodes.Return):
+            return node.body[0], following, following
+        return None
+
+    def _predicated_return(self, node: nodes.If, on_true: nodes.Return, on_false: nodes.Return, last: nodes.NodeNG) -> Rewrite:
+        condition = self.condition(node.test)
+        if on_true.value is None or on_false.value is None:
+            raise Declined("a branch returns None, which `torch.where` cannot select")
+        left, right = on_true.value, on_false.value
+        if isinstance(left, nodes.Tuple) and isinstance(right, nodes.Tuple):
+            if len(left.elts) != len(right.elts):
+                raise Declined("the branches return tuples of different lengths")
+            pairs = list(zip(left.elts, right.elts))
+        else:
+            pairs = [(left, right)]
+        for first, second in pairs:
+            self._check_selectable(first, second)
+        condition_name = condition
+        prefix: list[str] = []
+        if len(pairs) > 1 and not _is_name(condition):
+            prefix.append(f"_gm_cond = {condition}")
+            condition_name = "_gm_cond"
+        selected = [self._where(condition_name, self.text(a), self.text(b)) for a, b in pairs]
+        safe = all(self._cheap_same_dtype(a, b) for a, b in pairs)
+        return self._statement_rewrite(node, last, [*prefix, "return " + ", ".join(selected)], safe)
+
+    # -- checks ---------------------------------------------------------------------
+
+    def _check_selectable(self, first: nodes.NodeNG, second: nodes.NodeNG, known_tensor: bool = False) -> None:
+        for value in (first, second):
+            if isinstance(value, nodes.Const) and not _is_number(value):
+                raise Declined(f"`{value.as_string()}` is not a tensor or a number, so `torch.where` cannot select it")
+            self._check_pure(value)
+        if not known_tensor and Kind.TENSOR not in (self.values.kind(first), self.values.kind(second)):
+            raise Declined("neither side is a tensor, so the select would change the result's type")
+
+    @staticmethod
+    def _takes_tensor(call: nodes.Call, argument: nodes.NodeNG) -> bool:
+        """``register_buffer(name, tensor)``: the API only accepts a tensor in that slot."""
+        func = call.func
+        if not (isinstance(func, nodes.Attribute) and func.attrname in {"register_buffer", "register_parameter"}):
+            return False
+        if isinstance(argument, nodes.Keyword):
+            return argument.arg in {"tensor", "param"}
+        return len(call.args) > 1 and call.args[1] is argument
+
+    def _check_pure(self, value: nodes.NodeNG) -> None:
+        """Reject values whose evaluation has effects or could fail on the unselected side."""
+        for call in value.nodes_of_class(nodes.Call):
+            func = call.func
+            name = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "")
+            if name in IMPURE_CALLS or name.endswith("_") and not name.startswith("_"):
+                raise Declined(f"`{call.as_string()}` has side effects; it must not run on both sides")
+            kind = self.values.kind(call)
+            if kind is Kind.UNKNOWN:
+                raise Declined(f"`{call.as_string()}` is a call the linter cannot prove free of side effects")
+        for subscript in value.nodes_of_class(nodes.Subscript):
+            if self.values.kind(subscript.slice) is Kind.TENSOR:
+                raise Declined(f"`{subscript.as_string()}` indexes with a tensor, which can fail on the unselected side")
+
+    def _cheap_same_dtype(self, first: nodes.NodeNG, second: nodes.NodeNG) -> bool:
+        """Both sides are cheap elementwise arithmetic over the same single tensor name."""
+        return _cheap(first) and _cheap(second) and _tensor_names(first) == _tensor_names(second) and len(
+            _tensor_names(first)
+        ) == 1
+
+    # -- text -----------------------------------------------------------------------
+
+    def text(self, node: nodes.NodeNG) -> str:
+        """The exact source text of *node* (formatting kept), on one line when it spans lines."""
+        source = self.analysis.source
+        start, end = self.analysis.start_of(node), self.analysis.end_of(node)
+        if start.line == end.line:
+            return source.line(start.line)[start.col : end.col]
+        lines = [source.line(n) for n in range(start.line, end.line + 1)]
+        lines[0], lines[-1] = lines[0][start.col :], lines[-1][: end.col]
+        return " ".join(line.strip() for line in _strip_comments(lines))
+
+    def _where(self, condition: str, on_true: str, on_false: str) -> str:
+        return f"{self.torch}.where({condition}, {on_true}, {on_false})"
+
+    def _raise_message(self, raise_node: nodes.Raise, test: nodes.NodeNG) -> str:
+        exc = raise_node.exc
+        if isinstance(exc, nodes.Call) and exc.args and isinstance(exc.args[0], nodes.Const):
+            if isinstance(exc.args[0].value, str):
+                return self.text(exc.args[0])
+        name = exc.func.as_string() if isinstance(exc, nodes.Call) else (exc.as_string() if exc else "error")
+        return repr(f"{name}: {test.as_string()}")
+
+    def _statement_rewrite(self, first: nodes.NodeNG, last: nodes.NodeNG, statements: list[str], safe: bool) -> Rewrite:
+        """Replace the statements from *first* to *last* with *statements*, comments kept above."""
+        source = self.analysis.source
+        start, end = self.analysis.start_of(first), self.analysis.end_of(last)
+        indent = source.line(start.line)[: start.col]
+        if indent.strip():
+            raise Declined("the `if` shares its line with other code")
+        comments = _comments([source.line(n) for n in range(start.line, end.line + 1)])
+        lines = [line for statement in [*comments, *statements] for line in _wrap(statement).split("\n")]
+        content = ("\n" + indent).join(line if line.strip() else "" for line in lines)
+        return Rewrite(Position(start.line, start.col), end, content, safe)
+
+
+def as_fix(rewrite: Rewrite, message: str) -> Fix:
+    applicability = Applicability.SAFE if rewrite.safe else Applicability.UNSAFE
+    return Fix(edits=(Edit(rewrite.start, rewrite.end, rewrite.content),), applicability=applicability, message=message)
+
+
+def predicated_fix(analysis: FileAnalysis, build: str, node: nodes.NodeNG, message: str) -> Fix:
+    """Run one of :class:`Predicator`'s rewrites; a decline becomes a display-only fix saying why."""
+    try:
+        rewrite = getattr(Predicator(analysis), build)(node)
+    except Declined as reason:
+        return declined_fix(str(reason))
+    return as_fix(rewrite, message)
+
+
+def declined_fix(reason: str) -> Fix:
+    """A display-only fix that tells the user why no rewrite is offered."""
+    return Fix(edits=(), applicability=Applicability.DISPLAY_ONLY, message=f"No automatic fix: {reason}")
+
+
+def is_elif(analysis: FileAnalysis, node: nodes.If) -> bool:
+    """An ``elif`` is rewritten as part of the ``if`` it belongs to, never on its own."""
+    start = analysis.start_of(node)
+    return analysis.source.line(start.line)[start.col :].startswith("elif")
+
+
+MAX_LINE = 100
+
+
+def _wrap(statement: str) -> str:
+    """Put the arguments of an over-long top-level ``where``/call on their own lines."""
+    if len(statement) <= MAX_LINE or "\n" in statement or not statement.endswith(")"):
+        return statement
+    opening = _top_level_call_open(statement)
+    if opening is None:
+        return statement
+    arguments = _split_arguments(statement[opening + 1 : -1])
+    if len(arguments) < 2:
+        return statement
+    inner = "".join(f"\n    {argument.strip()}," for argument in arguments)
+    return f"{statement[: opening + 1]}{inner}\n)"
+
+
+def _top_level_call_open(statement: str) -> int | None:
+    """Index of the ``(`` that the final ``)`` closes."""
+    depth = 0
+    for index in range(len(statement) - 1, -1, -1):
+        char = statement[index]
+        if char == ")":
+            depth += 1
+        elif char == "(":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def _split_arguments(text: str) -> list[str]:
+    """Split on top-level commas, respecting brackets and strings (via the tokenizer)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return [text]
+    depth, cuts = 0, []
+    for token in tokens:
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        elif token.type == tokenize.OP and token.string == "," and depth == 0:
+            cuts.append(token.start[1])
+    pieces, previous = [], 0
+    for cut in cuts:
+        pieces.append(text[previous:cut])
+        previous = cut + 1
+    pieces.append(text[previous:])
+    return [piece for piece in pieces if piece.strip()]
+
+
+def _is_idempotent_move(statement: nodes.NodeNG) -> bool:
+    """``a = a.to(...)``: moving a tensor twice is the same as moving it once."""
+    if not (isinstance(statement, nodes.Assign) and len(statement.targets) == 1):
+        return False
+    value = statement.value
+    return (
+        isinstance(value, nodes.Call)
+        and isinstance(value.func, nodes.Attribute)
+        and value.func.attrname == "to"
+        and value.func.expr.as_string() == statement.targets[0].as_string()
+    )
+
+
+def _is_elif(orelse: list[nodes.NodeNG]) -> bool:
+    return len(orelse) == 1 and isinstance(orelse[0], nodes.If)
+
+
+def _is_name(text: str) -> bool:
+    return text.isidentifier()
+
+
+def _is_number(node: nodes.NodeNG) -> bool:
+    if isinstance(node, nodes.UnaryOp) and node.op == "-":
+        node = node.operand
+    return isinstance(node, nodes.Const) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+
+
+def _cheap(node: nodes.NodeNG) -> bool:
+    """Names, attributes, numbers and +, -, * over them: computing both sides costs nothing."""
+    if isinstance(node, (nodes.Name, nodes.Attribute)):
+        return True
+    if isinstance(node, nodes.Const):
+        return isinstance(node.value, int) and not isinstance(node.value, bool)
+    if isinstance(node, nodes.UnaryOp) and node.op == "-":
+        return _cheap(node.operand)
+    if isinstance(node, nodes.BinOp) and node.op in {"+", "-", "*"}:
+        return _cheap(node.left) and _cheap(node.right)
+    return False
+
+
+def _tensor_names(node: nodes.NodeNG) -> set[str]:
+    return {n.name for n in node.nodes_of_class(nodes.Name)} | {a.as_string() for a in node.nodes_of_class(nodes.Attribute)}
+
+
+def _name_use(binding: nodes.NodeNG, name: str) -> nodes.NodeNG:
+    """A Name node reading *name* just after *binding*, for the value oracle."""
+    scope = binding.scope()
+    for use in scope.nodes_of_class(nodes.Name):
+        if use.name == name:
+            return use
+    return binding
+
+
+def _names_in(text: str) -> set[str]:
+    return {token for token in text.replace("(", " ").replace(")", " ").replace(".", " ").split() if token.isidentifier()}
+
+
+def _first_line(node: nodes.NodeNG) -> str:
+    return node.as_string().splitlines()[0]
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _comments(lines: list[str]) -> list[str]:
+    """Every comment in *lines*, so a rewrite keeps them (above the new code)."""
+    found: list[str] = []
+    try:
+        block = textwrap.dedent("\n".join(lines)) + "\n"
+        for token in tokenize.generate_tokens(io.StringIO(block).readline):
+            if token.type == tokenize.COMMENT:
+                found.append(token.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return [line.strip() for line in lines if line.strip().startswith("#")]
+    return found
+
+
+def _strip_comments(lines: list[str]) -> list[str]:
+    return [line.split("#", 1)[0] if "#" in line and "'" not in line and '"' not in line else line for line in lines]
