@@ -253,6 +253,10 @@ class ValueOracle:
             if use.name != name:
                 continue
             parent = use.parent
+            while isinstance(parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)) and isinstance(
+                parent.parent, nodes.Attribute
+            ):
+                use, parent = parent, parent.parent  # (a > 0).any(): the expression is used as a tensor
             if isinstance(parent, nodes.Attribute) and parent.expr is use:
                 if parent.attrname not in PLAIN_PYTHON_ATTRIBUTES and (
                     self.facts.method_kind(parent.attrname) or self.facts.attribute_kind(parent.attrname)

@@ -50,6 +50,20 @@ IMPURE_CALLS = frozenset(
 _ATOMIC = (nodes.Name, nodes.Attribute, nodes.Const, nodes.Call, nodes.Subscript)
 
 
+#: Tensor methods and torch functions that change a tensor's shape (or reduce it).
+SHAPE_OPERATIONS = frozenset(
+    {"sum", "mean", "max", "min", "amax", "amin", "prod", "std", "var", "norm", "any", "all", "argmax", "argmin",
+     "logsumexp", "median", "mode", "count_nonzero", "view", "view_as", "reshape", "reshape_as", "flatten",
+     "unflatten", "squeeze", "unsqueeze", "transpose", "permute", "t", "expand", "expand_as", "repeat",
+     "repeat_interleave", "narrow", "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind", "gather",
+     "index_select", "matmul", "mm", "bmm", "einsum", "diag", "diagonal", "topk", "movedim", "swapaxes", "tile",
+     "pad", "interpolate", "select", "take", "masked_select", "nonzero", "unique"}
+)  # fmt: skip
+
+
+FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "std", "var", "norm", "any", "all"})
+
+
 class Declined(Exception):
     """The rewrite cannot be proven to keep meaning; the message says why."""
 
@@ -175,12 +189,13 @@ class Predicator:
         for name in names:
             on_true = true_values.get(name) or self._previous_value(node, name)
             on_false = false_values.get(name) or self._previous_value(node, name)
-            stale = (on_true[2] | on_false[2]) & rebound
+            _check_same_shape(name, on_true, on_false)
+            stale = (on_true.reads | on_false.reads) & rebound
             if stale:
                 raise Declined(f"the value selected for `{name}` reads `{sorted(stale)[0]}`, which the rewrite re-binds first")
-            statements.append(f"{name} = {self._where(condition, on_true[0], on_false[0])}")
+            statements.append(f"{name} = {self._where(condition, on_true.text, on_false.text)}")
             rebound.add(name)
-            safe = safe and on_true[1] and on_false[1]
+            safe = safe and on_true.safe and on_false.safe
         return setup + statements + suffix, safe and not suffix and not setup
 
     def _split_setup(self, block: list[nodes.NodeNG]) -> tuple[list[nodes.NodeNG], list[str]]:
@@ -225,9 +240,9 @@ class Predicator:
         lines[-1] = lines[-1][: end.col]
         return textwrap.dedent("\n".join(lines)).strip("\n")
 
-    def _branch_values(self, statements: Sequence[nodes.NodeNG]) -> dict[str, tuple[str, bool, set[str]]]:
+    def _branch_values(self, statements: Sequence[nodes.NodeNG]) -> dict[str, _Selected]:
         """name → (value text, safe, names read), for a block of plain assignments."""
-        values: dict[str, tuple[str, bool, set[str]]] = {}
+        values: dict[str, _Selected] = {}
         for statement in statements:
             if isinstance(statement, nodes.Assign) and len(statement.targets) == 1:
                 target, value_node = statement.targets[0], statement.value
@@ -247,25 +262,27 @@ class Predicator:
             self._check_pure(value_node)
             if self.values.kind(value_node) is not Kind.TENSOR and not _is_number(value_node):
                 raise Declined(f"line {statement.lineno}: `{value}` is not a tensor, so `torch.where` cannot select it")
-            values[target.name] = (value, _cheap(value_node), reads)
+            values[target.name] = _Selected(value, _cheap(value_node), frozenset(reads), shape_operations(value_node))
         return values
 
-    def _else_values(self, orelse: list[nodes.NodeNG]) -> dict[str, tuple[str, bool, set[str]]]:
+    def _else_values(self, orelse: list[nodes.NodeNG]) -> dict[str, _Selected]:
         if not _is_elif(orelse):
             return self._branch_values(orelse)
         inner: nodes.If = orelse[0]
         condition = self.condition(inner.test)
         true_values = self._branch_values(inner.body)
         false_values = self._else_values(list(inner.orelse))
-        merged: dict[str, tuple[str, bool, set[str]]] = {}
+        merged: dict[str, _Selected] = {}
         for name in dict.fromkeys([*true_values, *false_values]):
             on_true = true_values.get(name) or self._previous_value(inner, name)
             on_false = false_values.get(name) or self._previous_value(inner, name)
-            reads = on_true[2] | on_false[2] | {n for n in _names_in(condition)}
-            merged[name] = (self._where(condition, on_true[0], on_false[0]), on_true[1] and on_false[1], reads)
+            _check_same_shape(name, on_true, on_false)
+            reads = on_true.reads | on_false.reads | _names_in(condition)
+            text = self._where(condition, on_true.text, on_false.text)
+            merged[name] = _Selected(text, on_true.safe and on_false.safe, reads, on_true.shape)
         return merged
 
-    def _previous_value(self, node: nodes.If, name: str) -> tuple[str, bool, set[str]]:
+    def _previous_value(self, node: nodes.If, name: str) -> _Selected:
         """The value *name* keeps on a side that does not assign it: it must be a tensor already."""
         function = node.scope()
         earlier = [
@@ -279,7 +296,7 @@ class Predicator:
         probe = next(iter([*earlier, *parameters]))
         if self.values.kind(_name_use(probe, name)) is not Kind.TENSOR:
             raise Declined(f"`{name}` is assigned on one side only and is not known to be a tensor before the `if`")
-        return name, True, {name}
+        return _Selected(name, True, frozenset({name}), frozenset({name}))
 
     def _hoist_common_suffix(
         self, body: list[nodes.NodeNG], orelse: list[nodes.NodeNG], condition: str
@@ -361,6 +378,11 @@ class Predicator:
     # -- checks ---------------------------------------------------------------------
 
     def _check_selectable(self, first: nodes.NodeNG, second: nodes.NodeNG, known_tensor: bool = False) -> None:
+        if not same_shape(shape_operations(first), shape_operations(second)):
+            raise Declined(
+                f"`{first.as_string()}` and `{second.as_string()}` may have different shapes; "
+                "`torch.where` would broadcast or fail where the branch did not"
+            )
         for value in (first, second):
             if isinstance(value, nodes.Const) and not _is_number(value):
                 raise Declined(f"`{value.as_string()}` is not a tensor or a number, so `torch.where` cannot select it")
@@ -512,6 +534,74 @@ def _split_arguments(text: str) -> list[str]:
     return [piece for piece in pieces if piece.strip()]
 
 
+@dataclass(frozen=True)
+class _Selected:
+    """One side's value for a name: its text, whether it is cheap, what it reads, its shape operations."""
+
+    text: str
+    safe: bool
+    reads: frozenset[str]
+    shape: frozenset[str]
+
+
+def shape_operations(node: nodes.NodeNG) -> frozenset[str]:
+    """What decides the shape of *node*'s value: the tensors it broadcasts, and opaque reshapes.
+
+    Elementwise arithmetic takes the broadcast of its operands; a method such as
+    ``h.masked_fill(m, 0)`` keeps its receiver's shape; a full reduction
+    (``y.max()``) is a scalar that broadcasts away; slicing, reshaping and
+    reductions over a dimension are kept as opaque text (prefixed ``~``).
+    :func:`same_shape` compares two results.
+    """
+    if isinstance(node, nodes.Const):
+        return frozenset()
+    if isinstance(node, nodes.Name):
+        return frozenset({node.name})
+    if isinstance(node, nodes.Attribute):
+        if node.attrname in {"T", "mT", "H", "mH"}:
+            return frozenset({"~" + node.as_string()})
+        return frozenset({node.as_string()})
+    if isinstance(node, nodes.UnaryOp):
+        return shape_operations(node.operand)
+    if isinstance(node, nodes.BinOp):
+        if node.op == "@":
+            return frozenset({"~" + node.as_string()})
+        return shape_operations(node.left) | shape_operations(node.right)
+    if isinstance(node, nodes.Call):
+        return _call_shape(node)
+    return frozenset({"~" + node.as_string()})
+
+
+def _call_shape(call: nodes.Call) -> frozenset[str]:
+    func = call.func
+    name = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "")
+    if name in SHAPE_OPERATIONS:
+        if name in FULL_REDUCTIONS and not call.args and not call.keywords:
+            return frozenset()
+        return frozenset({"~" + call.as_string()})
+    if isinstance(func, nodes.Attribute) and not (isinstance(func.expr, nodes.Name) and func.expr.name in {"torch", "F", "self"}):
+        return shape_operations(func.expr)  # x.relu(), h.masked_fill(m, 0): the receiver's shape
+    shapes = [shape_operations(argument) for argument in call.args]
+    return frozenset().union(*shapes) if shapes else frozenset({"~" + call.as_string()})
+
+
+def same_shape(first: frozenset[str], second: frozenset[str]) -> bool:
+    """Equal opaque reshapes, and both sides tensors (or both scalars).
+
+    Which inputs are broadcast together is not compared: inputs of one
+    function are assumed to share a shape. A slice, reshape or reduction on
+    one side only, or a scalar against a tensor, is a provable difference.
+    """
+    opaque_first = {part for part in first if part.startswith("~")}
+    opaque_second = {part for part in second if part.startswith("~")}
+    return opaque_first == opaque_second and bool(first) == bool(second)
+
+
+def _check_same_shape(name: str, first: _Selected, second: _Selected) -> None:
+    if not same_shape(first.shape, second.shape):
+        raise Declined(f"the two values of `{name}` may have different shapes; `torch.where` would broadcast or fail")
+
+
 def _is_idempotent_move(statement: nodes.NodeNG) -> bool:
     """``a = a.to(...)``: moving a tensor twice is the same as moving it once."""
     if not (isinstance(statement, nodes.Assign) and len(statement.targets) == 1):
@@ -565,8 +655,8 @@ def _name_use(binding: nodes.NodeNG, name: str) -> nodes.NodeNG:
     return binding
 
 
-def _names_in(text: str) -> set[str]:
-    return {token for token in text.replace("(", " ").replace(")", " ").replace(".", " ").split() if token.isidentifier()}
+def _names_in(text: str) -> frozenset[str]:
+    return frozenset({token for token in text.replace("(", " ").replace(")", " ").replace(".", " ").split() if token.isidentifier()})
 
 
 def _first_line(node: nodes.NodeNG) -> str:

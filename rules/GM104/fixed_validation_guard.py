@@ -1,0 +1,33 @@
+"""GM104 bad: `if torch.isnan(y).any(): raise ValueError(...)` -- a validation guard whose body only raises."""
+import torch
+from torch import nn
+
+
+class CheckedMLP(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, 16)
+        self.fc2 = nn.Linear(16, dim)
+
+    def forward(self, x):
+        y = self.fc2(torch.relu(self.fc1(x)))
+        # expect: GM104
+        torch._assert_async(~torch.isnan(y).any(), "CheckedMLP produced NaN")
+        return y
+
+
+def make():
+    """Return (eager_callable, input_sets) where input_sets together take EVERY branch.
+
+    The raising branch is not exercised: calling it would raise ValueError.
+    """
+    torch.manual_seed(0)
+    return CheckedMLP(), [(torch.randn(4, 8),)]
+
+
+compiled = torch.compile(CheckedMLP())
+
+if __name__ == "__main__":
+    fn, inputs = make()
+    for args in inputs:
+        print(fn(*args))
