@@ -115,6 +115,20 @@ class Predicator:
         statement = f"{self.torch}._assert_async({self._negate(condition)}, {message})"
         return self._statement_rewrite(node, node, [statement], safe=False)
 
+    def truthiness(self, node: nodes.NodeNG) -> Rewrite:
+        """``a and b`` / ``a or b`` / ``not a`` used as a value → ``&``, ``|``, ``~``.
+
+        Only boolean tensors: for them ``a & b`` has the value ``a and b`` had
+        (a 0-d bool tensor either way), so the fix is safe; ``not a`` was a
+        Python bool and becomes a tensor, so that one is unsafe.
+        """
+        operands = node.values if isinstance(node, nodes.BoolOp) else [node.operand]
+        for operand in operands:
+            if self.values.kind(operand) is not Kind.TENSOR or not self._is_boolean(operand):
+                raise Declined(f"`{operand.as_string()}` is not known to be a boolean tensor")
+        text = self.condition(node)
+        return Rewrite(self.analysis.start_of(node), self.analysis.end_of(node), text, isinstance(node, nodes.BoolOp))
+
     # -- conditions -----------------------------------------------------------------
 
     def condition(self, test: nodes.NodeNG) -> str:

@@ -1,0 +1,93 @@
+"""GM105: ``and`` / ``or`` / ``not`` on tensors used as values."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from astroid import nodes
+
+from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.values import Kind
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.fixes.predicate import predicated_fix
+from graphmend_lint.rules.base import Example, Rule
+
+#: Where a boolean expression is a condition: GM101-GM104 report those.
+_CONDITION_PARENTS = (nodes.If, nodes.While, nodes.IfExp, nodes.Assert, nodes.Comprehension)
+
+
+def _is_condition(node: nodes.NodeNG) -> bool:
+    parent = node.parent
+    while isinstance(parent, (nodes.BoolOp, nodes.UnaryOp)):
+        node, parent = parent, parent.parent
+    if isinstance(parent, (nodes.If, nodes.While, nodes.Assert)):
+        return parent.test is node
+    if isinstance(parent, nodes.IfExp):
+        return parent.test is node
+    return isinstance(parent, nodes.Comprehension)
+
+
+class TensorTruthiness(Rule):
+    """## What it does
+    Flags `t and u`, `t or u` and `not t` on tensors when the result is used
+    as a value (assigned, returned, passed on), not as the condition of an
+    `if` or `while` (those are GM101-GM104). `bool(t)` is GM301's.
+
+    ## Why is this bad
+    `and`, `or` and `not` ask for the truth of a tensor, which needs its value
+    on the host: Dynamo breaks the graph (data-dependent branching for
+    `and`/`or`; for `not`, a data-dependent operator that makes Dynamo run the
+    whole frame eagerly).
+
+    ## Example
+    ```python
+    ok = (y.sum() > 0) and (y.mean() < 10)
+    ```
+
+    ## Use instead
+    ```python
+    ok = (y.sum() > 0) & (y.mean() < 10)
+    ```
+
+    ## Fix safety
+    For boolean tensors, `a & b` and `a | b` have exactly the values `a and b`
+    and `a or b` had, so that fix is **safe**. `not t` gave a Python bool and
+    `~t` gives a tensor, so that fix is **unsafe**. Operands that are not
+    known to be boolean tensors get no fix: for them `and` returns one of the
+    operands, which `&` would not.
+    """
+
+    code = "GM105"
+    name = "tensor-truthiness"
+    summary = "`and`/`or`/`not` on a tensor value forces a host sync"
+    dynamo_gb = {"GB0170": "Data-dependent branching", "GB0033": "Data dependent operator"}
+    default_applicability = Applicability.SAFE
+    valid = (
+        "import torch\n\n@torch.compile\ndef f(x):\n    if (x > 0).any() and x.sum() > 1:\n        x = x * 2\n    return x\n",
+        "import torch\n\n@torch.compile\ndef f(x, a: bool, b: bool):\n    ok = a and b\n    return x * ok\n",
+    )
+    invalid = (
+        Example(
+            "import torch\n\n@torch.compile\ndef f(y):\n    ok = (y.sum() > 0) and (y.mean() < 10)\n    return y * ok\n",
+            fixed="import torch\n\n@torch.compile\ndef f(y):\n    ok = (y.sum() > 0) & (y.mean() < 10)\n    return y * ok\n",
+        ),
+        Example(
+            "import torch\n\n@torch.compile\ndef f(y):\n    empty = not (y.sum() > 0)\n    return y + empty\n",
+            fixed="import torch\n\n@torch.compile\ndef f(y):\n    empty = ~(y.sum() > 0)\n    return y + empty\n",
+            unsafe=True,
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for node, traced in ctx.traced_nodes(nodes.BoolOp, nodes.UnaryOp):
+            if isinstance(node, nodes.UnaryOp) and node.op != "not":
+                continue
+            if isinstance(node.parent, (nodes.BoolOp, nodes.UnaryOp)) or _is_condition(node):
+                continue  # reported once, at the outermost expression; conditions are GM101's
+            operands = node.values if isinstance(node, nodes.BoolOp) else [node.operand]
+            if not any(ctx.values.kind(operand) is Kind.TENSOR for operand in operands):
+                continue
+            fix = predicated_fix(ctx.analysis, "truthiness", node, "Use elementwise `&`, `|`, `~`")
+            operator = node.op
+            yield ctx.report(node, f"`{operator}` on a tensor value `{snippet(node)}` causes a graph break", traced, fix)
