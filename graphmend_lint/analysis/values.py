@@ -235,7 +235,7 @@ class ValueOracle:
         from_calls = self._argument_kinds(function, name.name)
         if from_calls is not None:
             return from_calls
-        if self.assume_tensor_parameters and self._is_entry(function) and self._used_as_tensor(function, name.name):
+        if self.assume_tensor_parameters and self._is_traced(function) and self._used_as_tensor(function, name.name):
             return Kind.TENSOR
         return Kind.UNKNOWN
 
@@ -326,14 +326,15 @@ class ValueOracle:
             return Kind.STATIC
         return Kind.UNKNOWN
 
-    def _is_entry(self, function: nodes.NodeNG) -> bool:
-        """Compiled functions and ``forward`` methods take tensors (a configurable guess)."""
+    def _is_traced(self, function: nodes.NodeNG) -> bool:
+        """Parameters of traced functions take tensors when the body uses them as tensors.
+
+        A configurable guess (``assume-tensor-parameters``); call sites in the
+        same module, when there are any, win over it.
+        """
         if not isinstance(function, nodes.FunctionDef):
             return False
-        if function.name == "forward":
-            return True
-        traced = self.scope.function_at(*def_position(function))
-        return traced is not None and len(traced.chain) <= 2 and not traced.chain[0].startswith("scope=")
+        return function.name == "forward" or self.scope.function_at(*def_position(function)) is not None
 
     def _argument_kinds(self, function: nodes.NodeNG, parameter: str) -> Kind | None:
         """Join of what call sites in this module pass for *parameter*."""
