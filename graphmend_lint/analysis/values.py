@@ -23,7 +23,7 @@ from astroid import nodes
 from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.scope import ScopeFacts
-from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts
+from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts, split_kind
 
 
 class Kind(enum.Enum):
@@ -188,7 +188,15 @@ class ValueOracle:
             if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is not None:
                 return self._kind(parent.value)
             if isinstance(parent, nodes.AugAssign):
-                return self._operands(parent.target, parent.value)
+                # ``y += t`` is a tensor when ``t`` is, or when ``y`` was one before
+                if self._kind(parent.value) is Kind.TENSOR:
+                    return Kind.TENSOR
+                try:
+                    _, before = assignment.lookup(assignment.name)  # the bindings the target updates
+                except Exception:
+                    before = []
+                earlier = [b for b in before if b is not assignment]
+                return join(self._binding(b) for b in earlier[:_MAX_LOOKUPS]) if earlier else None
             if isinstance(parent, (nodes.Tuple, nodes.List)):
                 return self._unpacked(assignment, parent)
             if isinstance(parent, (nodes.For, nodes.Comprehension)):
@@ -379,10 +387,7 @@ class ValueOracle:
             return Kind.STATIC  # module constants such as torch.float16, math.pi
         base = self._kind(node.expr)
         if base is Kind.TENSOR:
-            attribute = self.facts.attribute_kind(node.attrname)
-            if attribute in TENSOR_RESULT_KINDS:
-                return Kind.TENSOR
-            return Kind.STATIC if attribute is not None else Kind.UNKNOWN
+            return self._result_kind(self.facts.attribute_kind(node.attrname)) or Kind.UNKNOWN
         if base is Kind.STATIC and "config" in node.expr.as_string():
             return Kind.STATIC
         return Kind.UNKNOWN
@@ -462,6 +467,18 @@ class ValueOracle:
             return Kind.TENSOR if self._is_module_attribute(func.value) else Kind.UNKNOWN
         return Kind.UNKNOWN
 
+    @staticmethod
+    def _result_kind(result: str | None) -> Kind | None:
+        """Map a torch-facts return kind (possibly ``mixed:``) to the lattice; None when unknown."""
+        if result is None:
+            return None
+        parts = split_kind(result)
+        if parts & TENSOR_RESULT_KINDS:
+            return Kind.TENSOR
+        if parts <= STATIC_RESULT_KINDS:
+            return Kind.STATIC
+        return Kind.UNKNOWN
+
     def _named_call(self, node: nodes.Call, name: str) -> Kind | None:
         if name in STATIC_BUILTINS:
             return Kind.STATIC
@@ -475,11 +492,9 @@ class ValueOracle:
                 return Kind.TENSOR
             if name.rsplit(".", 1)[-1] in DATA_DEPENDENT_BOOL:
                 return Kind.TENSOR
-            result = self.facts.function_kind(name)
-            if result in TENSOR_RESULT_KINDS or (result and result.startswith("mixed") and "tensor" in result):
-                return Kind.TENSOR
-            if result in STATIC_RESULT_KINDS:
-                return Kind.STATIC
+            result = self._result_kind(self.facts.function_kind(name))
+            if result in (Kind.TENSOR, Kind.STATIC):
+                return result
             if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
                 return Kind.STATIC  # constructing a layer
             return Kind.UNKNOWN
@@ -497,12 +512,7 @@ class ValueOracle:
         if receiver_kind is Kind.TENSOR:
             if func.attrname in DATA_DEPENDENT_BOOL:
                 return Kind.TENSOR
-            result = self.facts.method_kind(func.attrname)
-            if result in TENSOR_RESULT_KINDS or (result and result.startswith("mixed") and "tensor" in result):
-                return Kind.TENSOR
-            if result in STATIC_RESULT_KINDS:
-                return Kind.STATIC
-            return Kind.UNKNOWN
+            return self._result_kind(self.facts.method_kind(func.attrname)) or Kind.UNKNOWN
         if isinstance(receiver, nodes.Attribute) and self._is_module_attribute(receiver) and func.attrname == "forward":
             return Kind.TENSOR
         return Kind.UNKNOWN
@@ -537,8 +547,9 @@ class ValueOracle:
                 parent = candidate.parent
                 if isinstance(parent, nodes.Assign) and self._constructs_module(parent.value):
                     return Kind.TENSOR  # calling a module instance
-                if isinstance(parent, nodes.For) and self._iterates_modules(parent.iter):
-                    return Kind.TENSOR  # for layer in self.layers: layer(x)
+                loop = parent.parent if isinstance(parent, nodes.Tuple) else parent
+                if isinstance(loop, nodes.For) and self._iterates_modules(loop.iter):
+                    return Kind.TENSOR  # for layer in self.layers / enumerate(self.layers): layer(x)
         return Kind.UNKNOWN
 
     def _returns(self, function: nodes.FunctionDef) -> Kind | None:
