@@ -108,7 +108,7 @@ def analyze(
     rules = selected_rules(settings, path)
     module_name, is_package = module_name_for(path) if path != "<stdin>" else ("__main__", False)
     imports = ImportTable.from_tree(tree, module_name, is_package)
-    scope = analyze_scope(tree, imports, path, settings.scope, seeds, settings.extra_compile_functions)
+    scope = analyze_scope(tree, imports, path, settings.scope, seeds, settings.extra_compile_functions, source.text)
     outcome.seeds = scope.seeds
     outcome.traced = frozenset(f.qualname for f in scope.functions)
     if not scope.functions or not rules:

@@ -9,6 +9,7 @@ is asked anything.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 
@@ -22,6 +23,24 @@ def dotted_name(node: ast.AST) -> str | None:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return None
+
+
+def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement in *body*, nested bodies included, without visiting expressions.
+
+    Walking only statements is several times cheaper than ``ast.walk``, and
+    imports, assignments and loops are all statements.
+    """
+    stack = list(reversed(body))
+    while stack:
+        statement = stack.pop()
+        yield statement
+        for field in ("handlers", "orelse", "finalbody", "body"):
+            block = getattr(statement, field, None)
+            if isinstance(block, list):
+                stack.extend(reversed([s for s in block if isinstance(s, (ast.stmt, ast.excepthandler))]))
+        for case in getattr(statement, "cases", ()) or ():
+            stack.extend(reversed(case.body))
 
 
 def module_name_for(path: str) -> tuple[str, bool]:
@@ -55,7 +74,7 @@ class ImportTable:
     @classmethod
     def from_tree(cls, tree: ast.Module, module: str, is_package: bool = False) -> ImportTable:
         table = cls(module=module, is_package=is_package)
-        for node in ast.walk(tree):
+        for node in statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:

@@ -17,16 +17,18 @@ the target and re-runs the analysis there.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
-from graphmend_lint.analysis.imports import ImportTable, dotted_name
+from graphmend_lint.analysis.imports import ImportTable, dotted_name, statements
 
 COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 DISABLE_DECORATORS = frozenset({"torch._dynamo.disable", "torch.compiler.disable", "torch._disable_dynamo"})
 COMPILING_PREDICATES = frozenset({"is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling"})
 MAX_DEPTH = 24
+_COMPILE_CALL_HINT = re.compile(r"\b(compile|optimize)\s*\(")
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -96,6 +98,7 @@ class _ModuleIndex:
     functions: dict[str, _FunctionNode] = field(default_factory=dict)
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
     owner: dict[str, str] = field(default_factory=dict)  # method qualname -> class qualname
+    nested: dict[str, list[str]] = field(default_factory=dict)  # function -> functions defined directly in it
 
     @classmethod
     def build(cls, tree: ast.Module) -> _ModuleIndex:
@@ -110,6 +113,8 @@ class _ModuleIndex:
                 self.functions.setdefault(qualname, node)
                 if owner is not None:
                     self.owner[qualname] = owner
+                elif prefix[:-1] in self.functions:
+                    self.nested.setdefault(prefix[:-1], []).append(qualname)
                 self._add(node.body, qualname + ".", None)
             elif isinstance(node, ast.ClassDef):
                 qualname = prefix + node.name
@@ -131,8 +136,10 @@ class ScopeAnalyzer:
         path: str,
         mode: str = "compiled",
         extra_compile_functions: Iterable[str] = (),
+        text: str | None = None,
     ) -> None:
         self.tree = tree
+        self.text = text
         self.imports = imports
         self.label = PurePath(path).name
         self.mode = mode
@@ -190,6 +197,8 @@ class ScopeAnalyzer:
                     yield f"{class_name}.forward", ("scope=modules",)
 
     def _compile_call_roots(self) -> Iterator[tuple[str, tuple[str, ...]]]:
+        if self.text is not None and not _COMPILE_CALL_HINT.search(self.text):
+            return  # no `compile(` or `optimize(` anywhere: skip walking every expression
         for scope_node, call in self._calls_with_scope(self.tree):
             is_method_compile = (
                 isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and not call.args
@@ -207,13 +216,17 @@ class ScopeAnalyzer:
             for target in targets:
                 yield target, origin
 
-    def _calls_with_scope(self, node: ast.AST, scope: ast.AST | None = None) -> Iterator[tuple[ast.AST, ast.Call]]:
-        scope = scope or node
-        for child in ast.iter_child_nodes(node):
-            inner_scope = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else scope
-            if isinstance(child, ast.Call):
-                yield scope, child
-            yield from self._calls_with_scope(child, inner_scope)
+    @staticmethod
+    def _calls_with_scope(tree: ast.Module) -> Iterator[tuple[ast.AST, ast.Call]]:
+        """Every call with its enclosing function (or the module)."""
+        stack: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
+        while stack:
+            node, scope = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.Call):
+                    yield scope, child
+                inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else scope
+                stack.append((child, inner))
 
     def _subject_targets(self, subject: ast.expr, scope: ast.AST) -> Iterator[str]:
         """What ``torch.compile(subject)`` will trace: a function or a module's forward."""
@@ -256,7 +269,8 @@ class ScopeAnalyzer:
         if not isinstance(expr, ast.Name):
             return []
         classes: list[str] = []
-        for node in ast.walk(scope):
+        body = scope.body if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) else []
+        for node in statements(body):
             if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == expr.id for t in node.targets
             ):
@@ -306,8 +320,7 @@ class ScopeAnalyzer:
             self._add_seed(self.imports.resolve(name), True, chain)
 
     def _nested_functions(self, qualname: str) -> list[str]:
-        prefix = qualname + "."
-        return [name for name in self.index.functions if name.startswith(prefix) and "." not in name[len(prefix) :]]
+        return self.index.nested.get(qualname, [])
 
     def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call]:
         """Calls in *body*, skipping eager-only branches (and recording them)."""
@@ -332,7 +345,7 @@ class ScopeAnalyzer:
     def _loop_sources(self, function: _FunctionNode) -> dict[str, str]:
         """``for layer in self.layers`` (or ``enumerate(self.layers)``): loop name -> attribute."""
         sources: dict[str, str] = {}
-        for node in ast.walk(function):
+        for node in statements(function.body):
             if not isinstance(node, ast.For):
                 continue
             iterable, target = node.iter, node.target
@@ -441,7 +454,7 @@ class ScopeAnalyzer:
             for attribute, classes in self._attribute_types(base).items():
                 types.setdefault(attribute, []).extend(classes)
         node = self.index.classes.get(class_name)
-        for statement in ast.walk(node) if node else ():
+        for statement in statements(node.body) if node else ():
             if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
                 continue
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
@@ -468,6 +481,11 @@ def analyze_scope(
     mode: str = "compiled",
     seeds: Iterable[Seed] = (),
     extra_compile_functions: Iterable[str] = (),
+    text: str | None = None,
 ) -> ScopeFacts:
-    """The compile scope of one module; see :class:`ScopeAnalyzer`."""
-    return ScopeAnalyzer(tree, imports, path, mode, extra_compile_functions).run(seeds)
+    """The compile scope of one module; see :class:`ScopeAnalyzer`.
+
+    With the module's *text*, the search for ``torch.compile(...)`` calls is
+    skipped when no such call can be there.
+    """
+    return ScopeAnalyzer(tree, imports, path, mode, extra_compile_functions, text).run(seeds)
