@@ -1,0 +1,143 @@
+"""Lint speed: graphmend-lint cold and cached, against peers, on big real code bases.
+
+Prints a table and writes JSON (``--json``). Each run is a fresh subprocess,
+timed by wall clock, with its peak resident memory read from ``getrusage`` of
+the children. Examples::
+
+    python benchmarks/lint_speed.py --corpus transformers --scope modules --jobs 2
+    python benchmarks/lint_speed.py --corpus transformers torch --scope modules all --jobs 1 2 --peers
+
+The cache check of issue 2 is the ratio of the cold and warm rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass
+class Row:
+    tool: str
+    corpus: str
+    scope: str
+    jobs: int
+    cache: str
+    files: int
+    lines: int
+    seconds: float
+    peak_mb: float
+    exit_code: int
+
+    @property
+    def lines_per_second(self) -> float:
+        return self.lines / self.seconds if self.seconds else 0.0
+
+
+def corpus_path(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit(f"corpus {name!r} is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def count(path: Path) -> tuple[int, int]:
+    files = list(path.rglob("*.py"))
+    lines = sum(f.read_bytes().count(b"\n") for f in files)
+    return len(files), lines
+
+
+def timed(command: list[str], cwd: Path) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS of the command's process tree (MB), exit code."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    completed = subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return seconds, max(peak, before) / 1024, completed.returncode
+
+
+def graphmend_rows(name: str, path: Path, scope: str, jobs: int, files: int, lines: int) -> list[Row]:
+    rows = []
+    with tempfile.TemporaryDirectory() as workdir:
+        (Path(workdir) / "pyproject.toml").write_text("[tool.graphmend-lint]\n")
+        command = [sys.executable, "-m", "graphmend_lint", str(path), "--scope", scope, "--jobs", str(jobs),
+                   "--output-format", "json", "--exit-zero"]
+        for cache in ("cold", "warm"):
+            seconds, peak, code = timed(command, Path(workdir))
+            rows.append(Row("graphmend-lint", name, scope, jobs, cache, files, lines, seconds, peak, code))
+    return rows
+
+
+def peer_rows(name: str, path: Path, files: int, lines: int) -> list[Row]:
+    peers = {
+        "ruff": ["ruff", "check", "--no-cache", "--exit-zero", "--select", "ALL", str(path)],
+        "pylint (no-member)": [sys.executable, "-m", "pylint", "--disable=all", "--enable=no-member", "--jobs=2",
+                               "--exit-zero", str(path)],
+        "flake8+torchfix": [sys.executable, "-m", "flake8", "--select=TOR", "--exit-zero", "-j", "2", str(path)],
+    }
+    rows = []
+    for tool, command in peers.items():
+        if tool == "ruff" and shutil.which("ruff") is None:
+            continue
+        if tool.startswith("pylint") and importlib.util.find_spec("pylint") is None:
+            continue
+        if tool.startswith("flake8") and importlib.util.find_spec("torchfix") is None:
+            continue
+        seconds, peak, code = timed(command, path.parent)
+        rows.append(Row(tool, name, "-", 2, "cold", files, lines, seconds, peak, code))
+    return rows
+
+
+def table(rows: list[Row]) -> str:
+    header = "| tool | corpus | scope | jobs | cache | files | lines | wall s | lines/s | peak MB |"
+    lines = [header, "|" + "---|" * 10]
+    for r in rows:
+        lines.append(
+            f"| {r.tool} | {r.corpus} | {r.scope} | {r.jobs} | {r.cache} | {r.files} | {r.lines} | "
+            f"{r.seconds:.1f} | {r.lines_per_second:,.0f} | {r.peak_mb:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", nargs="+", default=["transformers"])
+    parser.add_argument("--scope", nargs="+", default=["modules"])
+    parser.add_argument("--jobs", nargs="+", type=int, default=[2])
+    parser.add_argument("--peers", action="store_true", help="also time ruff, pylint and flake8+torchfix")
+    parser.add_argument("--json", type=Path, help="write the rows here")
+    args = parser.parse_args()
+    rows: list[Row] = []
+    for name in args.corpus:
+        path = corpus_path(name)
+        files, lines = count(path)
+        for scope in args.scope:
+            for jobs in args.jobs:
+                rows.extend(graphmend_rows(name, path, scope, jobs, files, lines))
+                print(table(rows[-2:]).splitlines()[-1], flush=True)
+        if args.peers:
+            rows.extend(peer_rows(name, path, files, lines))
+    print()
+    print(f"{datetime.date.today()} {platform.node()} {platform.processor() or platform.machine()} "
+          f"cpus={os.cpu_count()} python={platform.python_version()}")
+    print(table(rows))
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) | {"lines_per_second": r.lines_per_second} for r in rows], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
