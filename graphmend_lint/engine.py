@@ -77,13 +77,23 @@ class RunReport:
 # -- discovery ----------------------------------------------------------------------
 
 
-def _is_excluded(path: Path, settings: Settings) -> bool:
+def _is_excluded(path: Path, settings: Settings, walk_root: Path | None = None) -> bool:
+    """Whether an exclude glob matches the path's name or its path below the project.
+
+    Paths outside the project root are matched relative to the directory being
+    walked, so linting ``.../site-packages/transformers`` is not excluded by the
+    default ``site-packages`` pattern.
+    """
     patterns = (*settings.exclude, *settings.extend_exclude)
-    root = Path(settings.root)
-    try:
-        relative = path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        relative = path.as_posix()
+    relative = path.as_posix()
+    for base in (Path(settings.root), walk_root):
+        if base is None:
+            continue
+        try:
+            relative = path.resolve().relative_to(base.resolve()).as_posix()
+            break
+        except ValueError:
+            continue
     for pattern in patterns:
         if fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(relative, pattern):
             return True
@@ -117,10 +127,10 @@ def discover(paths: Sequence[str], settings: Settings) -> tuple[list[Path], list
 def _walk(directory: Path, settings: Settings) -> Iterator[Path]:
     for current, dirnames, filenames in os.walk(directory):
         base = Path(current)
-        dirnames[:] = sorted(d for d in dirnames if not _is_excluded(base / d, settings))
+        dirnames[:] = sorted(d for d in dirnames if not _is_excluded(base / d, settings, directory))
         for name in sorted(filenames):
             candidate = base / name
-            if name.endswith(PYTHON_SUFFIXES) and not _is_excluded(candidate, settings):
+            if name.endswith(PYTHON_SUFFIXES) and not _is_excluded(candidate, settings, directory):
                 yield candidate
 
 
