@@ -35,6 +35,9 @@ def apply_fixes(source: SourceFile, diagnostics: Sequence[Diagnostic]) -> tuple[
         if diagnostic.fix is None:
             continue
         spans = [(*_span(source, edit), edit.content) for edit in diagnostic.fix.edits]
+        if spans and all(span in taken for span in spans):
+            applied.append(diagnostic)  # the very edits of a fix already taken: one fix shared by findings
+            continue
         if any(_overlaps((start, end), [(s, e) for s, e, _ in taken]) for start, end, _ in spans):
             continue
         taken.extend(spans)

@@ -19,7 +19,7 @@ def test_clean_project_exits_zero(project: Path) -> None:
 
 def test_findings_exit_one_with_sorted_concise_lines(project: Path) -> None:
     write(project, "b.py", PRINT_PROGRAM)
-    write(project, "a.py", PRINT_PROGRAM + "\n\n@torch.compile\ndef g(x):\n    print(x)\n    return x\n")
+    write(project, "a.py", PRINT_PROGRAM + "\n\n@torch.compile\ndef g(x):\n    print(x)\n    return x * 2\n")
     result = run_cli(".", "--no-cache", cwd=project)
     assert result.code == 1, result.err
     lines = [line for line in result.out.splitlines() if ": GM" in line]
@@ -92,7 +92,7 @@ def test_noqa_forms(project: Path) -> None:
             print(x)  # noqa
             print(x)  # noqa: GM101
             print("# noqa")
-            return x
+            return x * 2
         """,
     )
     result = run_cli("a.py", "--no-cache", cwd=project)
@@ -118,7 +118,7 @@ def test_json_output_matches_ruff_layout(project: Path) -> None:
     assert row["noqa_row"] == 7
     assert row["fix"]["applicability"] == "unsafe"
     edit = row["fix"]["edits"][0]
-    assert edit["location"] == {"row": 7, "column": 5} and "is_compiling" in edit["content"]
+    assert edit["location"] == {"row": 5, "column": 1} and "_gm_ret = y.relu()" in edit["content"]
     assert row["scope_chain"][-1] == "step"
 
 
@@ -154,7 +154,7 @@ def test_diff_writes_nothing(project: Path) -> None:
     before = path.read_bytes()
     result = run_cli("a.py", "--diff", "--unsafe-fixes", cwd=project)
     assert result.code == 1
-    assert "+    if not torch.compiler.is_compiling():" in result.out
+    assert "+    _gm_ret = y.relu()" in result.out
     assert result.out.startswith("--- a/a.py")
     assert path.read_bytes() == before
 
@@ -164,7 +164,7 @@ def test_fix_writes_and_second_fix_changes_nothing(project: Path) -> None:
     first = run_cli("a.py", "--fix", "--unsafe-fixes", cwd=project)
     assert first.code == 0, first.out + first.err
     fixed = path.read_text()
-    assert '    if not torch.compiler.is_compiling():\n        print("y", y.shape)\n' in fixed
+    assert '    _gm_ret = y.relu()\n    print("y", y.shape)\n    return _gm_ret\n' in fixed
     second = run_cli("a.py", "--fix", "--unsafe-fixes", "--no-cache", cwd=project)
     assert second.code == 0
     assert path.read_text() == fixed
@@ -186,13 +186,13 @@ def test_fix_keeps_encoding_bom_newlines_and_permissions(project: Path) -> None:
     result = run_cli("legacy.py", "--fix", "--unsafe-fixes", cwd=project)
     assert result.code == 0, result.err
     data = path.read_bytes()
-    assert b"\r\n    if not torch.compiler.is_compiling():\r\n        print(\"\xe9\"" in data
+    assert b"\r\n    _gm_ret = y.relu()\r\n    print(\"\xe9\"" in data
     assert b"\n" not in data.replace(b"\r\n", b"")
     assert stat.S_IMODE(path.stat().st_mode) == 0o754
     bom = project / "bom.py"
     bom.write_bytes(b"\xef\xbb\xbf" + PRINT_PROGRAM.lstrip().encode())
     run_cli("bom.py", "--fix", "--unsafe-fixes", cwd=project)
-    assert bom.read_bytes().startswith(b"\xef\xbb\xbfimport torch") and b"is_compiling" in bom.read_bytes()
+    assert bom.read_bytes().startswith(b"\xef\xbb\xbfimport torch") and b"_gm_ret" in bom.read_bytes()
 
 
 def test_suppressed_line_is_never_fixed(project: Path) -> None:
@@ -210,7 +210,7 @@ def test_stdin(project: Path) -> None:
 
 def test_stdin_fix_prints_fixed_source(project: Path) -> None:
     result = run_cli("--stdin-filename", "s.py", "--fix", "--unsafe-fixes", cwd=project, stdin=PRINT_PROGRAM)
-    assert "if not torch.compiler.is_compiling():" in result.out
+    assert "_gm_ret = y.relu()" in result.out
     assert result.code == 0
 
 

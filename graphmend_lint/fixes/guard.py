@@ -7,11 +7,16 @@ It is the idiom transformers itself uses (``is_torchdynamo_compiling()``).
 
 from __future__ import annotations
 
+import io
+import tokenize
+
 from astroid import nodes
 
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
 
+#: Tokens holding string text (3.12 splits f-strings into START/MIDDLE/END).
+_STRING_TOKENS = frozenset({tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)})
 GUARD_MESSAGE = "Run only when not compiling (`if not torch.compiler.is_compiling():`)"
 
 
@@ -32,18 +37,28 @@ def _owns_its_lines(analysis: FileAnalysis, statement: nodes.NodeNG) -> bool:
     return not before.strip() and (not after or after.startswith("#"))
 
 
-def _spans_string_lines(statement: nodes.NodeNG) -> bool:
-    """Re-indenting would change a string literal that spans lines."""
-    return any(
-        isinstance(const.value, str) and const.lineno != const.end_lineno
-        for const in statement.nodes_of_class(nodes.Const)
-    ) or any(s.lineno != s.end_lineno for s in statement.nodes_of_class(nodes.JoinedStr))
+def _spans_string_lines(analysis: FileAnalysis, statement: nodes.NodeNG) -> bool:
+    """Re-indenting would change a string token that spans lines (a triple-quoted one).
+
+    Asked of the tokens, because astroid merges implicit concatenation
+    (``"a "`` and ``"b"`` on two lines, how transformers writes its warnings)
+    into one constant that spans lines although re-indenting it is harmless.
+    """
+    start, end = analysis.start_of(statement), analysis.end_of(statement)
+    text = "\n".join(analysis.source.line(n) for n in range(start.line, end.line + 1))
+    try:
+        return any(
+            token.type in _STRING_TOKENS and token.start[0] != token.end[0]
+            for token in tokenize.generate_tokens(io.StringIO(text).readline)
+        )
+    except (tokenize.TokenError, SyntaxError):
+        return True
 
 
 def guard_statement(analysis: FileAnalysis, statement: nodes.NodeNG) -> Fix | None:
     """Wrap *statement* in an is-compiling guard, or ``None`` when that isn't clean."""
     torch_name = torch_alias(analysis)
-    if torch_name is None or not _owns_its_lines(analysis, statement) or _spans_string_lines(statement):
+    if torch_name is None or not _owns_its_lines(analysis, statement) or _spans_string_lines(analysis, statement):
         return None
     start, end = analysis.start_of(statement), analysis.end_of(statement)
     indent = analysis.source.line(start.line)[: start.col]

@@ -1,0 +1,131 @@
+"""GM202: logging and ``warnings.warn`` inside code that torch.compile traces."""
+
+from __future__ import annotations
+
+from graphmend_lint.analysis.side_effects import (
+    DEFAULT_LOGGER_FACTORIES,
+    DEFAULT_LOGGER_NAMES,
+    Effect,
+    SideEffect,
+)
+from graphmend_lint.diagnostics import Applicability
+from graphmend_lint.rules.base import Example
+from graphmend_lint.rules.gm201_print import DeferrableSideEffectRule
+
+_HF = "from transformers.utils import logging\n\nlogger = logging.get_logger(__name__)\n"
+
+
+class LoggingInCompiledScope(DeferrableSideEffectRule):
+    """## What it does
+    Flags logging calls in functions that `torch.compile` traces: methods of a
+    `logging.Logger` (`debug`, `info`, `warning`, `warn`, `error`,
+    `exception`, `critical`, `log`, and Hugging Face's `warning_once` /
+    `info_once`), the `logging` module's functions (`logging.info(...)`) and
+    `warnings.warn`.
+
+    A receiver counts as a logger when it resolves to one: a name bound to a
+    logger factory (`logging.getLogger`, transformers' `logging.get_logger`,
+    ... set by the `logger-factories` option), a name listed in the
+    `logger-names` option, a parameter annotated `logging.Logger`, or
+    `self.<attr>` assigned from a factory. A method named `info` on any other
+    object is not flagged.
+
+    ## Why is this bad
+    Dynamo does not trace into logging. Each call ends the graph, runs
+    eagerly and starts a new graph (GB0291 for logger methods, GB4841 inside
+    `logging` for the module functions, GB0007 for `warnings.warn`), even
+    when the logger's level disables the message. The paper's Hugging Face
+    models (BioGpt, Blenderbot, T5, Pegasus, Marian) lose 2-3 graph breaks
+    each to a single `logger.warning_once`.
+
+    ## Example
+    ```python
+    logger = logging.getLogger(__name__)
+
+    @torch.compile
+    def step(x):
+        y = x * 2
+        logger.info("norm %s", y.norm())
+        return y.relu()
+    ```
+
+    ## Use instead
+    Log after the last tensor op, where no second graph forms:
+    ```python
+    @torch.compile
+    def step(x):
+        y = x * 2
+        _gm_msg_1 = y.norm()
+        _gm_ret = y.relu()
+        logger.info("norm %s", _gm_msg_1)
+        return _gm_ret
+    ```
+
+    ## Fix safety
+    As for GM201: the default fix (`side-effect-fix = "defer"`) moves the
+    call to the function's epilogue with its arguments captured at the
+    original point; it is **unsafe** because the record is emitted after the
+    computation (lost if the function raises in between) and its `lineno`
+    is the epilogue's. `logger.exception(...)` and `exc_info=`/`stack_info=`
+    calls are not deferred (the epilogue has no current exception); they,
+    helpers that another traced function calls, and
+    `side-effect-fix = "guard"` get `if not torch.compiler.is_compiling():`
+    instead, which is **unsafe** as well: under compile the record vanishes.
+
+    ## Options
+    `logger-names` (names that always mean a logger) and `logger-factories`
+    (dotted names of functions that return a logger).
+    """
+
+    code = "GM202"
+    name = "logging-in-compiled-scope"
+    summary = "logging or `warnings.warn()` in compiled code splits the graph"
+    dynamo_gb = {
+        "GB0291": "logging.Logger method not supported for non-export cases",
+        "GB4841": "Unsupported python_type() call",
+        "GB0007": "Attempted to call function marked as skipped",
+    }
+    default_applicability = Applicability.UNSAFE
+    effects = frozenset({Effect.LOG, Effect.WARN})
+    options = {"logger-names": DEFAULT_LOGGER_NAMES, "logger-factories": DEFAULT_LOGGER_FACTORIES}
+    valid = (
+        # `info` on an object that is not a logger
+        "import torch\n\n@torch.compile\ndef f(x, tracker):\n    tracker.info('step')\n    return x * 2\n",
+        "import torch\n\n@torch.compile\ndef f(x):\n    info = torch.finfo(x.dtype)\n    return x * info.eps\n",
+        # guarded: eager only
+        (
+            "import logging\nimport torch\n\nlog = logging.getLogger(__name__)\n\n@torch.compile\ndef f(x):\n"
+            "    if not torch.compiler.is_compiling():\n        log.warning('eager')\n    return x * 2\n"
+        ),
+        # already in the epilogue
+        (
+            "import warnings\nimport torch\n\n@torch.compile\ndef f(x):\n    y = x * 2\n    warnings.warn('done')\n"
+            "    return y\n"
+        ),
+    )
+    invalid = (
+        Example(
+            "import torch\n" + _HF + "\n\n@torch.compile\ndef f(x, use_cache=True):\n    if use_cache and x.dim() > 1:\n"
+            "        logger.warning_once('caching')\n    return x * 2\n",
+            fixed="import torch\n" + _HF + "\n\n@torch.compile\ndef f(x, use_cache=True):\n    _gm_flag_1 = False\n"
+            "    if use_cache and x.dim() > 1:\n        _gm_flag_1 = True\n    _gm_ret = x * 2\n    if _gm_flag_1:\n"
+            "        logger.warning_once('caching')\n    return _gm_ret\n",
+            unsafe=True,
+        ),
+        Example(
+            "import logging\nimport torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.events = logging.getLogger('events')\n\n    def forward(self, x):\n"
+            "        self.events.debug('x=%s', x.shape)\n        return x + 1\n\n\nm = torch.compile(M())\n",
+            fixed="import logging\nimport torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.events = logging.getLogger('events')\n\n    def forward(self, x):\n"
+            "        _gm_ret = x + 1\n        self.events.debug('x=%s', x.shape)\n        return _gm_ret\n\n\n"
+            "m = torch.compile(M())\n",
+            unsafe=True,
+        ),
+        Example(
+            "import logging\nimport torch\n\n@torch.compile\ndef f(x):\n    logging.info('f')\n    return x.cos()\n",
+        ),
+    )
+
+    def message(self, effect: SideEffect) -> str:
+        return f"`{effect.label}` in compiled code causes a graph break"

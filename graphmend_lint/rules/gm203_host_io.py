@@ -1,0 +1,118 @@
+"""GM203: host I/O (streams, files, stdin, debuggers) inside code that torch.compile traces."""
+
+from __future__ import annotations
+
+from astroid import nodes
+
+from graphmend_lint.analysis.scope import TracedFunction
+from graphmend_lint.analysis.side_effects import Effect, SideEffect
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Applicability, Fix
+from graphmend_lint.fixes.defer import SideEffectFixes
+from graphmend_lint.fixes.guard import guard_statement
+from graphmend_lint.rules.base import Example
+from graphmend_lint.rules.gm201_print import SideEffectRule
+
+#: Effects whose guard keeps eager behaviour and is worth applying.
+_GUARDED = frozenset({Effect.STREAM, Effect.DEBUGGER})
+_MOVE_OUT = (
+    "no source fix: do the I/O outside the compiled function (before calling it, or with its "
+    "results) and pass data in and out as arguments"
+)
+
+
+class HostIoInCompiledScope(SideEffectRule):
+    """## What it does
+    Flags host I/O in functions that `torch.compile` traces:
+    `sys.stdout`/`sys.stderr` methods (`write`, `flush`, ...), `open(...)`
+    and reads/writes on the handle it returns, `input()`, `breakpoint()`
+    and `pdb.set_trace()`.
+
+    ## Why is this bad
+    None of these can be part of an FX graph. Dynamo ends the graph, runs the
+    call eagerly and starts a new graph after it: `sys.stdout.write` is an
+    unsupported method call (GB0156), `open`, `input` and `breakpoint` are
+    builtins it cannot trace (GB0059), `pdb.set_trace` is in a skipped file
+    (GB0007). Inside a loop, Dynamo gives up on the whole function.
+
+    ## Example
+    ```python
+    @torch.compile
+    def step(x):
+        y = x * 2
+        sys.stdout.write(f"{y.shape}\\n")
+        return y.relu()
+    ```
+
+    ## Use instead
+    ```python
+    @torch.compile
+    def step(x):
+        y = x * 2
+        if not torch.compiler.is_compiling():
+            sys.stdout.write(f"{y.shape}\\n")
+        return y.relu()
+    ```
+    File and console input belong outside the compiled function: read before
+    the call and pass the data in, write the results it returns.
+
+    ## Fix safety
+    For stream writes and flushes, `breakpoint()` and `pdb.set_trace()` the
+    fix wraps the statement in `if not torch.compiler.is_compiling():`. It is
+    **unsafe**: eager runs are unchanged, but under `torch.compile` the output
+    or the debugger stop vanishes. `open(...)`, file handle calls and
+    `input()` only get a display-only hint: skipping them under compile would
+    silently drop data.
+    """
+
+    code = "GM203"
+    name = "host-io-in-compiled-scope"
+    summary = "host I/O (streams, files, stdin, debugger) in compiled code splits the graph"
+    dynamo_gb = {
+        "GB0156": "Unsupported method call",
+        "GB0059": "Failed to trace builtin operator",
+        "GB0007": "Attempted to call function marked as skipped",
+    }
+    default_applicability = Applicability.UNSAFE
+    effects = frozenset({Effect.STREAM, Effect.OPEN, Effect.FILE_IO, Effect.INPUT, Effect.DEBUGGER})
+    valid = (
+        "import sys\nimport torch\n\ndef f(x):\n    sys.stdout.write('eager only\\n')\n    return x\n",
+        "import torch\n\n@torch.compile\ndef f(x, stream):\n    stream.write('not sys.stdout')\n    return x * 2\n",
+        "import torch\n\n@torch.compile\ndef f(x, open=None):\n    return x * 2\n",
+    )
+    invalid = (
+        Example(
+            "import sys\nimport torch\n\n@torch.compile\ndef f(x):\n    y = x * 2\n    sys.stdout.flush()\n"
+            "    return y + 1\n",
+            fixed="import sys\nimport torch\n\n@torch.compile\ndef f(x):\n    y = x * 2\n"
+            "    if not torch.compiler.is_compiling():\n        sys.stdout.flush()\n    return y + 1\n",
+            unsafe=True,
+        ),
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x):\n    breakpoint()\n    return x * 2\n",
+            fixed="import torch\n\n@torch.compile\ndef f(x):\n    if not torch.compiler.is_compiling():\n"
+            "        breakpoint()\n    return x * 2\n",
+            unsafe=True,
+        ),
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x):\n    with open('log.txt', 'a') as handle:\n"
+            "        handle.write('step')\n    return x * 2\n"
+        ),
+        Example("import torch\n\n@torch.compile\ndef f(x):\n    scale = float(input())\n    return x * scale\n"),
+    )
+
+    def message(self, effect: SideEffect) -> str:
+        return f"`{effect.label}` (host I/O) in compiled code causes a graph break"
+
+    def fix(
+        self,
+        ctx: RuleContext,
+        call: nodes.Call,
+        effect: SideEffect,
+        function: nodes.FunctionDef,
+        traced: TracedFunction,
+        fixes: SideEffectFixes,
+    ) -> Fix | None:
+        if effect.effect in _GUARDED and isinstance(call.parent, nodes.Expr):
+            return guard_statement(ctx.analysis, call.parent)
+        return Fix(edits=(), applicability=Applicability.DISPLAY_ONLY, message=_MOVE_OUT)

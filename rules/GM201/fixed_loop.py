@@ -1,0 +1,33 @@
+"""GM201 bad: a `print` in a loop: Dynamo gives up on the whole frame ("graph break in loop")."""
+import torch
+from torch import nn
+
+
+class Stack(nn.Module):
+    def __init__(self, dim=8, depth=3):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(dim, dim) for _ in range(depth))
+
+    def forward(self, x):
+        _gm_log_1 = []
+        h = x
+        for i, layer in enumerate(self.layers):
+            h = torch.relu(layer(h))
+            _gm_log_1.append((i, h.norm()))
+        _gm_ret = h.mean(dim=0)
+        list(map(lambda _gm_args: print(f"layer {_gm_args[0]}: norm {_gm_args[1]:.4f}"), _gm_log_1))
+        return _gm_ret
+
+
+def make():
+    """Return (eager_callable, input_sets)."""
+    torch.manual_seed(0)
+    return Stack(), [(torch.randn(4, 8),)]
+
+
+compiled = torch.compile(Stack())
+
+if __name__ == "__main__":
+    fn, inputs = make()
+    for args in inputs:
+        print(fn(*args).sum())

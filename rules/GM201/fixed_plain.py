@@ -1,0 +1,23 @@
+"""GM201 bad: a debug `print` between two tensor ops splits the graph in two."""
+import torch
+
+
+def step(x):
+    y = torch.tanh(x) * 2
+    _gm_ret = y.relu() + 1
+    print("y", y.shape)
+    return _gm_ret
+
+
+def make():
+    """Return (eager_callable, input_sets)."""
+    torch.manual_seed(0)
+    return step, [(torch.randn(4, 8),)]
+
+
+compiled = torch.compile(step)
+
+if __name__ == "__main__":
+    fn, inputs = make()
+    for args in inputs:
+        print(fn(*args).sum())
