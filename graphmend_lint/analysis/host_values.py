@@ -18,11 +18,12 @@ When in doubt every helper answers "no", which keeps the rules quiet.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from astroid import nodes
 
+from graphmend_lint.analysis.side_effects import is_builtin_call
 from graphmend_lint.analysis.values import Kind, ValueOracle
 
 #: Builtins that copy one tensor element to a Python scalar (``int(t)`` is ``t.item()``).
@@ -62,21 +63,25 @@ _MAX_DEPTH = 12
 
 
 def builtin_name(call: nodes.Call) -> str | None:
-    """The builtin a call invokes (``int`` in ``int(t)``), or ``None`` when shadowed or not a builtin.
+    """The builtin a call invokes (``int`` in ``int(t)``), or ``None`` when shadowed or not a name.
 
     A local ``def int(...)`` or an import named ``int`` must not make the
     rules speak, so the name is looked up like Python would.
     """
     func = call.func
-    if not isinstance(func, nodes.Name):
-        return None
-    try:
-        _, assignments = func.lookup(func.name)
-    except Exception:  # astroid lookups can fail on odd code; stay quiet
-        return None
-    if not assignments or any(a.root().name != "builtins" for a in assignments):
-        return None
-    return func.name
+    return func.name if isinstance(func, nodes.Name) and is_builtin_call(call, func.name) else None
+
+
+def condition_operands(test: nodes.NodeNG) -> list[nodes.NodeNG]:
+    """The operands Python jumps on, one by one: ``a and not b`` → ``[a, b]``.
+
+    Dynamo breaks once per operand it cannot decide, at that operand.
+    """
+    if isinstance(test, nodes.BoolOp):
+        return [part for value in test.values for part in condition_operands(value)]
+    if isinstance(test, nodes.UnaryOp) and test.op == "not":
+        return condition_operands(test.operand)
+    return [test]
 
 
 def method_call(node: nodes.NodeNG, *names: str) -> nodes.Call | None:
@@ -97,6 +102,11 @@ class ScalarConversion:
     @property
     def is_item(self) -> bool:
         return self.spelling == "item"
+
+    @property
+    def label(self) -> str:
+        """How messages name it: ``.item()`` or ``int()``."""
+        return "`.item()`" if self.is_item else f"`{self.spelling}()`"
 
 
 def scalar_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversion | None:
@@ -152,8 +162,8 @@ def reads_of(target: nodes.AssignName) -> list[nodes.Name] | None:
 def bound_values(name: nodes.Name) -> list[nodes.NodeNG] | None:
     """The expressions assigned to *name* (``None`` when any binding is not a plain assignment).
 
-    Unpacking ``a, b = x.shape`` yields the subscript-like pair ``(x.shape, 1)``
-    through :func:`_unpacked_source`, so callers see one expression per binding.
+    Unpacking (``a, b = x.shape``), loops and parameters are not plain
+    assignments; :func:`_unpacked_from` covers the first for shapes.
     """
     try:
         _, assignments = name.lookup(name.name)
@@ -164,12 +174,9 @@ def bound_values(name: nodes.Name) -> list[nodes.NodeNG] | None:
     result: list[nodes.NodeNG] = []
     for assignment in assignments:
         parent = assignment.parent if isinstance(assignment, nodes.AssignName) else None
-        if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is not None:
-            result.append(parent.value)
-        elif isinstance(parent, nodes.NamedExpr):
-            result.append(parent.value)
-        else:
+        if not isinstance(parent, (nodes.Assign, nodes.AnnAssign, nodes.NamedExpr)) or parent.value is None:
             return None
+        result.append(parent.value)
     return result
 
 
@@ -270,12 +277,8 @@ def is_float_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> 
     if isinstance(node, nodes.Call):
         if _dtype_keyword(values, node) in _FLOAT_DTYPES or _conversion_dtype(values, node) in _FLOAT_DTYPES:
             return True
-        if values.qualified_name(node.func) in _FLOAT_FUNCTIONS:
-            return True
-        return method_call(node, *_FLOAT_METHODS) is not None
-    if isinstance(node, nodes.BinOp) and node.op == "/":
-        return True  # true division of tensors is always floating
-    return False
+        return values.qualified_name(node.func) in _FLOAT_FUNCTIONS or method_call(node, *_FLOAT_METHODS) is not None
+    return isinstance(node, nodes.BinOp) and node.op == "/"  # true division of tensors is always floating
 
 
 # -- Python numbers ----------------------------------------------------------------
@@ -317,6 +320,8 @@ def _is_number(values: ValueOracle, node: nodes.NodeNG, depth: int, allow_float:
 def _is_shape_element(values: ValueOracle, node: nodes.Subscript) -> bool:
     """``x.shape[0]`` or ``x.size()[-1]``: one dimension of a tensor's shape."""
     index = node.slice
+    if isinstance(index, nodes.UnaryOp) and index.op == "-":
+        index = index.operand  # x.shape[-1]
     if not (isinstance(index, nodes.Const) and isinstance(index.value, int)):
         return False
     return _is_shape(values, node.value)
@@ -373,3 +378,58 @@ def _annotated_parameter(name: nodes.Name) -> str | None:
         return None
     annotation = ValueOracle._annotation_of(assignments[0], assignments[0].parent)
     return annotation.as_string() if annotation is not None else None
+
+
+# -- NumPy arrays made from tensors ----------------------------------------------------
+
+#: NumPy functions that turn their first argument into an array (a tensor, here).
+_NUMPY_FROM = frozenset({"numpy.asarray", "numpy.array", "numpy.asanyarray", "numpy.ascontiguousarray"})
+
+
+def numpy_conversion(values: ValueOracle, node: nodes.NodeNG) -> nodes.Call | None:
+    """``t.numpy()`` (also after ``.cpu()``/``.detach()``) or ``np.asarray(t)`` on a TENSOR."""
+    if not isinstance(node, nodes.Call):
+        return None
+    to_numpy = method_call(node, "numpy")
+    if to_numpy is not None and values.is_tensor(to_numpy.func.expr):
+        return node
+    if values.qualified_name(node.func) in _NUMPY_FROM and node.args and values.is_tensor(node.args[0]):
+        return node
+    return None
+
+
+def numpy_origin(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nodes.Call | None:
+    """The tensor-to-NumPy conversion *node*'s value is computed from, if provably one.
+
+    Under ``torch.compile`` Dynamo traces NumPy arrays made from tensors as
+    tensors, so nothing breaks until such a value is forced into Python;
+    rules use this to find those forcing sites.
+    """
+    if depth > _MAX_DEPTH:
+        return None
+    again = lambda child: numpy_origin(values, child, depth + 1)  # noqa: E731
+    direct = numpy_conversion(values, node)
+    if direct is not None:
+        return direct
+    if isinstance(node, nodes.Call):
+        if isinstance(node.func, nodes.Attribute) and node.func.attrname not in {"tolist", "item"}:
+            origin = again(node.func.expr)  # a.sum(), a.astype(...)
+            if origin is not None:
+                return origin
+        name = values.qualified_name(node.func)
+        if name and name.startswith("numpy."):
+            return next((o for o in map(again, node.args) if o is not None), None)
+        return None
+    if isinstance(node, nodes.Subscript):
+        return again(node.value)
+    if isinstance(node, nodes.BinOp):
+        return again(node.left) or again(node.right)
+    if isinstance(node, nodes.UnaryOp) and node.op != "not":
+        return again(node.operand)
+    if isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in _COMPARISONS:
+        return again(node.left) or again(node.ops[0][1])
+    if isinstance(node, nodes.Name):
+        bound = bound_values(node)
+        origins = [again(value) for value in bound or ()]
+        return origins[0] if origins and None not in origins else None
+    return None

@@ -237,6 +237,8 @@ class ValueOracle:
             return self._annotation_kind(annotation)
         if name.name in {"self", "cls"}:
             return Kind.UNKNOWN
+        if name.name == "config" or name.name.endswith("_config"):
+            return Kind.STATIC  # a model config, like ``self.config``: Python values Dynamo specialises on
         default = self._default_of(name, arguments)
         if default is not None and not (isinstance(default, nodes.Const) and default.value is None):
             return self._kind(default)
@@ -285,9 +287,9 @@ class ValueOracle:
 
     @staticmethod
     def _arithmetic_assignment_target(use: nodes.Name) -> str | None:
-        """``y`` when *use* sits in ``y = <arithmetic over use>``."""
+        """``y`` when *use* sits in ``y = <arithmetic or comparison over use>`` (``m = x > 0``)."""
         node: nodes.NodeNG = use
-        while isinstance(node.parent, (nodes.BinOp, nodes.UnaryOp)):
+        while isinstance(node.parent, (nodes.BinOp, nodes.UnaryOp, nodes.Compare)):
             node = node.parent
         statement = node.parent
         if isinstance(statement, nodes.Assign) and statement.value is node and len(statement.targets) == 1:

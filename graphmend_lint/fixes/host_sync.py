@@ -11,15 +11,18 @@ only used where a tensor would do, the copy can simply be dropped:
 * :func:`assert_without_item`: ``assert t.max().item() <= n`` becomes
   ``assert t.max() <= n``; Dynamo lowers an assert on a tensor to an async
   assert, with no break.
-* :func:`branch_only_decline`: a scalar that only feeds ``if flag:`` needs
-  the branch predicated (GM101) before the copy can go; until then the
-  finding says so.
+* :func:`keep_flag_for_predication`: ``flag = m.any().item()`` that only
+  feeds ``if flag:`` stays a tensor when GM101 can then predicate every such
+  branch (checked by linting the edited text); otherwise
+  :func:`branch_only_decline` says why there is no fix.
 
 Anything else is display-only: :data:`CAPTURE_SCALARS` names the setting that
 would trace it, and what that costs.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from astroid import nodes
 
@@ -29,7 +32,7 @@ from graphmend_lint.analysis.host_values import (
     reads_of,
     single_target,
 )
-from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix
 
@@ -71,18 +74,20 @@ def _parenthesized(node: nodes.NodeNG, text: str) -> str:
 
 
 def _feeds_tensor_arithmetic(values: ValueOracle, read: nodes.Name) -> bool:
-    """``x * s`` or ``x += s`` where the other side is a tensor."""
+    """``x * s`` or ``s - x`` where the other operand is a tensor.
+
+    ``x *= s`` is not accepted: the oracle cannot tell what ``x`` holds
+    before an augmented assignment whose operand is a Python number.
+    """
     parent = read.parent
     if isinstance(parent, nodes.BinOp) and parent.op in _ARITHMETIC:
         other = parent.right if parent.left is read else parent.left
         return values.is_tensor(other)
-    if isinstance(parent, nodes.AugAssign) and parent.value is read and parent.op.rstrip("=") in _ARITHMETIC:
-        return values.is_tensor(parent.target)
     return False
 
 
 def keep_scalar_on_device(analysis: FileAnalysis, conversion: ScalarConversion) -> Fix | None:
-    """``s = t.item()`` → ``s = t.detach()`` when every read of ``s`` is tensor arithmetic.
+    """``s = t.item()`` → ``s = t.detach()`` when every read of ``s`` is a tensor's operand.
 
     Unsafe: a 0-d tensor promotes like its dtype, not like a Python number,
     so an integer tensor times a float64 scalar becomes float64 instead of the
@@ -98,7 +103,7 @@ def keep_scalar_on_device(analysis: FileAnalysis, conversion: ScalarConversion) 
     return Fix(
         edits=(_without_conversion(analysis, conversion, ".detach()"),),
         applicability=Applicability.UNSAFE,
-        message=f"Keep `{target.name}` a 0-d tensor (`.detach()` instead of `.item()`): it only feeds tensor arithmetic",
+        message=f"Keep `{target.name}` a 0-d tensor (`.detach()`, not `.item()`): it only feeds tensor arithmetic",
     )
 
 
@@ -114,25 +119,74 @@ def _condition_of(read: nodes.Name) -> nodes.If | None:
     return parent if isinstance(parent, nodes.If) and parent.test is node else None
 
 
-def branch_only_decline(conversion: ScalarConversion) -> Fix | None:
-    """A display-only pointer at the branches when the scalar feeds nothing but ``if`` tests.
-
-    Dropping the copy alone would only turn this break into a
-    data-dependent-branch break at the ``if``; the pair is fixable once the
-    branch is predicated (GM101's ``torch.where`` rewrite).
-    """
+def _branch_reads(conversion: ScalarConversion) -> tuple[nodes.AssignName, list[nodes.Name]] | None:
+    """``flag`` and its reads when ``flag = t.item()`` is read by nothing but ``if`` tests."""
     target = single_target(conversion.call)
     reads = reads_of(target) if target is not None else None
-    branches = [_condition_of(read) for read in reads or ()]
-    if not branches or None in branches:
+    if not reads or any(_condition_of(read) is None for read in reads):
         return None
-    lines = ", ".join(str(branch.lineno) for branch in branches if branch is not None)
+    return target, reads
+
+
+def _predicated_after(analysis: FileAnalysis, edit: Edit, reads: list[nodes.Name]) -> bool:
+    """Would GM101 offer an applicable predication for every branch once *edit* is made?
+
+    Proven by trial: the edited text is linted with GM101 alone (so this never
+    recurses), with this file's traced functions as seeds so the scope is the
+    same however it was reached. Dropping the copy without the predication
+    would only move the break to the ``if``, once per test.
+    """
+    from graphmend_lint.analysis.scope import Seed
+    from graphmend_lint.pipeline import analyze
+    from graphmend_lint.source import SourceFile
+
+    source = analysis.source
+    start, end = source.offset(edit.start), source.offset(edit.end)
+    candidate = SourceFile(source.text[:start] + edit.content + source.text[end:], source.encoding, source.bom)
+    settings = replace(analysis.settings, select=("GM101",), extend_select=(), ignore=(), per_file_ignores=())
+    seeds = tuple(Seed(f"{analysis.imports.module}.{f.qualname}", False, f.chain) for f in analysis.scope.functions)
+    fixes = {d.start: d.fix for d in analyze(candidate, analysis.path, settings, seeds).diagnostics}
+    wanted = [fixes.get(analysis.start_of(read)) for read in reads]
+    return all(fix is not None and fix.applicability is not Applicability.DISPLAY_ONLY for fix in wanted)
+
+
+def keep_flag_for_predication(analysis: FileAnalysis, conversion: ScalarConversion) -> Fix | None:
+    """``flag = m.any().item()`` → ``flag = m.any()`` when every ``if flag:`` can then be predicated.
+
+    ``int(t)`` is left alone: ``if int(t):`` truncates first (``0.5`` is false).
+    Unsafe, as the predication that follows is: both branches are computed.
+    """
+    found = _branch_reads(conversion) if conversion.spelling in {"item", "bool", "float"} else None
+    if found is None:
+        return None
+    target, reads = found
+    edit = _without_conversion(analysis, conversion)
+    if not _predicated_after(analysis, edit, reads):
+        return None
+    lines = ", ".join(str(read.lineno) for read in reads)
+    return Fix(
+        edits=(edit,),
+        applicability=Applicability.UNSAFE,
+        message=f"Keep `{target.name}` a tensor; the branch at line {lines} is then predicated (GM101)",
+    )
+
+
+def branch_only_decline(conversion: ScalarConversion) -> Fix | None:
+    """A display-only pointer at the branches when the scalar feeds nothing but ``if`` tests
+    and predicating them is not possible: dropping the copy alone would only turn this break
+    into a data-dependent-branch break at each ``if``.
+    """
+    found = _branch_reads(conversion)
+    if found is None:
+        return None
+    target, reads = found
+    lines = ", ".join(str(read.lineno) for read in reads)
     return Fix(
         edits=(),
         applicability=Applicability.DISPLAY_ONLY,
         message=(
-            f"`{target.name}` only feeds the branch at line {lines}: keep it a tensor and predicate that branch "
-            "with `torch.where` (GM101); not automatic because the branch rewrite is not available here"
+            f"`{target.name}` only feeds the branch at line {lines}, which GM101 cannot predicate "
+            "(see its finding once the copy is gone): no automatic fix"
         ),
     )
 
@@ -157,7 +211,7 @@ def _assert_of(conversion: ScalarConversion, values: ValueOracle) -> nodes.Asser
         node, parent = parent, parent.parent
     elif isinstance(parent, nodes.Compare) and len(parent.ops) == 1 and parent.ops[0][0] in _COMPARISONS:
         other = parent.ops[0][1] if parent.left is node else parent.left
-        if not is_python_int(values, other) or values.kind(other) is Kind.TENSOR:
+        if not is_python_int(values, other):
             return None
         node, parent = parent, parent.parent
     return parent if isinstance(parent, nodes.Assert) and parent.test is node else None
@@ -184,6 +238,7 @@ def scalar_fix(analysis: FileAnalysis, conversion: ScalarConversion) -> Fix:
     return (
         assert_without_item(analysis, conversion)
         or keep_scalar_on_device(analysis, conversion)
+        or keep_flag_for_predication(analysis, conversion)
         or branch_only_decline(conversion)
         or Fix(edits=(), applicability=Applicability.DISPLAY_ONLY, message=CAPTURE_SCALARS)
     )

@@ -62,8 +62,12 @@ class TensorToPythonScalar(Rule):
       tensor promotes by its dtype (an integer tensor times a float64 0-d tensor
       is float64, times a Python float it is float32) and must be on a
       compatible device.
-    * `flag = t.item()` that only feeds `if flag:`: the finding points at the
-      branch; the copy can go once that branch is predicated (GM101).
+    * `flag = t.item()` (or `bool(t)`) that only feeds `if flag:` tests: the
+      copy is dropped when GM101 can then predicate every such branch with
+      `torch.where` (checked by linting the edited text); the next fix round
+      applies that predication. **Unsafe**, as the predication is: both sides
+      of the branch are computed. When GM101 cannot predicate, no fix: dropping
+      the copy alone would only move the break to each `if`.
 
     Anything else is display-only. `torch._dynamo.config.capture_scalar_outputs
     = True` traces `.item()` as an unbacked symbol instead of breaking; the
@@ -93,7 +97,12 @@ class TensorToPythonScalar(Rule):
             fixed=_HEADER + "    s = lengths.sum().detach()\n    y = x * s\n    return y - s\n",
             unsafe=True,
         ),
-        Example(_HEADER + "    flag = (x > 0).any().item()\n    if flag:\n        x = x + 1\n    return x\n"),
+        Example(
+            _HEADER + "    flag = (x > 0).any().item()\n    if flag:\n        x = x + 1\n    return x\n",
+            fixed=_HEADER + "    flag = (x > 0).any()\n    x = torch.where(flag, x + 1, x)\n    return x\n",
+            unsafe=True,
+        ),
+        Example(_HEADER + "    flag = (x > 0).any().item()\n    if flag:\n        print(x)\n    return x\n"),
         Example(_HEADER + "    k = int(lengths.max())\n    return x[:, :k]\n"),
         Example(_HEADER + "    s = x.sum().item()\n    return x * s, s\n"),
     )
@@ -103,8 +112,8 @@ class TensorToPythonScalar(Rule):
             conversion = scalar_conversion(ctx.values, call)
             if conversion is None:
                 continue
-            what = "`.item()`" if conversion.is_item else f"`{conversion.spelling}()` of a tensor"
             message = (
-                f"{what} copies `{snippet(conversion.tensor)}` to a Python scalar: graph break and host sync"
+                f"{conversion.label} copies `{snippet(conversion.tensor)}` to a Python scalar: "
+                "graph break and host sync"
             )
             yield ctx.report(call, message, traced, scalar_fix(ctx.analysis, conversion))

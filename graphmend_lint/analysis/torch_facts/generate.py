@@ -47,9 +47,13 @@ Which names exist
     ``from m import f`` refers to ``m.f``, loaded on demand. ``torch`` is
     ``torch/__init__.py``; ``torch._VF`` is read as
     ``torch._C._VariableFunctions``, of which it is a generated copy.
-    Dunder module attributes are not functions and are skipped.
+    Names bound to classes (``torch.no_grad``), modules or data, and dunder
+    module attributes, are not functions and are left out.
     ``tensor_methods`` overlays ``torch.Tensor`` (``_tensor.py``) on
-    ``torch._C.TensorBase``; annotated class attributes and properties go to
+    ``torch._C.TensorBase``, except where reading an override's body left
+    something unresolved and the base is annotated (``Tensor.split`` calls
+    the unstubbed ``_VF.split``; ``TensorBase.split`` says
+    ``Sequence[Tensor]``); annotated class attributes and properties go to
     ``tensor_attributes``. ``nn_modules`` maps every ``torch.nn.Module``
     subclass in ``torch.nn.modules.__all__`` to its ``forward``'s kind
     (inherited through its bases; ``other`` when none is found, as for the

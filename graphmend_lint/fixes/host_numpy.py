@@ -1,0 +1,171 @@
+"""Replace NumPy calls on Python numbers with their ``math`` / builtin twins.
+
+Under ``torch.compile`` Dynamo traces NumPy through ``torch._numpy``: the
+result of ``np.lcm(4, 6)`` becomes a 0-d *tensor*, and a branch or ``range``
+on it breaks the graph. ``math.lcm(4, 6)`` is a plain int that Dynamo
+constant-folds. Only the callee changes, so the rewrite is one edit (plus an
+``import math`` when the file has none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from astroid import nodes
+
+from graphmend_lint.analysis.host_values import is_python_int, is_python_number
+from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.context import FileAnalysis
+from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
+
+
+@dataclass(frozen=True)
+class Twin:
+    """The Python spelling of one NumPy function on scalars."""
+
+    module: str | None  # "math", or None for a builtin
+    name: str
+    #: Equal results for every int argument (float arguments may differ: NaN
+    #: handling, summation order, domain errors raising instead of ``nan``).
+    exact_for_ints: bool = True
+    #: Takes one list/tuple of numbers (``np.sum([1, 2])``) instead of numbers.
+    over_sequence: bool = False
+
+
+TWINS: dict[str, Twin] = {
+    "lcm": Twin("math", "lcm"),
+    "gcd": Twin("math", "gcd"),
+    "abs": Twin(None, "abs"),
+    "absolute": Twin(None, "abs"),
+    "maximum": Twin(None, "max"),
+    "minimum": Twin(None, "min"),
+    "sqrt": Twin("math", "sqrt", exact_for_ints=False),
+    "exp": Twin("math", "exp", exact_for_ints=False),
+    "log": Twin("math", "log", exact_for_ints=False),
+    "log2": Twin("math", "log2", exact_for_ints=False),
+    "log10": Twin("math", "log10", exact_for_ints=False),
+    "sum": Twin(None, "sum", over_sequence=True),
+    "prod": Twin("math", "prod", over_sequence=True),
+    "max": Twin(None, "max", over_sequence=True),
+    "amax": Twin(None, "max", over_sequence=True),
+    "min": Twin(None, "min", over_sequence=True),
+    "amin": Twin(None, "min", over_sequence=True),
+}
+_ARITY = {"lcm": 2, "gcd": 2, "maximum": 2, "minimum": 2}
+
+
+@dataclass(frozen=True)
+class StaticNumpyCall:
+    """A NumPy call whose arguments are Python values, with its twin."""
+
+    call: nodes.Call
+    numpy_name: str
+    twin: Twin
+    numbers: tuple[nodes.NodeNG, ...]  # the numeric arguments (list elements for reductions)
+
+
+def _sequence_elements(node: nodes.NodeNG) -> list[nodes.NodeNG] | None:
+    """The elements of a non-empty list/tuple literal (``np.sum([])`` is ``0.0``, ``sum([])`` is ``0``)."""
+    if not isinstance(node, (nodes.List, nodes.Tuple)) or not node.elts:
+        return None
+    return None if any(isinstance(element, nodes.Starred) for element in node.elts) else list(node.elts)
+
+
+def static_numpy_call(values: ValueOracle, call: nodes.Call) -> StaticNumpyCall | None:
+    """``np.<f>(...)`` with a known twin whose every argument is static, else ``None``."""
+    qualified = values.qualified_name(call.func) or ""
+    module, _, function = qualified.rpartition(".")
+    twin = TWINS.get(function)
+    if module != "numpy" or twin is None or call.keywords:
+        return None
+    if twin.over_sequence:
+        elements = _sequence_elements(call.args[0]) if len(call.args) == 1 else None
+        numbers = tuple(elements or ())
+    else:
+        numbers = tuple(call.args) if len(call.args) == _ARITY.get(function, 1) else ()
+    if not numbers or any(isinstance(n, nodes.Starred) for n in numbers):
+        return None
+    if not all(values.kind(n) is Kind.STATIC or is_python_number(values, n) for n in numbers):
+        return None
+    return StaticNumpyCall(call, function, twin, numbers)
+
+
+def _module_import(analysis: FileAnalysis, module: str) -> str | None:
+    """The name a module-level ``import <module> [as name]`` binds, if any."""
+    for local, bindings in analysis.module.locals.items():
+        spelling = (module, None if local == module else local)  # ``import math`` / ``import math as m``
+        if any(isinstance(b, nodes.Import) and spelling in b.names for b in bindings):
+            return local
+    return None
+
+
+def _bindings_at(node: nodes.NodeNG, name: str) -> list[nodes.NodeNG] | None:
+    """What *name* resolves to where *node* is (``None`` when astroid cannot tell)."""
+    try:
+        return list(node.scope().scope_lookup(node, name)[1])
+    except Exception:
+        return None
+
+
+def _visible_as(call: nodes.Call, name: str, expected: str) -> bool:
+    """*name* at *call* is the builtin (``expected="builtins"``) or the module-level import."""
+    bindings = _bindings_at(call, name)
+    if bindings is None:
+        return False
+    if expected == "builtins":
+        return bool(bindings) and all(b.root().name == "builtins" for b in bindings)
+    return bool(bindings) and all(isinstance(b, nodes.Import) and b.scope() is call.root() for b in bindings)
+
+
+def _unbound(call: nodes.Call, name: str) -> bool:
+    """Nothing named *name* is visible at *call*, so an ``import`` may introduce it."""
+    return _bindings_at(call, name) == []
+
+
+def _import_edit(analysis: FileAnalysis, module: str) -> Edit | None:
+    """Insert ``import <module>`` before the first module-level import (after ``__future__``)."""
+    for statement in analysis.module.body:
+        if isinstance(statement, nodes.ImportFrom) and statement.modname == "__future__":
+            continue
+        if isinstance(statement, (nodes.Import, nodes.ImportFrom)):
+            start = Position(statement.lineno, 0)
+            return Edit(start, start, f"import {module}\n")
+    return None
+
+
+def numpy_twin_fix(analysis: FileAnalysis, found: StaticNumpyCall) -> Fix | None:
+    """Swap the callee for its twin; SAFE when the twin is exact on these provable ints.
+
+    Unsafe otherwise: with floats ``math`` raises where NumPy returns ``nan``
+    (``sqrt(-1)``, ``log(0)``), ``max``/``min`` treat NaN differently and
+    ``np.sum`` adds long float lists pairwise; with arguments that are static
+    but not provably numbers (``config.chunk``) the fix assumes they are.
+    """
+    twin, call = found.twin, found.call
+    edits: list[Edit] = []
+    if twin.module is None:
+        if not _visible_as(call, twin.name, "builtins"):
+            return None
+        callee = twin.name
+    else:
+        local = _module_import(analysis, twin.module)
+        if local is None:
+            if not _unbound(call, twin.module):
+                return None  # the name is taken
+            import_edit = _import_edit(analysis, twin.module)
+            if import_edit is None:
+                return None
+            edits.append(import_edit)
+            local = twin.module
+        elif not _visible_as(call, local, "import"):
+            return None  # shadowed inside the function
+        callee = f"{local}.{twin.name}"
+    edits.append(Edit(analysis.start_of(call.func), analysis.end_of(call.func), callee))
+    values = analysis.values
+    if twin.exact_for_ints and all(is_python_int(values, n) for n in found.numbers):
+        applicability, caveat = Applicability.SAFE, ""
+    elif all(is_python_number(values, n) for n in found.numbers):
+        applicability, caveat = Applicability.UNSAFE, " (float edge cases differ: NaN, domain errors, rounding)"
+    else:
+        applicability, caveat = Applicability.UNSAFE, " (assumes the arguments are Python numbers)"
+    return Fix(edits=tuple(edits), applicability=applicability, message=f"Use `{callee}`{caveat}")

@@ -1,0 +1,185 @@
+"""GM401: operators whose output shape depends on tensor data."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from astroid import nodes
+from astroid.const import Context
+
+from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.host_values import is_bool_tensor
+from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.fixes.shape_dispatch import dense_dispatch_hint
+from graphmend_lint.fixes.shape_masked import masked_reduction, masked_reduction_fix
+from graphmend_lint.rules.base import Example, Rule
+
+CAPTURE_DYNAMIC = Fix(
+    edits=(),
+    applicability=Applicability.DISPLAY_ONLY,
+    message=(
+        "no source fix: `torch._dynamo.config.capture_dynamic_output_shape_ops = True` traces it with an "
+        "unbacked output size (the host sync stays, later code must not branch on that size, and some "
+        "backends fall back)"
+    ),
+)
+#: Operators (as torch functions and tensor methods) whose output size is data-dependent.
+ALWAYS_DYNAMIC = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"})
+_HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, r: torch.Tensor):\n"
+
+
+def _is_tensor_argument(values: ValueOracle, call: nodes.Call, index: int, keyword: str) -> bool:
+    for kw in call.keywords or []:
+        if kw.arg == keyword:
+            return values.is_tensor(kw.value)
+    return len(call.args) > index and values.is_tensor(call.args[index])
+
+
+def dynamic_operator(values: ValueOracle, call: nodes.Call) -> str | None:
+    """The name of the data-dependent-shape operator *call* invokes, else ``None``."""
+    keywords = {kw.arg for kw in call.keywords or []}
+    name = values.qualified_name(call.func) or ""
+    func = call.func
+    if name.startswith("torch.") and name.count(".") == 1:
+        op, receiver_offset = name.split(".")[1], 1  # torch.op(input, ...)
+    elif isinstance(func, nodes.Attribute) and values.is_tensor(func.expr):
+        op, receiver_offset = func.attrname, 0  # input.op(...)
+    else:
+        return None
+    if op in ALWAYS_DYNAMIC:
+        return op
+    if op == "where" and receiver_offset and len(call.args) == 1 and not keywords:
+        return "where"  # torch.where(condition) is nonzero(condition, as_tuple=True)
+    if op == "repeat_interleave" and "output_size" not in keywords:
+        if receiver_offset and len(call.args) == 1 and not keywords:
+            return op if values.is_tensor(call.args[0]) else None  # repeat_interleave(repeats)
+        return op if _is_tensor_argument(values, call, receiver_offset, "repeats") else None
+    return None
+
+
+def boolean_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.NodeNG | None:
+    """The boolean mask in ``x[mask]`` / ``x[:, mask]`` when the selection is *read*.
+
+    ``x[mask] = v`` is a masked write (traced, no break); ``x[mask] += v``
+    reads the selection first and does break.
+    """
+    parent = subscript.parent
+    if subscript.ctx is not Context.Load and not (isinstance(parent, nodes.AugAssign) and parent.target is subscript):
+        return None
+    if not values.is_tensor(subscript.value):
+        return None
+    index = subscript.slice
+    parts = index.elts if isinstance(index, nodes.Tuple) else [index]
+    return next((part for part in parts if is_bool_tensor(values, part)), None)
+
+
+class DataDependentOutputShape(Rule):
+    """## What it does
+    Flags operators whose output size depends on the values in a tensor:
+    `torch.nonzero` / `.nonzero()`, `torch.argwhere`, boolean-mask indexing
+    `x[mask]` (read, or `x[mask] += v`), `torch.masked_select`,
+    `torch.unique` / `unique_consecutive`, single-argument `torch.where(c)`,
+    `torch.repeat_interleave` with tensor repeats and no `output_size`, and
+    `torch.bincount` (even with `minlength`).
+
+    ## Why is this bad
+    An FX graph needs every output size as a function of the input sizes.
+    These outputs are sized by the data, so Dynamo ends the graph, runs it,
+    syncs with the device and resumes in a new graph (GB0036, "Dynamic shape
+    operator"). Inside a loop Dynamo gives up on the whole function.
+    Writing through a mask, `x[mask] = 0`, is fine and is not flagged; so is
+    indexing with integer tensors.
+
+    ## Example
+    ```python
+    @torch.compile
+    def masked_mean(x):
+        valid = ~torch.isnan(x)
+        return x[valid].mean()
+    ```
+
+    ## Use instead
+    Reduce over the whole tensor with `torch.where`:
+    ```python
+    @torch.compile
+    def masked_mean(x):
+        valid = ~torch.isnan(x)
+        return (torch.where(valid, x, 0).sum() / valid.sum())
+    ```
+
+    ## Fix safety
+    A masked `sum`, `mean`, `max` or `min` (`x[m].sum()`...) is rewritten to
+    reduce over `torch.where(m, x, identity)`, identity `0` (sum, mean) or
+    `∓torch.inf` (max, min). The rewrite is **unsafe**: float sums are added in
+    another order (equal within rounding; tests use `rtol=1e-5`), `mean` of an
+    integer tensor returns a float where the original raised, and `max`/`min`
+    of an empty selection return `∓inf` where the original raised. An empty
+    `sum` is `0` and an empty `mean` is `nan` in both. It is offered only when
+    the mask is provably elementwise in `x` (`torch.where` broadcasts from the
+    right, indexing from the left) and, for `max`/`min`, `x` is provably
+    floating; otherwise it is shown, not applied.
+
+    A mixture-of-experts loop over the experts `nonzero()` selected
+    (`for e in hit:`) gets a display-only description of the dense loop over
+    `range(num_experts)`: it is equal only for a per-token expert body, which
+    is not provable in general, and it runs every expert on every token.
+
+    Everything else is display-only:
+    `torch._dynamo.config.capture_dynamic_output_shape_ops = True` traces
+    these operators with an unbacked output size; the sync stays, and code
+    that branches on the size still breaks.
+    """
+
+    code = "GM401"
+    name = "data-dependent-output-shape"
+    summary = "an operator whose output size depends on tensor data splits the graph"
+    dynamo_gb = {"GB0036": "Dynamic shape operator"}
+    default_applicability = Applicability.UNSAFE
+    valid = (
+        _HEADER + "    x[x < 0] = 0\n    return x[r.argsort()], torch.where(x > 0, x, 0)\n",
+        _HEADER + "    y = torch.repeat_interleave(x, 2)\n    return y, torch.repeat_interleave(x, r, output_size=8)\n",
+        _HEADER + "    idx = r.long()\n    return x[idx], x[:, 0], x.nonzero_static(size=4)\n",
+        "import torch\n\n\ndef f(x):\n    return x[x > 0].sum(), torch.nonzero(x)\n",
+    )
+    invalid = (
+        Example(
+            _HEADER + "    return x[x > 0].sum()\n",
+            fixed=_HEADER + "    return torch.where(x > 0, x, 0).sum()\n",
+            unsafe=True,
+        ),
+        Example(
+            _HEADER + "    valid = ~torch.isnan(x)\n    m = x[valid].mean()\n    return m.item() * 2\n",
+            fixed=_HEADER + "    valid = ~torch.isnan(x)\n    m = torch.where(valid, x, 0).sum() / valid.sum()\n"
+            "    return m.item() * 2\n",
+            unsafe=True,
+        ),
+        Example(
+            _HEADER + "    h = x.float()\n    return h[h != 0].max() + 1\n",
+            fixed=_HEADER + "    h = x.float()\n    return torch.where(h != 0, h, -torch.inf).max() + 1\n",
+            unsafe=True,
+        ),
+        Example(_HEADER + "    return x[r > 0].sum()\n"),
+        Example(_HEADER + "    return torch.nonzero(x), (x > 0).nonzero(), torch.unique(x)\n"),
+        Example(_HEADER + "    (idx,) = torch.where(x > 0)\n    return idx\n"),
+        Example(_HEADER + "    return torch.repeat_interleave(x, r), torch.bincount(r, minlength=4)\n"),
+        Example(_HEADER + "    x[x > 0] += 1\n    return x\n"),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        values = ctx.values
+        for node, traced in ctx.traced_nodes(nodes.Call, nodes.Subscript):
+            if isinstance(node, nodes.Call):
+                op = dynamic_operator(values, node)
+                if op is not None:
+                    fix = dense_dispatch_hint(node) or CAPTURE_DYNAMIC
+                    yield ctx.report(node, f"`{op}` has a data-dependent output size: graph break", traced, fix)
+                continue
+            mask = boolean_index(values, node)
+            if mask is None:
+                continue
+            found = masked_reduction(values, node)
+            fix = masked_reduction_fix(ctx.analysis, found) if found is not None else None
+            message = f"boolean-mask indexing with `{snippet(mask)}` has a data-dependent output size: graph break"
+            yield ctx.report(node, message, traced, fix or CAPTURE_DYNAMIC)

@@ -1,0 +1,114 @@
+"""GM402: a slice bound computed from a tensor's value (``x[:n]`` with ``n`` a tensor)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from astroid import nodes
+
+from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.host_values import bound_values, scalar_conversion
+from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gm301_tensor_to_scalar import ITEM_GB
+
+SLICE_FIX = Fix(
+    edits=(),
+    applicability=Applicability.DISPLAY_ONLY,
+    message=(
+        "no source fix: slice to a static size and mask the rest (`torch.where(torch.arange(x.shape[0]) < n, ...)`), "
+        "or set `torch._dynamo.config.capture_scalar_outputs = True` and bound the symbol with `torch._check` "
+        "(the host sync stays, and the result has an unbacked size)"
+    ),
+)
+_HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, m: torch.Tensor):\n"
+
+
+def data_dependent_bound(values: ValueOracle, bound: nodes.NodeNG | None) -> str | None:
+    """Why *bound* is a value Dynamo must copy to the host, or ``None`` when it is not."""
+    if bound is None:
+        return None
+    if values.is_tensor(bound):
+        return "a tensor"
+    conversion = scalar_conversion(values, bound)
+    if conversion is not None:
+        return f"{conversion.label} of a tensor"
+    if isinstance(bound, nodes.Name):
+        assigned = bound_values(bound) or []
+        conversions = [scalar_conversion(values, value) for value in assigned]
+        if conversions and None not in conversions:
+            return f"{conversions[0].label} of a tensor (line {assigned[0].lineno})"
+    return None
+
+
+def _slices(index: nodes.NodeNG) -> list[nodes.Slice]:
+    parts = index.elts if isinstance(index, nodes.Tuple) else [index]
+    return [part for part in parts if isinstance(part, nodes.Slice)]
+
+
+class TensorValuedSliceBound(Rule):
+    """## What it does
+    Flags a slice of a tensor whose start, stop or step is a tensor, or a name
+    assigned from `.item()` / `int(t)` of a tensor: `x[:n]` where
+    `n = mask.sum()`.
+
+    ## Why is this bad
+    The slice's size is then the tensor's value. Dynamo has to copy it to the
+    host (GB0124 at the slice for a tensor bound; at the `.item()` for a
+    converted one, which GM301 also reports) and the result's shape depends on
+    data, so even with `capture_scalar_outputs` everything downstream sees an
+    unbacked size.
+
+    ## Example
+    ```python
+    @torch.compile
+    def f(x, m):
+        n = m.sum()
+        return x[:n]
+    ```
+
+    ## Use instead
+    Keep the shape static and mask instead:
+    ```python
+    @torch.compile
+    def f(x, m):
+        keep = torch.arange(x.shape[0]) < m.sum()
+        return torch.where(keep, x, 0)
+    ```
+    (the result keeps `x`'s length: callers must accept the padding).
+
+    ## Fix safety
+    Display-only: masking changes the output shape, which only the caller
+    can accept. `torch._dynamo.config.capture_scalar_outputs = True` with
+    `torch._check(0 <= n <= x.shape[0])` traces the slice with an unbacked
+    size; the host sync stays.
+    """
+
+    code = "GM402"
+    name = "tensor-valued-slice-bound"
+    summary = "a slice bound taken from a tensor value splits the graph"
+    dynamo_gb = ITEM_GB
+    default_applicability = Applicability.DISPLAY_ONLY
+    valid = (
+        _HEADER + "    n = x.shape[0] // 2\n    return x[:n], x[: len(m)], x[1:-1:2]\n",
+        _HEADER + "    return x[m.argsort()], x[:, : x.size(1) - 1]\n",
+        "import torch\n\n\ndef f(x, m):\n    return x[: m.sum()]\n",
+    )
+    invalid = (
+        Example(_HEADER + "    n = m.sum()\n    return x[:n]\n"),
+        Example(_HEADER + "    n = int(m.sum())\n    return x[:, n:]\n"),
+        Example(_HEADER + "    return x[: m.sum().item() : 2]\n"),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for subscript, traced in ctx.traced_nodes(nodes.Subscript):
+            if not ctx.values.is_tensor(subscript.value):
+                continue
+            for part in _slices(subscript.slice):
+                for bound in (part.lower, part.upper, part.step):
+                    why = data_dependent_bound(ctx.values, bound)
+                    if why is not None:
+                        message = f"slice bound `{snippet(bound)}` is {why}: data-dependent shape, graph break"
+                        yield ctx.report(bound, message, traced, SLICE_FIX)

@@ -1,0 +1,111 @@
+"""GM403: NumPy math on Python values inside compiled code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from astroid import nodes
+
+from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.fixes.host_numpy import numpy_twin_fix, static_numpy_call
+from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
+
+_HEADER = "import numpy as np\nimport torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, k: int):\n"
+
+_SUM = "import math\n" + _HEADER + "    s = {call}([1, 2, k])\n    if s > 4:\n        x = x * 2\n    return x\n"
+_MODULE = (
+    "import math as m\n\nimport numpy as np\nimport torch\nfrom torch import nn\n\n\n"
+    "class Chunked(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
+    "        self.config = config\n\n    def forward(self, x):\n"
+    "        return x[: {call}(self.config.a, self.config.b)]\n\n\nmodel = torch.compile(Chunked(None))\n"
+)
+
+
+class NumpyInCompiledScope(Rule):
+    """## What it does
+    Flags NumPy functions called on Python values (ints, floats, shapes,
+    config numbers) in code that `torch.compile` traces, when `math` or a
+    builtin computes the same thing: `np.lcm`, `np.gcd`, `np.sqrt`, `np.log*`,
+    `np.exp`, `np.abs`, `np.maximum`/`np.minimum`, and `np.sum`/`np.prod`/
+    `np.max`/`np.min` of a list literal.
+
+    ## Why is this bad
+    Dynamo traces NumPy as tensor code (`torch._numpy`), even on constants:
+    `np.lcm(4, 6)` becomes a 0-d tensor in the graph. Anything Python then
+    does with it depends on "data": `if n % 2 == 0:` breaks the graph
+    (GB0170), `range(n)` breaks (GB0059), and `x[:n]` makes Dynamo give up on
+    the frame (GB0208). transformers' reformer computes its chunk length with
+    `np.lcm(config.lsh_attn_chunk_length, config.local_attn_chunk_length)`.
+    With `math.lcm` the value is a Python int that Dynamo folds.
+
+    ## Example
+    ```python
+    @torch.compile
+    def f(x, k: int):
+        chunk = np.lcm(k, 4)
+        if x.shape[-1] % chunk != 0:
+            x = pad(x, chunk)
+        return x
+    ```
+
+    ## Use instead
+    ```python
+    chunk = math.lcm(k, 4)
+    ```
+
+    ## Fix safety
+    Only the callee changes (and `import math` is added when missing).
+    **Safe** for `lcm`, `gcd`, `abs`, `maximum`/`minimum`, `sum`, `prod`,
+    `max`/`min` when every argument is provably a Python int (literals, `len`,
+    shape elements, int-annotated parameters): the values are equal; only the
+    type changes from a NumPy scalar to a Python int. **Unsafe** otherwise:
+    with floats `math.sqrt(-1)` and `math.log(0)` raise where NumPy returns
+    `nan`/`-inf`, `max`/`min` order NaN differently and `np.sum` adds long
+    float lists pairwise; with static values that are not provably numbers
+    (`config.chunk`) the fix assumes they are.
+    """
+
+    code = "GM403"
+    name = "numpy-in-compiled-scope"
+    summary = "NumPy on Python numbers is traced as tensors in compiled code"
+    dynamo_gb = {
+        **DATA_DEPENDENT_BRANCHING,
+        "GB0059": "Failed to trace builtin operator",
+        "GB0208": "torch.* op returned non-Tensor",
+    }
+    default_applicability = Applicability.SAFE
+    valid = (
+        "import numpy as np\nimport torch\n\n\ndef f(x):\n    return x * np.lcm(4, 6)\n",
+        _HEADER + "    a = np.asarray(x)\n    return np.sqrt(a), np.sum(x.numpy()), np.sum([])\n",
+        _HEADER + "    return x * np.pi, np.arange(k)\n",
+    )
+    invalid = (
+        Example(
+            _HEADER + "    n = np.lcm(k, x.shape[0])\n    return x.reshape(-1, n)\n",
+            fixed="import math\n" + _HEADER + "    n = math.lcm(k, x.shape[0])\n    return x.reshape(-1, n)\n",
+        ),
+        Example(
+            _SUM.format(call="np.sum"),
+            fixed=_SUM.format(call="sum"),
+        ),
+        Example(
+            _HEADER + "    return x / np.sqrt(x.shape[-1])\n",
+            fixed="import math\n" + _HEADER + "    return x / math.sqrt(x.shape[-1])\n",
+            unsafe=True,
+        ),
+        Example(_MODULE.format(call="np.lcm"), fixed=_MODULE.format(call="m.lcm"), unsafe=True),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for call, traced in ctx.traced_nodes(nodes.Call):
+            found = static_numpy_call(ctx.values, call)
+            if found is None:
+                continue
+            message = (
+                f"`{snippet(call.func)}` on Python values is traced as a tensor op: "
+                "Python use of the result breaks the graph"
+            )
+            yield ctx.report(call, message, traced, numpy_twin_fix(ctx.analysis, found))

@@ -1,0 +1,128 @@
+"""The GM301-GM403 catalog (``rules/GM3xx``, ``rules/GM4xx``): findings and fixes, without Dynamo.
+
+Each program's expected findings and real Dynamo breaks are listed in
+:data:`CASES` rather than in comments inside the programs, because a
+``fixed_*.py`` program must be exactly ``fix_source(bad_*.py)`` and would
+otherwise carry stale markers. The break columns were measured with
+``graphmend_lint.verify.breaks`` on torch 2.13 (CPU) and are re-checked by
+``tests/test_host_sync_dynamo.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from graphmend_lint import fix_source, lint_source
+
+REPO = Path(__file__).resolve().parents[1]
+CATALOG = REPO / "rules"
+CODES = ("GM301", "GM302", "GM401", "GM402", "GM403")
+
+
+@dataclass(frozen=True)
+class Case:
+    """What one catalog program must produce: lint findings and real Dynamo breaks, by line."""
+
+    findings: frozenset[tuple[int, str]] = field(default_factory=frozenset)
+    breaks: frozenset[tuple[int, str]] = field(default_factory=frozenset)
+    frame_skipped: bool = False
+
+
+def case(findings: set[tuple[int, str]] = frozenset(), breaks: set[tuple[int, str]] = frozenset(), **kw) -> Case:
+    return Case(frozenset(findings), frozenset(breaks), **kw)
+
+
+CASES: dict[str, Case] = {
+    "GM301/bad_assert_item.py": case({(11, "GM301")}, {(11, "GB0124")}),
+    "GM301/fixed_assert_item.py": case(),
+    "GM301/bad_scalar_arith.py": case({(15, "GM301")}, {(15, "GB0124")}),
+    "GM301/fixed_scalar_arith.py": case(),
+    # The fix keeps the flag a tensor; GM101's predication then removes the branch.
+    "GM301/bad_branch_flag.py": case({(18, "GM301")}, {(18, "GB0124")}),
+    "GM301/fixed_branch_flag.py": case(),
+    "GM301/bad_flag_passed_on.py": case({(31, "GM301")}, {(31, "GB0124")}),
+    "GM301/neg_item_outside_scope.py": case(),
+    "GM302/bad_tolist.py": case({(13, "GM302")}, {(13, "GB0109")}),
+    "GM302/bad_numpy_branch.py": case({(18, "GM302"), (20, "GM302")}, {(18, "GB0170"), (20, "GB0033")}),
+    "GM302/neg_numpy_traced.py": case(),
+    "GM401/bad_masked_sum.py": case({(15, "GM401")}, {(15, "GB0036")}),
+    "GM401/fixed_masked_sum.py": case(),
+    "GM401/bad_masked_mean.py": case({(7, "GM401")}, {(7, "GB0036")}),
+    "GM401/fixed_masked_mean.py": case(),
+    "GM401/bad_masked_max.py": case({(19, "GM401")}, {(19, "GB0036")}),
+    "GM401/fixed_masked_max.py": case(),
+    # Dynamo stops at the first break in the loop and runs the frame eagerly,
+    # so the `where` on line 24 is never reached by the tracer.
+    "GM401/bad_expert_dispatch.py": case(
+        {(22, "GM401"), (24, "GM401"), (24, "GM301"), (25, "GM301")},
+        {(22, "GB0036"), (24, "GB0124")},
+        frame_skipped=True,
+    ),
+    "GM401/neg_masked_write.py": case(),
+    "GM402/bad_slice_by_count.py": case({(18, "GM402")}, {(18, "GB0124")}),
+    # The break is at the conversion (GM301); GM402 reports the shape it feeds.
+    "GM402/bad_slice_by_item.py": case({(8, "GM301"), (9, "GM402")}, {(8, "GB0124")}),
+    "GM402/neg_shape_slice.py": case(),
+    # The `if` on the traced lcm breaks (GB0170), and so does F.pad with the
+    # tensor-valued padding it computes (GB0033); GM403 reports their source.
+    "GM403/bad_np_lcm.py": case({(22, "GM403")}, {(23, "GB0170"), (24, "GB0033")}),
+    "GM403/fixed_np_lcm.py": case(),
+    "GM403/bad_np_sum.py": case({(13, "GM403")}, {(14, "GB0170")}),
+    "GM403/fixed_np_sum.py": case(),
+    "GM403/neg_np_outside_scope.py": case(),
+}
+
+
+def catalog_programs() -> list[str]:
+    """Every program in the owned catalog folders, as ``CODE/name.py``."""
+    return sorted(str(path.relative_to(CATALOG)) for code in CODES for path in (CATALOG / code).glob("*.py"))
+
+
+def fix_pairs() -> list[tuple[str, str]]:
+    """``(bad, fixed)`` for every bad program that has a fixed twin."""
+    pairs = []
+    for name in catalog_programs():
+        folder, _, base = name.partition("/")
+        if base.startswith("bad_") and (CATALOG / folder / f"fixed_{base[4:]}").exists():
+            pairs.append((name, f"{folder}/fixed_{base[4:]}"))
+    return pairs
+
+
+def findings(name: str) -> set[tuple[int, str]]:
+    text = (CATALOG / name).read_text()
+    return {(d.start.line, d.code) for d in lint_source(text, str(CATALOG / name)) if d.code in CODES}
+
+
+def test_every_program_has_a_case_and_every_case_a_program() -> None:
+    assert set(catalog_programs()) == set(CASES)
+
+
+def test_the_catalog_covers_every_rule_with_a_bad_and_a_negative_program() -> None:
+    for code in CODES:
+        names = [name for name in CASES if name.startswith(code)]
+        assert any("/bad_" in name for name in names), code
+        assert any("/neg_" in name for name in names), code
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_findings_are_exactly_the_expected_lines(name: str) -> None:
+    assert findings(name) == set(CASES[name].findings)
+
+
+@pytest.mark.parametrize(("bad", "fixed"), fix_pairs())
+def test_fixed_program_is_exactly_the_fix_of_the_bad_one(bad: str, fixed: str) -> None:
+    result = fix_source((CATALOG / bad).read_text(), str(CATALOG / bad), unsafe=True)
+    assert result.source == (CATALOG / fixed).read_text()
+    assert bad.partition("/")[0] in {d.code for d in result.applied}
+
+
+@pytest.mark.parametrize(("bad", "fixed"), fix_pairs())
+def test_fix_needs_the_documented_safety(bad: str, fixed: str) -> None:
+    """Unsafe catalog fixes are not applied by a plain ``--fix``; the safe one (np.sum) is."""
+    text = (CATALOG / bad).read_text()
+    safe_only = fix_source(text, str(CATALOG / bad), unsafe=False).source
+    expected_safe = fixed in {"GM403/fixed_np_sum.py"}
+    assert (safe_only == (CATALOG / fixed).read_text()) is expected_safe

@@ -1,0 +1,121 @@
+"""Edge cases of GM301-GM403 beyond the rules' VALID/INVALID examples: precision first.
+
+Each negative is a construct a careless rule would flag; each fix case pins
+the exact text the fix writes, including parentheses, aliases and imports.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmend_lint import fix_source, lint_source
+from graphmend_lint.diagnostics import Applicability
+
+HEAD = "import numpy as np\nimport torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, k: int, mask: torch.Tensor):\n"
+
+
+def codes(source: str) -> list[str]:
+    return [d.code for d in lint_source(source)]
+
+
+def only(source: str, code: str):
+    found = [d for d in lint_source(source) if d.code == code]
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ("    int = type(k)\n    return int(x.sum())\n", "GM301"),  # shadowed builtin
+        ("    return x * k.bit_length(), {1: 2}.items()\n", "GM301"),
+        ("    return np.array([1, 2]).tolist()\n", "GM302"),  # NumPy of constants, not of a tensor
+        ("    a = x.numpy()\n    return x, a + 1, len(a)\n", "GM302"),  # traced: no break
+        ("    return x[mask].sum()\n", "GM401"),  # the mask's dtype is unknown: could be an index
+        ("    return x[x.argsort()], x[..., 0], x[None]\n", "GM401"),
+        ("    return torch.where(x > 0, x, 0), torch.unique_consecutive\n", "GM401"),
+        ("    return x[:k], x[k : 2 * k], x[: x.numel() // 2]\n", "GM402"),
+        ("    return np.sum(x.numpy()), np.lcm(mask.sum(), 2)\n", "GM403"),  # tensors, not Python values
+        ("    return np.maximum(k, 2, 3)\n", "GM403"),  # not the arity of max(a, b)
+    ],
+)
+def test_stays_quiet(body: str, code: str) -> None:
+    assert code not in codes(HEAD + body)
+
+
+@pytest.mark.parametrize(
+    "uses",
+    [
+        "    return x * s, range(s)\n",  # a Python use
+        "    s = s + 1\n    return x * s\n",  # rebound
+        "    return x * s, lambda: s\n",  # read from a closure
+        "    x *= s\n    return x\n",  # in place: what x holds before is not provable
+    ],
+)
+def test_item_with_a_python_use_keeps_the_copy(uses: str) -> None:
+    source = HEAD + "    s = mask.sum().item()\n" + uses
+    diagnostic = only(source, "GM301")
+    assert diagnostic.fix is not None and diagnostic.fix.applicability is Applicability.DISPLAY_ONLY
+
+
+@pytest.mark.parametrize(
+    ("test", "fixed"),
+    [
+        ("mask.max().item() <= k", "mask.max() <= k"),
+        ("k >= float(mask.max())", "k >= mask.max()"),
+        ("not mask.any().item()", "not mask.any()"),
+        ("mask.all().item()", "mask.all()"),
+    ],
+)
+def test_assert_drops_the_copy_when_the_comparison_keeps_its_meaning(test: str, fixed: str) -> None:
+    source = HEAD + f"    assert {test}\n    return x\n"
+    assert fix_source(source, unsafe=True).source == HEAD + f"    assert {fixed}\n    return x\n"
+
+
+@pytest.mark.parametrize("test", ["mask.max().item() <= 0.1", "int(mask.max()) <= k", "0 < mask.max().item() < k"])
+def test_assert_keeps_the_copy_when_the_meaning_could_change(test: str) -> None:
+    """A float literal rounds differently in float32; int() truncates; chains become `and`."""
+    source = HEAD + f"    assert {test}\n    return x\n"
+    assert fix_source(source, unsafe=True).source == source
+
+
+def test_masked_mean_is_parenthesised_where_precedence_needs_it() -> None:
+    source = "import torch as T\n\n\n@T.compile\ndef f(x):\n    y = x.float()\n    m = y > 0\n"
+    source += "    return 2 ** y[m].mean()\n"
+    fixed = fix_source(source, unsafe=True).source
+    assert fixed.endswith("    return 2 ** (T.where(m, y, 0).sum() / m.sum())\n")
+
+
+def test_masked_max_of_a_tensor_of_unknown_dtype_is_only_shown() -> None:
+    diagnostic = only(HEAD + "    return x[x > 0].max()\n", "GM401")
+    assert diagnostic.fix.applicability is Applicability.DISPLAY_ONLY
+    assert "floating" in diagnostic.fix.message
+    assert diagnostic.fix.edits[0].content == "torch.where(x > 0, x, -torch.inf).max()"
+
+
+def test_masked_reduction_over_a_mask_of_another_shape_is_only_shown() -> None:
+    source = HEAD + "    rows = x[:, 0] > 0\n    return x[rows].sum()\n"
+    diagnostic = only(source, "GM401")
+    assert diagnostic.fix.applicability is Applicability.DISPLAY_ONLY
+    assert "shaped like" in diagnostic.fix.message
+
+
+def test_numpy_twin_import_goes_after_future_imports() -> None:
+    source = "from __future__ import annotations\n\n" + HEAD + "    return x.view(-1, np.gcd(k, 4))\n"
+    fixed = fix_source(source).source
+    assert fixed.startswith("from __future__ import annotations\n\nimport math\nimport numpy as np\n")
+    assert "math.gcd(k, 4)" in fixed
+
+
+def test_numpy_twin_is_not_offered_when_math_is_taken() -> None:
+    source = HEAD + "    math = k\n    return x.view(-1, np.gcd(k, math))\n"
+    assert only(source, "GM403").fix is None
+
+
+def test_expert_dispatch_loop_gets_a_precise_display_only_message() -> None:
+    loop = HEAD + "    hit = (mask.sum(-1) > 0).nonzero()\n    for e in hit:\n        x = x + e\n    return x\n"
+    hint = only(loop, "GM401").fix
+    assert hint.applicability is Applicability.DISPLAY_ONLY and not hint.edits
+    assert "expert dispatch loop (line 8)" in hint.message and "range(num_experts)" in hint.message
+    plain = HEAD + "    hit = (mask.sum(-1) > 0).nonzero()\n    return hit\n"
+    assert "capture_dynamic_output_shape_ops" in only(plain, "GM401").fix.message
