@@ -42,6 +42,7 @@ class FileAnalysis:
     values: ValueOracle
     settings: Settings
     _traced: list[tuple[nodes.FunctionDef, TracedFunction]] | None = field(default=None, repr=False)
+    _cst_cache: dict[tuple[int, int], CstIndex] = field(default_factory=dict, repr=False)
 
     def traced_functions(self) -> list[tuple[nodes.FunctionDef, TracedFunction]]:
         """astroid function nodes whose bodies torch.compile traces."""
@@ -91,12 +92,26 @@ class FileAnalysis:
         line = node.end_lineno or node.lineno
         return Position(line, self.source.char_column(line, node.end_col_offset or 0))
 
-    @cached_property
-    def cst(self) -> CstIndex:
-        """The libcst tree, parsed only when a rule builds a fix."""
-        from graphmend_lint.fixes.cst_index import CstIndex
+    def cst_around(self, node: nodes.NodeNG) -> CstIndex:
+        """The libcst tree of the top-level statement holding *node*, parsed on first use.
 
-        return CstIndex.parse(self.source.text)
+        Only that statement is parsed (a class or function starts at column 0,
+        so its text is a module of its own); positions stay the file's.
+        """
+        top = node
+        while top.parent is not None and not isinstance(top.parent, nodes.Module):
+            top = top.parent
+        first = min([top.fromlineno, *(d.fromlineno for d in getattr(top, "decorators", None) and top.decorators.nodes or [])])
+        last = top.tolineno
+        cached = self._cst_cache.get((first, last))
+        if cached is None:
+            from graphmend_lint.fixes.cst_index import CstIndex
+
+            newline = self.source.newline
+            text = newline.join(self.source.lines[first - 1 : last]) + newline
+            cached = CstIndex.parse(text, line_offset=first - 1)
+            self._cst_cache[(first, last)] = cached
+        return cached
 
 
 @dataclass

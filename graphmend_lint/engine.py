@@ -272,7 +272,8 @@ def _map(jobs: list[_Job], workers: int) -> list[tuple[FileReport, FileOutcome |
     if workers <= 1 or len(jobs) < MIN_FILES_FOR_POOL:
         return [_run_job(job) for job in jobs]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_run_job, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
+        # Small chunks: big modeling files cluster by name, and large chunks left one worker idle.
+        return list(pool.map(_run_job, jobs, chunksize=max(1, min(8, len(jobs) // (workers * 32)))))
 
 
 def _route_seeds(

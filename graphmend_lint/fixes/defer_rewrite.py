@@ -62,7 +62,7 @@ class Rewriter:
     def __init__(self, analysis: FileAnalysis, function: nodes.FunctionDef, plan: Plan) -> None:
         self.analysis = analysis
         try:
-            self.index: CstIndex = analysis.cst
+            self.index: CstIndex = analysis.cst_around(function)
         except cst.ParserSyntaxError as error:  # newer syntax than this libcst knows
             raise Decline(f"libcst cannot parse the file ({error.message})") from error
         self.module = self.index.module
