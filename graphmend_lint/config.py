@@ -13,6 +13,7 @@ import json
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +78,9 @@ class Settings:
                 return dict(items)
         return {}
 
+    @cached_property
     def fingerprint(self) -> str:
-        """A stable hash of everything that can change findings; keys the cache."""
+        """A stable hash of everything that can change findings; keys the cache (computed once)."""
         data = asdict(self)
         data.pop("config_path", None)
         data.pop("output_format", None)
@@ -284,8 +286,9 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
     """Load settings from *config*, or from the nearest config file above *start*."""
     path = config if config is not None else find_config_file(start or Path.cwd())
     if path is None:
-        directory = (start or Path.cwd()).resolve()
-        return Settings(root=str(directory if directory.is_dir() else directory.parent))
+        # Like ruff: without a config file the project is the working directory,
+        # which is also where the cache goes (never inside the linted tree).
+        return Settings(root=str(Path.cwd().resolve()))
     return load_config_file(path)
 
 

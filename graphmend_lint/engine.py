@@ -9,10 +9,12 @@ seeds and re-run the files they reach, then (when fixing) write atomically.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import os
 import pickle
+import re
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -77,29 +79,32 @@ class RunReport:
 # -- discovery ----------------------------------------------------------------------
 
 
-def _is_excluded(path: Path, settings: Settings, walk_root: Path | None = None) -> bool:
-    """Whether an exclude glob matches the path's name or its path below the project.
+@functools.lru_cache(maxsize=64)
+def _exclude_matcher(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """All exclude globs as one compiled regex (fnmatch semantics)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or r"(?!)")
+
+
+def _is_excluded(path: Path, settings: Settings, walk_root: Path | None = None, check_parents: bool = True) -> bool:
+    """Whether an exclude glob matches the path's name, its path below the project, or a parent folder.
 
     Paths outside the project root are matched relative to the directory being
     walked, so linting ``.../site-packages/transformers`` is not excluded by the
-    default ``site-packages`` pattern.
+    default ``site-packages`` pattern. While walking, parents were already
+    checked on the way down, so only the name and relative path are matched.
     """
-    patterns = (*settings.exclude, *settings.extend_exclude)
+    matcher = _exclude_matcher((*settings.exclude, *settings.extend_exclude))
+    absolute = os.path.abspath(path)
     relative = path.as_posix()
-    for base in (Path(settings.root), walk_root):
-        if base is None:
-            continue
-        try:
-            relative = path.resolve().relative_to(base.resolve()).as_posix()
-            break
-        except ValueError:
-            continue
-    for pattern in patterns:
-        if fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(relative, pattern):
-            return True
-        if any(fnmatch.fnmatch(part, pattern) for part in Path(relative).parts[:-1]):
-            return True
-    return False
+    for base in (settings.root, walk_root):
+        if base is not None:
+            inside = os.path.relpath(absolute, os.path.abspath(base))
+            if not inside.startswith(".."):
+                relative = inside.replace(os.sep, "/")
+                break
+    if matcher.match(path.name) or matcher.match(relative):
+        return True
+    return check_parents and any(matcher.match(part) for part in relative.split("/")[:-1])
 
 
 def discover(paths: Sequence[str], settings: Settings) -> tuple[list[Path], list[str]]:
@@ -127,10 +132,10 @@ def discover(paths: Sequence[str], settings: Settings) -> tuple[list[Path], list
 def _walk(directory: Path, settings: Settings) -> Iterator[Path]:
     for current, dirnames, filenames in os.walk(directory):
         base = Path(current)
-        dirnames[:] = sorted(d for d in dirnames if not _is_excluded(base / d, settings, directory))
+        dirnames[:] = sorted(d for d in dirnames if not _is_excluded(base / d, settings, directory, False))
         for name in sorted(filenames):
             candidate = base / name
-            if name.endswith(PYTHON_SUFFIXES) and not _is_excluded(candidate, settings, directory):
+            if name.endswith(PYTHON_SUFFIXES) and not _is_excluded(candidate, settings, directory, False):
                 yield candidate
 
 
@@ -184,7 +189,7 @@ class ResultCache:
 
     def __init__(self, root: Path, settings: Settings, enabled: bool) -> None:
         self.directory = root / CACHE_DIR / __version__.replace("+", "_")
-        self.fingerprint = settings.fingerprint()
+        self.fingerprint = settings.fingerprint
         self.enabled = enabled
 
     def key(self, data: bytes, path: str, seeds: Sequence[Seed]) -> str:
@@ -238,29 +243,20 @@ class _Job:
     cache_root: str
 
 
-def _run_job(job: _Job) -> tuple[FileReport, FileOutcome | None]:
-    """Worker entry point: read, lint or fix, one file."""
-    report = FileReport(path=job.path)
+JobResult = tuple[FileReport, FileOutcome | None]
+
+
+def _read_for(job: _Job) -> tuple[bytes, SourceFile] | FileReport:
     try:
-        data, source = read_source(Path(job.path))
+        return read_source(Path(job.path))
     except ReadFailure as failure:
+        report = FileReport(path=job.path)
         (report.notes if failure.skip else report.errors).append(str(failure))
-        return report, None
-    cache = ResultCache(Path(job.cache_root), job.settings, job.use_cache and not job.fix)
-    key = cache.key(data, job.path, job.seeds)
-    outcome = cache.get(key)
-    if outcome is None:
-        if job.fix:
-            fixed = fix(source, job.path, job.settings, job.unsafe, job.seeds)
-            outcome = fixed.outcome
-            report.applied = list(fixed.result.applied)
-            if fixed.error:
-                report.errors.append(fixed.error)
-            if fixed.result.source != source.text:
-                report.fixed_source = fixed.result.source
-        else:
-            outcome = analyze(source, job.path, job.settings, job.seeds)
-            cache.put(key, outcome)
+        return report
+
+
+def _report(job: _Job, source: SourceFile, outcome: FileOutcome, report: FileReport | None = None) -> JobResult:
+    report = report or FileReport(path=job.path)
     report.diagnostics = list(outcome.diagnostics)
     report.internal_errors = list(outcome.internal_errors)
     if outcome.diagnostics or report.fixed_source is not None:
@@ -268,25 +264,75 @@ def _run_job(job: _Job) -> tuple[FileReport, FileOutcome | None]:
     return report, outcome
 
 
-def _map(jobs: list[_Job], workers: int) -> list[tuple[FileReport, FileOutcome | None]]:
-    if workers <= 1 or len(jobs) < MIN_FILES_FOR_POOL:
-        return [_run_job(job) for job in jobs]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        # Small chunks: big modeling files cluster by name, and large chunks left one worker idle.
-        return list(pool.map(_run_job, jobs, chunksize=max(1, min(8, len(jobs) // (workers * 32)))))
+def _cached(job: _Job) -> JobResult | None:
+    """The cached result of a lint job, looked up without a worker process."""
+    if job.fix or not job.use_cache:
+        return None
+    read = _read_for(job)
+    if isinstance(read, FileReport):
+        return read, None
+    data, source = read
+    cache = ResultCache(Path(job.cache_root), job.settings, True)
+    outcome = cache.get(cache.key(data, job.path, job.seeds))
+    return _report(job, source, outcome) if outcome is not None else None
+
+
+def _run_job(job: _Job) -> JobResult:
+    """Worker entry point: read, lint or fix, one file."""
+    read = _read_for(job)
+    if isinstance(read, FileReport):
+        return read, None
+    data, source = read
+    report = FileReport(path=job.path)
+    if job.fix:
+        fixed = fix(source, job.path, job.settings, job.unsafe, job.seeds)
+        report.applied = list(fixed.result.applied)
+        if fixed.error:
+            report.errors.append(fixed.error)
+        if fixed.result.source != source.text:
+            report.fixed_source = fixed.result.source
+        return _report(job, source, fixed.outcome, report)
+    outcome = analyze(source, job.path, job.settings, job.seeds)
+    cache = ResultCache(Path(job.cache_root), job.settings, job.use_cache)
+    cache.put(cache.key(data, job.path, job.seeds), outcome)
+    return _report(job, source, outcome, report)
+
+
+def _map(jobs: list[_Job], workers: int) -> list[JobResult]:
+    """Run *jobs*: cache hits here, the rest in a process pool when there are enough of them."""
+    results: list[JobResult | None] = [_cached(job) for job in jobs]
+    missing = [index for index, result in enumerate(results) if result is None]
+    todo = [jobs[index] for index in missing]
+    if workers <= 1 or len(todo) < MIN_FILES_FOR_POOL:
+        computed = [_run_job(job) for job in todo]
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            # Small chunks: big modeling files cluster by name, and large chunks left one worker idle.
+            computed = list(pool.map(_run_job, todo, chunksize=max(1, min(8, len(todo) // (workers * 32)))))
+    for index, result in zip(missing, computed):
+        results[index] = result
+    return [result for result in results if result is not None]
 
 
 def _route_seeds(
-    outcomes: dict[str, FileOutcome], modules: dict[str, str], known: dict[str, set[Seed]]
+    sources: Iterable[FileOutcome],
+    outcomes: dict[str, FileOutcome],
+    modules: dict[str, str],
+    known: dict[str, set[Seed]],
 ) -> dict[str, set[Seed]]:
-    """New seeds per target file: calls that left one linted file into another."""
+    """New seeds per target file: calls from the files just linted (*sources*) into other linted files.
+
+    Only the files of the last round are looked at: seeds of the others were
+    routed already, and a target's traced set only grows.
+    """
+    module_of = {path: module for module, path in modules.items()}
     fresh: dict[str, set[Seed]] = {}
-    for outcome in outcomes.values():
+    for outcome in sources:
         for seed in outcome.seeds:
             target = _module_file(seed.qualname, modules)
             if target is None:
                 continue
-            local = seed.qualname.removeprefix(module_name_for(target)[0] + ".")
+            local = seed.qualname.removeprefix(module_of[target] + ".")
             target_outcome = outcomes.get(target)
             if target_outcome is not None and local in target_outcome.traced and not seed.via_decorator:
                 continue
@@ -296,6 +342,7 @@ def _route_seeds(
 
 
 def _module_file(qualname: str, modules: dict[str, str]) -> str | None:
+    """The linted file defining *qualname*: its longest module prefix."""
     parts = qualname.split(".")
     for end in range(len(parts) - 1, 0, -1):
         found = modules.get(".".join(parts[:end]))
@@ -326,15 +373,17 @@ def run(
         return _Job(path, tuple(sorted(seeds.get(path, ()), key=repr)), settings, use_cache, with_fix, unsafe, cache_root)
 
     results = dict(zip(map(str, files), _map([make_job(str(p), False) for p in files], workers)))
+    last_round = list(results)
     for _ in range(MAX_SEED_ROUNDS):
         outcomes = {path: outcome for path, (_, outcome) in results.items() if outcome is not None}
-        fresh = _route_seeds(outcomes, modules, seeds)
+        sources = [outcomes[path] for path in last_round if path in outcomes]
+        fresh = _route_seeds(sources, outcomes, modules, seeds)
         if not fresh:
             break
         for path, new in fresh.items():
             seeds.setdefault(path, set()).update(new)
-        rerun = sorted(fresh)
-        results.update(zip(rerun, _map([make_job(path, False) for path in rerun], workers)))
+        last_round = sorted(fresh)
+        results.update(zip(last_round, _map([make_job(path, False) for path in last_round], workers)))
     if fix:
         to_fix = [p for p, (r, _) in results.items() if any(d.fix is not None for d in r.diagnostics)]
         results.update(zip(to_fix, _map([make_job(path, True) for path in to_fix], workers)))

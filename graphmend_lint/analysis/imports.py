@@ -9,6 +9,8 @@ is asked anything.
 from __future__ import annotations
 
 import ast
+import functools
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -49,18 +51,20 @@ def module_name_for(path: str) -> tuple[str, bool]:
     Returns ``(name, is_package)``. Linting does not import anything, so this
     is the only way to know what ``from .utils import x`` refers to.
     """
-    from pathlib import Path
-
-    file = Path(path)
-    is_package = file.name == "__init__.py"
-    parts = [] if is_package else [file.stem]
-    directory = file.parent
-    while (directory / "__init__.py").is_file():
-        parts.append(directory.name)
-        if directory.parent == directory:
+    directory, name = os.path.split(os.path.abspath(path))
+    is_package = name == "__init__.py"
+    parts = [] if is_package else [os.path.splitext(name)[0]]
+    while _is_package_directory(directory):
+        directory, package = os.path.split(directory)
+        parts.append(package)
+        if not package:
             break
-        directory = directory.parent
-    return ".".join(reversed(parts)) or file.stem, is_package
+    return ".".join(reversed(parts)) or os.path.splitext(name)[0], is_package
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_package_directory(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "__init__.py"))
 
 
 @dataclass
