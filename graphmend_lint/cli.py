@@ -38,6 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
     fixing.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes")
     fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     fixing.add_argument("--show-fixes", action="store_true", help="list the fixes that were applied")
+    fixing.add_argument(
+        "--verify",
+        action="store_true",
+        help="with --fix: run the [tool.graphmend-lint.verify] targets and roll back the fixes of files "
+        "whose breaks did not go down or whose outputs changed",
+    )
     selection = parser.add_argument_group("rule selection")
     selection.add_argument("--select", action="append", metavar="CODES", help="comma-separated codes or prefixes, or ALL")
     selection.add_argument("--extend-select", action="append", metavar="CODES", help="codes to add to the selection")
@@ -128,6 +134,12 @@ def _check(argv: Sequence[str]) -> int:
     except ConfigError as error:
         print(f"graphmend-lint: error: {error}", file=sys.stderr)
         return EXIT_ERROR
+    if args.verify and (not args.fix or args.diff or args.stdin_filename):
+        print("graphmend-lint: error: --verify needs --fix (and neither --diff nor --stdin-filename)", file=sys.stderr)
+        return EXIT_ERROR
+    if args.verify and not settings.verify_targets:
+        print("graphmend-lint: error: --verify needs targets under [tool.graphmend-lint.verify]", file=sys.stderr)
+        return EXIT_ERROR
     if args.stdin_filename:
         return _check_stdin(args, settings)
     fixing = bool(args.fix) or args.diff
@@ -140,6 +152,7 @@ def _check(argv: Sequence[str]) -> int:
         jobs=args.jobs,
         use_cache=not args.no_cache,
     )
+    verify_failed = args.verify and _verify_fixes(result, args, settings)
     for message in [n for f in result.files for n in f.notes]:
         print(f"graphmend-lint: note: {message}", file=sys.stderr)
     for message in result.all_errors:
@@ -155,7 +168,24 @@ def _check(argv: Sequence[str]) -> int:
     output = _render(settings, args, result)
     if output:
         sys.stdout.write(output if output.endswith("\n") else output + "\n")
-    return _exit_code(result, args.exit_zero)
+    return EXIT_ERROR if verify_failed else _exit_code(result, args.exit_zero)
+
+
+def _verify_fixes(result: RunReport, args: argparse.Namespace, settings: Settings) -> bool:
+    """``--verify``: keep only fixes the verify targets back; True when verification could not run."""
+    from graphmend_lint.verify.rollback import rollback_after_fix
+
+    def progress(message: str) -> None:
+        print(f"graphmend-lint: verify: {message}", file=sys.stderr, flush=True)
+
+    verified = rollback_after_fix(
+        result, args.paths or ["."], settings, jobs=args.jobs, use_cache=not args.no_cache, progress=progress
+    )
+    for line in verified.lines():
+        print(f"graphmend-lint: verify: {line}", file=sys.stderr)
+    for message in verified.errors:
+        print(f"graphmend-lint: error: verify: {message}", file=sys.stderr)
+    return bool(verified.errors)
 
 
 def _exit_code(result: RunReport, exit_zero: bool) -> int:

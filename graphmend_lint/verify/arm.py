@@ -28,7 +28,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from types import FrameType
 from typing import Any
 
@@ -60,6 +60,7 @@ class ArmSpec:
     atol: float | None = None
     rtol: float | None = None
     bench: Any = None  # BenchOptions or None
+    threads: int | None = None  # torch.set_num_threads; None keeps torch's default
 
 
 def progress(role: str, message: str) -> None:
@@ -150,7 +151,12 @@ def run_arm(spec: ArmSpec) -> dict[str, Any]:
     from graphmend_lint.verify.breaks import capture_breaks_over
     from graphmend_lint.verify.environment import describe
     from graphmend_lint.verify.hook import installed
+    from graphmend_lint.verify.targets import entry_qualname
 
+    if spec.device == "auto":
+        spec = replace(spec, device="cuda" if torch.cuda.is_available() else "cpu")
+    if spec.threads is not None:
+        torch.set_num_threads(spec.threads)
     result: dict[str, Any] = {"role": spec.role, "environment": describe(spec.device)}
     grad_mode = torch.enable_grad if spec.grad else torch.no_grad
     with _phase("setup"), contextlib.ExitStack() as stack:
@@ -158,6 +164,7 @@ def run_arm(spec: ArmSpec) -> dict[str, Any]:
         progress(spec.role, f"building {spec.target.text}")
         started = time.perf_counter()
         workload = _fresh_workload(spec)
+        result["entry"] = entry_qualname(workload.callable)
 
         progress(spec.role, f"running {len(workload.inputs)} input set(s) eagerly")
         recorder = _LineRecorder(finder.filenames)
@@ -168,8 +175,8 @@ def run_arm(spec: ArmSpec) -> dict[str, Any]:
                 with recorder.recording():
                     value = workload.callable(*args, **kwargs)
                 outputs.append(compare.flatten(value))
-        atol = spec.atol if spec.atol is not None else workload.atol or compare.DEFAULT_ATOL
-        rtol = spec.rtol if spec.rtol is not None else workload.rtol or compare.DEFAULT_RTOL
+        atol = _first_set(spec.atol, workload.atol, compare.DEFAULT_ATOL)
+        rtol = _first_set(spec.rtol, workload.rtol, compare.DEFAULT_RTOL)
         result["tolerances"] = {"atol": atol, "rtol": rtol}
         if spec.role == "original":
             torch.save(outputs, spec.outputs_path)
@@ -194,6 +201,11 @@ def run_arm(spec: ArmSpec) -> dict[str, Any]:
         result["executed"] = {name: sorted(lines) for name, lines in recorder.lines.items()}
         result["seconds"] = round(time.perf_counter() - started, 3)
     return result
+
+
+def _first_set(*values: float | None) -> float:
+    """The command line's tolerance, else the factory's, else the default."""
+    return next(v for v in values if v is not None)
 
 
 def _breaks_json(report: Any) -> dict[str, Any]:
@@ -239,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = run_arm(spec)
     except ArmFailure as failure:
-        result = {"role": spec.role, "error": {"kind": failure.kind, "message": str(failure), "traceback": failure.trace}}
+        error = {"kind": failure.kind, "message": str(failure), "traceback": failure.trace}
+        result = {"role": spec.role, "error": error}
     with open(spec.result_path, "w", encoding="utf-8") as stream:
         json.dump(result, stream, indent=1, default=str)
     return 0

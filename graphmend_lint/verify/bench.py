@@ -13,6 +13,8 @@ exercise it on CPU with a fake one.
 
 from __future__ import annotations
 
+import gc
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -106,14 +108,26 @@ def wall_s(timer: Timer, call: Callable[[], Any]) -> float:
 
 
 def steady(timer: Timer, call: Callable[[], Any], iters: int, warmup: int) -> Latency:
-    """Median and p90 (milliseconds) of ``iters`` timed calls after ``warmup`` untimed ones."""
+    """Median and p90 (milliseconds) of ``iters`` timed calls after ``warmup`` untimed ones.
+
+    The garbage collector is run, then paused while sampling, as ``timeit``
+    does: the fixed arm holds the linter's syntax trees, and collections
+    scanning them would otherwise land in its samples and not the original's.
+    """
     if iters < 1:
         raise ValueError("iters must be at least 1")
     for _ in range(warmup):
         call()
     timer.synchronize()
-    samples = sorted(timer.elapsed_s(call) * 1000.0 for _ in range(iters))
-    p90 = samples[min(len(samples) - 1, max(0, round(0.9 * len(samples)) - 1))]
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        samples = sorted(timer.elapsed_s(call) * 1000.0 for _ in range(iters))
+    finally:
+        if was_enabled:
+            gc.enable()
+    p90 = samples[math.ceil(0.9 * len(samples)) - 1]  # nearest-rank percentile
     return Latency(None, statistics.median(samples), p90)
 
 

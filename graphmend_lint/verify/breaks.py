@@ -146,7 +146,7 @@ def capture_breaks(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> BreakRe
 def capture_breaks_over(
     fn: Callable[..., Any],
     input_sets: Sequence[InputSet],
-    before_each: Callable[[], None] | None = None,
+    before_each: Callable[[], object] | None = None,
 ) -> BreakReport:
     """Measure ``fn`` on every ``(args, kwargs)`` set so that every branch runs.
 
@@ -398,14 +398,18 @@ def _distinct_sites(sites: Iterable[BreakSite]) -> tuple[BreakSite, ...]:
 
 
 def format_report(report: BreakReport) -> str:
-    """Human-readable report, one site per line."""
+    """Human-readable report, one site per line; sites that split no graph are marked."""
     lines = [
         (
             f"graphs: {report.graph_count}  explain breaks: {report.explain_break_count}"
-            f"  distinct break sites: {report.break_count}"
+            f"  distinct break sites: {report.break_count}  splitting: {report.splitting_count}"
         )
     ]
-    lines += [f"  {s.filename}:{s.line}  {s.gb_id or '-'}  {s.reason}" for s in report.sites]
+    splitting = set(report.splitting_sites)
+    lines += [
+        f"  {s.filename}:{s.line}  {s.gb_id or '-'}  {s.reason}" + ("" if s in splitting else "  [no split]")
+        for s in report.sites
+    ]
     lines += [f"  skipped frame: {frame}" for frame in report.skipped_frames]
     return "\n".join(lines)
 

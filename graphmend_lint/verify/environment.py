@@ -46,6 +46,7 @@ def describe(device: str) -> dict[str, Any]:
         "python": platform.python_version(),
         "device": device,
         "device_name": device_name,
+        "torch_threads": torch.get_num_threads(),
         "machine": f"{platform.node()} {platform.system()} {platform.machine()}",
         "executable": sys.executable,
     }

@@ -22,7 +22,7 @@ HIDDEN = 32
 HEADS = 4
 #: Size keys and their tiny values; each is set only where the config has the key.
 SMALL_CONFIG: dict[str, Any] = {
-    **dict.fromkeys(("hidden_size", "d_model", "n_embd", "embed_dim", "embedding_size"), HIDDEN),
+    **dict.fromkeys(("hidden_size", "d_model", "n_embd", "embed_dim", "embedding_size", "output_hidden_size"), HIDDEN),
     **dict.fromkeys(("intermediate_size", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff", "ffn_dim"), 2 * HIDDEN),
     **dict.fromkeys(("num_hidden_layers", "encoder_layers", "decoder_layers", "num_layers", "n_layer"), 2),
     "num_decoder_layers": 2,
@@ -38,6 +38,8 @@ SMALL_CONFIG: dict[str, Any] = {
     "patch_size": 8,
     "max_source_positions": 16,  # whisper: the encoder then wants 32 mel frames
 }
+#: List-valued sizes (one entry per stage), shrunk element-wise: wav2vec2's conv feature extractor.
+SMALL_PER_STAGE: dict[str, int] = {"conv_dim": HIDDEN}
 MIN_VOCAB = 256
 SEED = 0
 
@@ -71,16 +73,37 @@ def tiny_config(model_type: str, overrides: dict[str, Any]) -> Any:
         import transformers
 
         raise TargetError(f"hf:{model_type}: model type unknown to transformers {transformers.__version__}")
-    defaults = CONFIG_MAPPING[model_type]().to_dict()
-    small = {key: value for key, value in SMALL_CONFIG.items() if defaults.get(key) is not None}
-    token_ids = [v for k, v in defaults.items() if k.endswith("token_id") and isinstance(v, int)]
-    if "vocab_size" in defaults:
-        # Keep special token ids valid (phi3 pads with 32000) instead of changing them.
-        small["vocab_size"] = max([MIN_VOCAB, *(i + 1 for i in token_ids)])
+    small = small_overrides(CONFIG_MAPPING[model_type]().to_dict())
     try:
         return AutoConfig.for_model(model_type, **{**small, **overrides})
     except (ValueError, TypeError, KeyError) as error:
         raise TargetError(f"hf:{model_type}: invalid config: {error}") from error
+
+
+def small_overrides(defaults: dict[str, Any]) -> dict[str, Any]:
+    """The :data:`SMALL_CONFIG` values that fit a config's defaults, sub-configs included.
+
+    A key is set only where the default is an int too (swin's ``num_heads``
+    is a list per stage and keeps its default); :data:`SMALL_PER_STAGE` keys
+    are lists shrunk element-wise. Composite models (CLIP,
+    LLaVA...) get their ``*_config`` dicts shrunk the same way.
+    """
+    small: dict[str, Any] = {
+        key: value
+        for key, value in SMALL_CONFIG.items()
+        if isinstance(defaults.get(key), int) and not isinstance(defaults.get(key), bool)
+    }
+    for key, value in SMALL_PER_STAGE.items():
+        if isinstance(defaults.get(key), list):
+            small[key] = [value] * len(defaults[key])
+    if isinstance(defaults.get("vocab_size"), int):
+        # Keep special token ids valid (phi3 pads with 32000) instead of changing them.
+        token_ids = [v for k, v in defaults.items() if k.endswith("token_id") and isinstance(v, int)]
+        small["vocab_size"] = max([MIN_VOCAB, *(i + 1 for i in token_ids)])
+    for key, value in defaults.items():
+        if key.endswith("_config") and isinstance(value, dict):
+            small[key] = {**value, **small_overrides(value)}
+    return small
 
 
 def _model_class(name: str | None) -> Any:
@@ -128,6 +151,10 @@ def dummy_inputs(model: Any, seq_len: int, generator: Any) -> dict[str, Any]:
         raise TargetError(
             f"hf:{config.model_type}: no dummy inputs for main input {name!r}; write a factory target instead"
         )
+    vision = getattr(config, "vision_config", None)
+    if name != "pixel_values" and "pixel_values" in parameters and vision is not None:  # text+image models
+        size, channels = getattr(vision, "image_size", 32), getattr(vision, "num_channels", 3)
+        inputs["pixel_values"] = torch.randn(1, channels, size, size, generator=generator)
     if getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in parameters:
         inputs["decoder_input_ids"] = _token_ids(config, (1, max(2, seq_len // 2)), generator)
     return inputs

@@ -43,18 +43,21 @@ def identity(source: str, filename: str) -> str:
 class LinterTransform:
     """Apply every fix graphmend-lint would apply with these settings.
 
+    ``entries`` are the qualified names verify compiles (the target's
+    callable), treated by the linter as ``torch.compile`` entry points.
     ``applied`` records the codes fixed per filename, so the arm can report
     what changed; it is filled in the process that runs the transform.
     """
 
     settings: Settings
     unsafe: bool = False
+    entries: tuple[str, ...] = ()
     applied: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __call__(self, source: str, filename: str) -> str:
-        from graphmend_lint import fix_source
+        from graphmend_lint.verify.static import fix_text
 
-        result = fix_source(source, filename, config=self.settings, unsafe=self.unsafe)
+        result = fix_text(source, filename, self.settings, self.unsafe, self.entries)
         self.applied[filename] = tuple(d.code for d in result.applied)
         return result.source
 
@@ -71,6 +74,26 @@ class ReplaceTransform:
 
     def __call__(self, source: str, filename: str) -> str:
         return self.texts.get(os.path.realpath(filename), source)
+
+
+@dataclass
+class ReferencedTransform:
+    """A transform named by ``file.py::name`` or ``package.module:name``, imported where it runs.
+
+    ``--transform`` uses it: the parent only passes the reference, so the
+    function needs no pickling and is imported inside the arm.
+    """
+
+    reference: str
+    base: str | None = None
+
+    def __call__(self, source: str, filename: str) -> str:
+        from pathlib import Path
+
+        from graphmend_lint.verify.targets import resolve_reference
+
+        function = resolve_reference(self.reference, Path(self.base) if self.base else None)
+        return str(function(source, filename))
 
 
 def in_scope(module: str, scope: Iterable[str]) -> bool:

@@ -125,18 +125,20 @@ def default_scope_modules(target: TargetSpec) -> tuple[str, ...]:
     return (target.module_name,)
 
 
-def default_lint_scope(target: TargetSpec) -> str:
+def default_lint_scope(target: TargetSpec, configured: str) -> str:
     """The linter ``scope`` used to fix and lint a target's modules.
 
-    Verify compiles the target's callable itself, so the linter cannot find a
-    ``torch.compile`` call for it: ``compiled`` would see nothing in a factory
-    file. ``all`` is the nearest statement of "this callable is compiled"; its
-    over-approximation is harmless here because reconciliation only looks at
-    code that ran. Hugging Face modeling files are libraries of modules, so
-    ``modules`` (every ``forward`` is an entry point) fits them and leaves
-    their loading helpers alone.
+    File and module targets keep the configured scope (default ``compiled``):
+    verify seeds the target's callable as a compile entry point (see
+    :mod:`.static`), so the fixes are exactly those ``graphmend-lint --fix``
+    would apply if the code said ``torch.compile(callable)``. ``all`` would
+    also rewrite functions the callable never reaches, and, because it does
+    not assume unannotated parameters are tensors, find less in the ones it
+    does. Hugging Face modeling files are libraries of modules that no
+    compile call in them reaches, so ``hf:`` targets use ``modules`` (every
+    ``forward`` is an entry point), which leaves their loading helpers alone.
     """
-    return "modules" if target.kind == "hf" else "all"
+    return "modules" if target.kind == "hf" else configured
 
 
 # -- building (arm side) -------------------------------------------------------------
@@ -149,13 +151,19 @@ def resolve_reference(text: str, base: Path | None = None) -> Any:
     :class:`TargetError` with a message naming what is missing.
     """
     spec = parse_target(text, base)
-    if spec.kind == "hf" or spec.name is None:
+    if spec.kind == "hf":
         raise TargetError(f"{text!r}: expected file.py::name or package.module:name")
+    return _resolve(spec)
+
+
+def _resolve(spec: TargetSpec) -> Any:
+    """The object a parsed file or module target names."""
+    assert spec.name is not None
     module = _import_target_module(spec)
     obj: Any = module
     for part in spec.name.split("."):
         if not hasattr(obj, part):
-            raise TargetError(f"{text!r}: {module.__name__} has no attribute {spec.name!r}")
+            raise TargetError(f"{spec.text!r}: {module.__name__} has no attribute {spec.name!r}")
         obj = getattr(obj, part)
     return obj
 
@@ -201,7 +209,7 @@ def build_workload(spec: TargetSpec) -> Workload:
         from graphmend_lint.verify.hf import build_hf_workload
 
         return build_hf_workload(spec.location, spec.name, spec.hf)
-    factory = resolve_reference(spec.text)
+    factory = _resolve(spec)
     if not callable(factory):
         raise TargetError(f"{spec.text!r}: {spec.name} is not callable")
     return normalise_factory_result(factory(), spec.text)
@@ -245,6 +253,25 @@ def _input_set(item: Any, where: str) -> InputSet:
     if not (isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[1], dict)):
         raise TargetError(f"{where}: each entry of 'inputs' must be (args, kwargs)")
     return _positional(item[0]), dict(item[1])
+
+
+def entry_qualname(fn: Any) -> str | None:
+    """The dotted name the linter knows the compiled callable by, if it has one.
+
+    A function is itself; an ``nn.Module`` or other callable object is its
+    class (the linter resolves a class to its ``forward`` / ``__call__``); a
+    bound method is its function. Functions defined inside functions have no
+    importable name and give None.
+    """
+    import inspect
+
+    if inspect.ismethod(fn):
+        fn = fn.__func__
+    target = fn if inspect.isfunction(fn) or inspect.isclass(fn) else type(fn)
+    module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", None)
+    if not module or not qualname or "<locals>" in qualname:
+        return None
+    return f"{module}.{qualname}"
 
 
 def targets_from_strings(texts: Sequence[str], base: Path | None, hf: HfOptions) -> list[TargetSpec]:

@@ -1,0 +1,263 @@
+"""Verify one target: run both arms in fresh subprocesses, then compare and reconcile.
+
+The parent never imports torch. The original arm runs first and saves its
+outputs; the fixed arm compares against them. Arms run one after the other
+on purpose: in parallel they would share the cores and skew each other's
+timings. Both :mod:`.cli` and :mod:`.rollback` verify through
+:func:`verify_target`, differing only in the transforms of the two arms.
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import graphmend_lint
+from graphmend_lint.config import Settings
+from graphmend_lint.verify.arm import PROGRESS_PREFIX, ArmSpec
+from graphmend_lint.verify.bench import BenchOptions
+from graphmend_lint.verify.hook import LinterTransform, Transform
+from graphmend_lint.verify.reconcile import Site, reconcile
+from graphmend_lint.verify.results import ArmResult, TargetResult
+from graphmend_lint.verify.targets import TargetSpec
+
+Progress = Callable[[str], None]
+_TAIL_LINES = 40
+
+
+@dataclass(frozen=True)
+class ArmPlan:
+    """Which modules an arm compiles through the hook, and with what transform."""
+
+    scope_modules: tuple[str, ...]
+    transform: Transform
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Settings shared by both arms of every target."""
+
+    seed: int = 0
+    device: str = "auto"
+    grad: bool = False
+    atol: float | None = None
+    rtol: float | None = None
+    bench: BenchOptions | None = None
+    timeout_s: float = 1800.0
+    verbose: bool = False
+    threads: int | None = None
+
+
+class ArmCrashed(Exception):
+    """The arm process ended without writing a result (crash, timeout)."""
+
+
+class ArmError(Exception):
+    """The original arm could not run: the target cannot be verified (exit 2)."""
+
+
+def _environment(cache_dir: Path) -> dict[str, str]:
+    """The arm's environment: offline hub, this graphmend_lint importable first, private compile caches.
+
+    Inductor and Triton keep compiled kernels in on-disk caches shared by
+    every process; without a fresh cache per arm the second arm would reuse
+    the first one's kernels and its "cold" start would not be cold.
+    """
+    package_root = str(Path(graphmend_lint.__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir / "inductor")
+    env["TRITON_CACHE_DIR"] = str(cache_dir / "triton")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, os.getcwd(), env.get("PYTHONPATH", "")]))
+    env["HF_HUB_OFFLINE"] = "1"
+    env["TRANSFORMERS_OFFLINE"] = "1"
+    env.setdefault("PYTHONHASHSEED", "0")
+    return env
+
+
+def run_arm_process(spec: ArmSpec, directory: Path, options: RunOptions, progress: Progress) -> dict[str, Any]:
+    """Spawn ``python -m graphmend_lint.verify.arm`` and return its JSON result.
+
+    The arm's stdout and stderr are merged and read line by line: progress
+    lines are relayed at once, the rest is kept (the last lines, or all of
+    them with ``verbose``) so that a crash can be explained.
+    """
+    spec_path = directory / f"{spec.role}.spec.pickle"
+    spec_path.write_bytes(pickle.dumps(spec))
+    Path(spec.result_path).unlink(missing_ok=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graphmend_lint.verify.arm", str(spec_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        env=_environment(directory / f"{Path(spec.result_path).stem}-caches"),
+    )
+    timed_out = threading.Event()
+
+    def kill() -> None:
+        timed_out.set()
+        process.kill()
+
+    killer = threading.Timer(options.timeout_s, kill)
+    killer.start()
+    tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith(PROGRESS_PREFIX):
+                progress(line[len(PROGRESS_PREFIX) :].rstrip())
+            else:
+                tail.append(line.rstrip())
+                if options.verbose:
+                    progress(f"  | {line.rstrip()}")
+        code = process.wait()
+    finally:
+        killer.cancel()
+        if process.poll() is None:  # interrupted while reading: do not leave the arm running
+            process.kill()
+            process.wait()
+    result_path = Path(spec.result_path)
+    if not result_path.exists():
+        why = f"timed out after {options.timeout_s:g}s" if timed_out.is_set() else f"exited with code {code}"
+        raise ArmCrashed(f"the {spec.role} arm {why} without a result:\n" + "\n".join(tail))
+    return json.loads(result_path.read_text(encoding="utf-8"))
+
+
+def _error_text(data: dict[str, Any], verbose: bool) -> str:
+    """The arm's error in one line (user errors name themselves; others say which phase failed)."""
+    error = data["error"]
+    text = error["message"] if error["kind"] == "target" else f"{error['kind']} failed: {error['message']}"
+    if verbose and error.get("traceback"):
+        text += "\n" + error["traceback"]
+    return text
+
+
+class TargetSession:
+    """Arms of one target sharing a temp directory: one original, any number of fixed.
+
+    The original arm's saved outputs are what every fixed arm compares with,
+    so rollback can try several fixed variants against a single original run.
+    """
+
+    def __init__(self, target: TargetSpec, options: RunOptions, progress: Progress) -> None:
+        self.target = target
+        self.options = options
+        self.progress = progress
+        self._tmp = tempfile.TemporaryDirectory(prefix="graphmend-verify-")
+        self.directory = Path(self._tmp.name)
+        self._fixed_runs = 0
+
+    def __enter__(self) -> TargetSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._tmp.cleanup()
+
+    def _spec(self, role: str, plan: ArmPlan, result_name: str) -> ArmSpec:
+        options = self.options
+        return ArmSpec(
+            role=role,
+            target=self.target,
+            scope_modules=plan.scope_modules,
+            transform=plan.transform,
+            result_path=str(self.directory / result_name),
+            outputs_path=str(self.directory / "original_outputs.pt"),
+            seed=options.seed,
+            device=options.device,
+            grad=options.grad,
+            atol=options.atol,
+            rtol=options.rtol,
+            bench=options.bench,
+            threads=options.threads,
+        )
+
+    def run_original(self, plan: ArmPlan) -> ArmResult:
+        """Run the original arm; raises :class:`ArmError` when it cannot run."""
+        data = run_arm_process(self._spec("original", plan, "original.json"), self.directory, self.options,
+                               self.progress)
+        if "error" in data:
+            raise ArmError(_error_text(data, self.options.verbose))
+        return ArmResult.from_json(data)
+
+    def run_fixed(self, plan: ArmPlan) -> ArmResult | str:
+        """Run a fixed arm after :meth:`run_original`; a string says why the fixed code failed."""
+        self._fixed_runs += 1
+        spec = self._spec("fixed", plan, f"fixed{self._fixed_runs}.json")
+        try:
+            data = run_arm_process(spec, self.directory, self.options, self.progress)
+        except ArmCrashed as crash:  # the original ran, so the fixed code is to blame
+            return str(crash)
+        return _error_text(data, self.options.verbose) if "error" in data else ArmResult.from_json(data)
+
+
+def verify_target(
+    target: TargetSpec,
+    original: ArmPlan,
+    fixed: ArmPlan,
+    options: RunOptions,
+    lint_settings: Settings | None,
+    progress: Progress,
+) -> TargetResult:
+    """Both arms of one target, their comparison and (with ``lint_settings``) reconciliation."""
+    result = TargetResult(target.text)
+    with TargetSession(target, options, progress) as session:
+        try:
+            result.original = session.run_original(original)
+            outcome = session.run_fixed(_with_entries(fixed, _entries(result.original)))
+        except (ArmError, ArmCrashed) as error:
+            result.error = str(error)
+            return result
+    if isinstance(outcome, str):
+        result.fixed_error = outcome
+    else:
+        result.fixed = outcome
+    if lint_settings is not None:
+        _reconcile_into(result, original.transform, lint_settings, progress)
+    return result
+
+
+def _entries(arm: ArmResult) -> tuple[str, ...]:
+    return (arm.entry,) if arm.entry else ()
+
+
+def _with_entries(plan: ArmPlan, entries: tuple[str, ...]) -> ArmPlan:
+    """Tell the linter's fixer which callable verify compiles (learnt from the original arm)."""
+    if isinstance(plan.transform, LinterTransform):
+        return replace(plan, transform=replace(plan.transform, entries=entries))
+    return plan
+
+
+def _reconcile_into(result: TargetResult, transform: Transform, settings: Settings, progress: Progress) -> None:
+    """Lint the texts the original arm compiled and pair them with its breaks."""
+    from graphmend_lint.verify.static import gb_families, lint_texts
+
+    assert result.original is not None
+    arm = result.original
+    started = time.perf_counter()
+    try:
+        texts = {m["filename"]: transform(_read_source(m["filename"]), m["filename"]) for m in arm.modules}
+        findings = lint_texts(texts, settings, _entries(arm))
+        families = gb_families()
+    except Exception as error:  # the linter failing must not hide the Dynamo measurements
+        result.reconciliation_error = f"{type(error).__name__}: {error}"
+        return
+    sites = [Site(b.filename, b.line, b.gb_id, b.reason, b.splits) for b in arm.breaks]
+    result.reconciliation = reconcile(sites, findings, texts, arm.executed, families)
+    progress(f"[static] linted {len(texts)} scope file(s) in {time.perf_counter() - started:.1f}s")
+
+
+def _read_source(filename: str) -> str:
+    """The file's text exactly as the import hook decodes it."""
+    return importlib.util.decode_source(Path(filename).read_bytes())
