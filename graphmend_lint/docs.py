@@ -225,6 +225,11 @@ def _options_lines(rule: type[Rule]) -> Iterator[str]:
     yield ""
     yield f"Set in `[tool.graphmend-lint.rules.{rule.code}]`:"
     yield ""
+    yield from options_table(rule)
+
+
+def options_table(rule: type[Rule]) -> Iterator[str]:
+    """A rule's options as a Markdown table (its page and docs/configuration.md share it)."""
     yield "| Option | Type | Default |"
     yield "|---|---|---|"
     for key, default in rule.options.items():

@@ -35,11 +35,11 @@ from graphmend_lint.docs import (
     PACKAGE_DIR,
     REGISTRY_EXCERPT_PATH,
     gb_url,
+    options_table,
     parse_registry_excerpt,
     rule_markdown,
     table_cell,
     toml_value,
-    value_type,
 )
 from graphmend_lint.rules import Rule, all_rules
 
@@ -226,11 +226,7 @@ def _rule_options_section(rules: Sequence[type[Rule]]) -> Iterator[str]:
         yield ""
         yield f"[{rule.code} {rule.name}](rules/{rule.code}.md)"
         yield ""
-        yield "| Option | Type | Default |"
-        yield "|---|---|---|"
-        for key, default in rule.options.items():
-            yield f"| `{key}` | {value_type(default)} | `{table_cell(toml_value(default))}` |"
-        yield ""
+        yield from options_table(rule)
 
 
 def _verify_section() -> Iterator[str]:

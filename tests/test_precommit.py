@@ -17,7 +17,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 from conftest import PRINT_PROGRAM, REPO, run_cli, write
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import textwrap
 
 import pytest
 from astroid import nodes

@@ -37,8 +37,8 @@ def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     while stack:
         statement = stack.pop()
         yield statement
-        for field in ("handlers", "orelse", "finalbody", "body"):
-            block = getattr(statement, field, None)
+        for block_name in ("handlers", "orelse", "finalbody", "body"):
+            block = getattr(statement, block_name, None)
             if isinstance(block, list):
                 stack.extend(reversed([s for s in block if isinstance(s, (ast.stmt, ast.excepthandler))]))
         for case in getattr(statement, "cases", ()) or ():

@@ -21,7 +21,7 @@ from typing import Any
 from astroid import nodes
 
 from graphmend_lint.analysis.scope import TracedFunction
-from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.analysis.values import Kind, ValueOracle, assigned_self_values, enclosing_class
 
 #: ``logging.Logger`` methods that emit a record (all break the graph: GB0291).
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
@@ -444,16 +444,8 @@ def _bindings(name: nodes.Name) -> list[nodes.NodeNG]:
 
 def _self_assignments(attribute: nodes.Attribute) -> Iterator[nodes.NodeNG]:
     """Values assigned to ``self.<attr>`` anywhere in the enclosing class."""
-    klass = attribute.scope()
-    while klass is not None and not isinstance(klass, nodes.ClassDef):
-        klass = klass.parent.scope() if klass.parent is not None else None
-    if klass is None:
-        return
-    for assign in klass.nodes_of_class(nodes.AssignAttr):
-        if assign.attrname == attribute.attrname and isinstance(assign.expr, nodes.Name) and assign.expr.name == "self":
-            statement = assign.parent
-            if isinstance(statement, (nodes.Assign, nodes.AnnAssign)) and statement.value is not None:
-                yield statement.value
+    klass = enclosing_class(attribute)
+    return assigned_self_values(klass, attribute.attrname) if klass is not None else iter(())
 
 
 def _annotation_is_logger(annotation: nodes.NodeNG) -> bool:

@@ -58,6 +58,23 @@ _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
 _MAX_LOOKUPS = 16
 
 
+def enclosing_class(node: nodes.NodeNG) -> nodes.ClassDef | None:
+    """The class whose method holds *node* (``self`` refers to its instances)."""
+    klass = node.frame()
+    while klass is not None and not isinstance(klass, nodes.ClassDef):
+        klass = klass.parent.frame() if klass.parent is not None else None
+    return klass
+
+
+def assigned_self_values(klass: nodes.ClassDef, attribute: str) -> Iterator[nodes.NodeNG]:
+    """Every value assigned (``=``, ``: T =``, ``op=``) to ``self.<attribute>`` in *klass*."""
+    for assign in klass.nodes_of_class(nodes.AssignAttr):
+        if assign.attrname == attribute and isinstance(assign.expr, nodes.Name) and assign.expr.name == "self":
+            statement = assign.parent
+            if isinstance(statement, (nodes.Assign, nodes.AnnAssign, nodes.AugAssign)) and statement.value is not None:
+                yield statement.value
+
+
 def join(kinds: Iterable[Kind | None]) -> Kind | None:
     """Least upper bound; ``None`` is bottom (no information, e.g. a cycle)."""
     result: Kind | None = None
@@ -305,8 +322,8 @@ class ValueOracle:
             (arguments.args or [], arguments.annotations),
             (arguments.kwonlyargs, arguments.kwonlyargs_annotations),
         ]
-        for names, annotations in groups:
-            for candidate, annotation in zip(names, annotations):
+        for names, annotation_list in groups:
+            for candidate, annotation in zip(names, annotation_list):
                 if candidate is name:
                     return annotation
         return None
@@ -404,18 +421,10 @@ class ValueOracle:
 
     def _self_assignments(self, node: nodes.Attribute) -> Iterator[nodes.NodeNG]:
         """Values assigned to ``self.<attr>`` in the class, and registered buffers."""
-        klass = node.frame()
-        while klass is not None and not isinstance(klass, nodes.ClassDef):
-            klass = klass.parent.frame() if klass.parent is not None else None
+        klass = enclosing_class(node)
         if klass is None:
             return
-        for assign in klass.nodes_of_class(nodes.AssignAttr):
-            if assign.attrname == node.attrname and isinstance(assign.expr, nodes.Name) and assign.expr.name == "self":
-                statement = assign.parent
-                if isinstance(statement, (nodes.Assign, nodes.AnnAssign)) and statement.value is not None:
-                    yield statement.value
-                elif isinstance(statement, nodes.AugAssign):
-                    yield statement.value
+        yield from assigned_self_values(klass, node.attrname)
         for call in klass.nodes_of_class(nodes.Call):
             func = call.func
             if (

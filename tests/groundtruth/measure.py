@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import io
 import logging
 import os
 import re
