@@ -167,7 +167,7 @@ class ScopeAnalyzer:
     def _reach_seed(self, seed: Seed) -> None:
         local = seed.qualname.removeprefix(self.imports.module + ".")
         if local in self.index.functions and seed.via_decorator:
-            for inner in self._nested_functions(local):
+            for inner in self._returned_wrappers(local):
                 self._reach(inner, seed.chain + (local,), 0)
         elif local in self.index.functions or local in self.index.classes:
             for target in self._callable_targets(local):
@@ -314,13 +314,32 @@ class ScopeAnalyzer:
         if name is None:
             return
         if name in self.index.functions:
-            for inner in self._nested_functions(name):
+            for inner in self._returned_wrappers(name):
                 self._reach(inner, chain + (f"@{name}",), depth + 1)
         elif self.imports.is_imported(name) and not self.imports.resolve(name).startswith(("torch.", "functools.")):
             self._add_seed(self.imports.resolve(name), True, chain)
 
     def _nested_functions(self, qualname: str) -> list[str]:
         return self.index.nested.get(qualname, [])
+
+    def _returned_wrappers(self, decorator: str, depth: int = 0) -> list[str]:
+        """The nested functions a decorator returns: what runs in place of the decorated function.
+
+        A decorator factory returns the real decorator, whose own returned
+        wrapper counts. Nested helpers the wrapper calls are reached as calls;
+        a decorator that returns its argument (``auto_docstring``) reaches
+        nothing, since none of its code runs when the function is called.
+        """
+        nested = set(self.index.nested.get(decorator, []))
+        function = self.index.functions[decorator]
+        wrappers: list[str] = []
+        for statement in function.body:
+            if isinstance(statement, ast.Return) and isinstance(statement.value, ast.Name):
+                candidate = f"{decorator}.{statement.value.id}"
+                if candidate in nested:
+                    inner = self._returned_wrappers(candidate, depth + 1) if depth < 2 else []
+                    wrappers.extend(inner or [candidate])
+        return wrappers
 
     def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call]:
         """Calls in *body*, skipping eager-only branches (and recording them)."""
@@ -391,14 +410,25 @@ class ScopeAnalyzer:
             for class_name in self._attribute_types(owner).get(loop_sources[name], []):
                 yield from self._callable_targets(class_name)
             return
-        if name in self.index.functions:
-            yield name
+        lexical = self._lexical(name, chain[-1])
+        if lexical is not None:
+            yield lexical
         elif name in self.index.classes:
             return  # constructing an object; Dynamo traces __init__, rarely interesting
         elif self.imports.is_imported(name):
             resolved = self.imports.resolve(name)
             if not resolved.startswith(("torch.", "builtins.")) and resolved.count(".") >= 1:
                 self._add_seed(resolved, False, chain)
+
+    def _lexical(self, name: str, caller: str) -> str | None:
+        """The function a bare name means inside *caller*: nested scopes first, then the module."""
+        scope = caller
+        while scope:
+            candidate = f"{scope}.{name}"
+            if candidate in self.index.functions and self.index.owner.get(candidate) is None:
+                return candidate
+            scope = scope.rpartition(".")[0]
+        return name if name in self.index.functions else None
 
     def _callable_targets(self, class_or_function: str) -> Iterator[str]:
         """A function itself, or what calling an instance of a class runs."""

@@ -46,6 +46,11 @@ DATA_DEPENDENT_BOOL = frozenset({"__bool__"})
 STATIC_BUILTINS = frozenset(
     {"len", "isinstance", "issubclass", "hasattr", "getattr", "callable", "range", "type", "id", "str", "repr"}
 )
+#: torch functions whose positional arguments are sizes or data, not input tensors.
+TENSOR_FACTORIES = frozenset(
+    {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace", "logspace",
+     "eye", "tensor", "as_tensor", "from_numpy", "manual_seed", "Size", "device", "dtype"}
+)  # fmt: skip
 ELEMENTWISE_BUILTINS = frozenset({"max", "min", "abs", "sum"})
 HOST_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
 #: Methods plain Python values have too: using them is no evidence of a tensor.
@@ -291,11 +296,11 @@ class ValueOracle:
                     return True
             elif isinstance(parent, nodes.BinOp) and parent.op == "@":
                 return True
-            elif isinstance(parent, nodes.Call) and use in parent.args:
+            elif isinstance(parent, nodes.Call) and parent.args and parent.args[0] is use:
+                # the input of a torch op (``torch.relu(x)``), but not a size (``torch.zeros(n)``) and
+                # not a submodule call, which takes flags as often as tensors
                 callee = self.qualified_name(parent.func) or ""
-                if callee.startswith("torch.") or (
-                    isinstance(parent.func, nodes.Attribute) and self._is_module_attribute(parent.func)
-                ):
+                if callee.startswith("torch.") and callee.rsplit(".", 1)[-1] not in TENSOR_FACTORIES:
                     return True
             target = self._arithmetic_assignment_target(use)
             if target is not None and target != name and self._used_as_tensor(function, target, depth + 1):
