@@ -184,12 +184,28 @@ def write_atomically(path: Path, data: bytes) -> None:
 # -- cache --------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    """Sizes and mtimes of the linter's own modules and the loaded rules.
+
+    The version alone does not change while a checkout is edited or a rule
+    plugin is upgraded, and a stale cache would silently replay old findings.
+    """
+    from graphmend_lint.rules import all_rules
+
+    package = Path(__file__).parent
+    stamps = sorted((str(p.relative_to(package)), p.stat().st_size, p.stat().st_mtime_ns) for p in package.rglob("*.py"))
+    digest = hashlib.sha256(repr(stamps).encode())
+    digest.update(repr([(r.code, r.__module__) for r in all_rules()]).encode())
+    return digest.hexdigest()[:16]
+
+
 class ResultCache:
-    """Per-file results keyed by tool version, settings, cross-file seeds and file bytes."""
+    """Per-file results keyed by tool version and code, settings, cross-file seeds and file bytes."""
 
     def __init__(self, root: Path, settings: Settings, enabled: bool) -> None:
         self.directory = root / CACHE_DIR / __version__.replace("+", "_")
-        self.fingerprint = settings.fingerprint
+        self.fingerprint = settings.fingerprint + _code_fingerprint()
         self.enabled = enabled
 
     def key(self, data: bytes, path: str, seeds: Sequence[Seed]) -> str:

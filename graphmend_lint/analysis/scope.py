@@ -325,21 +325,33 @@ class ScopeAnalyzer:
     def _returned_wrappers(self, decorator: str, depth: int = 0) -> list[str]:
         """The nested functions a decorator returns: what runs in place of the decorated function.
 
-        A decorator factory returns the real decorator, whose own returned
-        wrapper counts. Nested helpers the wrapper calls are reached as calls;
-        a decorator that returns its argument (``auto_docstring``) reaches
-        nothing, since none of its code runs when the function is called.
+        A returned function counts when it calls the decorated function (the
+        decorator's parameter); a decorator factory returns the real decorator,
+        whose own wrapper counts. Nested helpers the wrapper calls are reached
+        as calls. A decorator that only edits and returns its argument
+        (``auto_docstring``) reaches nothing: none of its code runs when the
+        decorated function is called.
         """
         nested = set(self.index.nested.get(decorator, []))
         function = self.index.functions[decorator]
+        wrapped = {argument.arg for argument in function.args.args}
         wrappers: list[str] = []
         for statement in function.body:
             if isinstance(statement, ast.Return) and isinstance(statement.value, ast.Name):
                 candidate = f"{decorator}.{statement.value.id}"
-                if candidate in nested:
-                    inner = self._returned_wrappers(candidate, depth + 1) if depth < 2 else []
-                    wrappers.extend(inner or [candidate])
+                if candidate not in nested:
+                    continue
+                if self._calls_any(candidate, wrapped):
+                    wrappers.append(candidate)  # calls the decorated function: a call-time wrapper
+                elif depth < 2:
+                    wrappers.extend(self._returned_wrappers(candidate, depth + 1))  # a decorator factory
         return wrappers
+
+    def _calls_any(self, qualname: str, names: set[str]) -> bool:
+        return any(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+            for node in ast.walk(self.index.functions[qualname])
+        )
 
     def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call]:
         """Calls in *body*, skipping eager-only branches (and recording them)."""
