@@ -216,10 +216,11 @@ def build_workload(spec: TargetSpec) -> Workload:
 
 
 def normalise_factory_result(result: Any, where: str = "factory") -> Workload:
-    """Accept ``(callable, args)``, ``(callable, args, kwargs)`` or the dict form.
+    """Accept ``(callable, args)``, ``(callable, args, kwargs)``, ``(callable, [args, ...])`` or the dict form.
 
     ``args`` may be a tuple or list of positional arguments, or a single
-    argument. The dict form is ``{"callable", "inputs": [(args, kwargs), ...],
+    argument; a *list of tuples* is several input sets (the rule catalog's
+    ``make()`` convention). The dict form is ``{"callable", "inputs": [(args, kwargs), ...],
     "atol"?, "rtol"?}``; give several input sets so that every branch runs.
     """
     if isinstance(result, dict):
@@ -231,6 +232,9 @@ def normalise_factory_result(result: Any, where: str = "factory") -> Workload:
             )
         inputs = [_input_set(item, where) for item in result["inputs"]]
         workload = Workload(result["callable"], inputs, result.get("atol"), result.get("rtol"))
+    elif isinstance(result, tuple) and len(result) == 2 and _is_input_set_list(result[1]):
+        # the rule catalog's convention: (callable, [args tuple, ...]), one tuple per input set
+        workload = Workload(result[0], [(tuple(args), {}) for args in result[1]])
     elif isinstance(result, tuple) and len(result) in (2, 3):
         kwargs = result[2] if len(result) == 3 else {}
         workload = Workload(result[0], [(_positional(result[1]), dict(kwargs))])
@@ -243,6 +247,11 @@ def normalise_factory_result(result: Any, where: str = "factory") -> Workload:
     if not workload.inputs:
         raise TargetError(f"{where}: no input sets")
     return workload
+
+
+def _is_input_set_list(value: Any) -> bool:
+    """A list of argument tuples (not a tuple of arguments, which is one input set)."""
+    return isinstance(value, list) and bool(value) and all(isinstance(item, tuple) for item in value)
 
 
 def _positional(args: Any) -> tuple[Any, ...]:
