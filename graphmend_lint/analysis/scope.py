@@ -28,7 +28,7 @@ COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 DISABLE_DECORATORS = frozenset({"torch._dynamo.disable", "torch.compiler.disable", "torch._disable_dynamo"})
 COMPILING_PREDICATES = frozenset({"is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling"})
 MAX_DEPTH = 24
-_COMPILE_CALL_HINT = re.compile(r"\b(compile|optimize)\s*\(")
+_COMPILE_CALL_HINT = re.compile(r"\b(compile|optimize)\b")
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 

@@ -411,7 +411,9 @@ class ValueOracle:
             return Kind.STATIC  # module constants such as torch.float16, math.pi
         base = self._kind(node.expr)
         if base is Kind.TENSOR:
-            return self._result_kind(self.facts.attribute_kind(node.attrname)) or Kind.UNKNOWN
+            # a tensor attribute, or a field of the named tuple an op returned (``x.max(-1).values``)
+            kind = self.facts.attribute_kind(node.attrname) or self.facts.named_tuple_fields.get(node.attrname)
+            return self._result_kind(kind) or Kind.UNKNOWN
         if base is Kind.STATIC and "config" in node.expr.as_string():
             return Kind.STATIC
         return Kind.UNKNOWN
