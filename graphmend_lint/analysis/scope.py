@@ -20,6 +20,7 @@ import ast
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import PurePath
 
 from graphmend_lint.analysis.imports import ImportTable, dotted_name, statements
@@ -60,10 +61,11 @@ class ScopeFacts:
     seeds: tuple[Seed, ...] = ()
 
     def function_at(self, line: int, col: int) -> TracedFunction | None:
-        for function in self.functions:
-            if function.line == line and function.col == col:
-                return function
-        return None
+        return self._by_position.get((line, col))
+
+    @cached_property
+    def _by_position(self) -> dict[tuple[int, int], TracedFunction]:
+        return {(function.line, function.col): function for function in self.functions}
 
     def is_eager_only(self, line: int) -> bool:
         return any(start <= line <= end for start, end in self.eager_only)
