@@ -38,3 +38,14 @@ def test_argparse_fix_parses_and_is_stable() -> None:
     fixed = fix_source(ARGPARSE.read_text(), str(ARGPARSE), settings, unsafe=True).source
     ast.parse(fixed)
     assert fix_source(fixed, str(ARGPARSE), settings, unsafe=True).source == fixed
+
+
+def test_print_of_a_display_with_unpacking_is_not_deferred() -> None:
+    """stdlib test_launcher.py: ``print([exe, *args])`` crashed the defer rewrite (GM201 internal error)."""
+    source = "def report(x, args):\n    print([x, *args])\n    return x * 2\n"
+    settings = Settings(scope="all")
+    diagnostics = lint_source(source, "launcher.py", settings)
+    assert [d.code for d in diagnostics] == ["GM201"]
+    fixed = fix_source(source, "launcher.py", settings, unsafe=True).source
+    ast.parse(fixed)
+    assert "*args" in fixed

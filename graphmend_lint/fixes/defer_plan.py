@@ -116,7 +116,9 @@ class Planner:
         statement = call.parent
         if not isinstance(statement, nodes.Expr):
             raise Decline(f"the value of {where} is used")
-        if any(isinstance(a, nodes.Starred) for a in call.args) or any(k.arg is None for k in call.keywords or []):
+        unpacking = any(True for _ in call.nodes_of_class((nodes.Starred, nodes.DictUnpack)))
+        if unpacking or any(k.arg is None for k in call.keywords or []):
+            # also ``print([a, *rest])``: an unpacking inside an argument cannot be split into captured leaves
             raise Decline(f"{where} passes *args/**kwargs whose contents cannot be captured")
         if isinstance(call.func, nodes.Attribute) and call.func.attrname == "exception" or any(
             k.arg in _BLOCKED_KEYWORDS for k in call.keywords or []
