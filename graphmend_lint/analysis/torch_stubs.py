@@ -270,36 +270,27 @@ class Module:
         return {_STR}
 
 
-class Sequential(Module):
+class _ModuleContainer(Module):
+    # stub-only base: what iterating, indexing and growing a container of modules gives
+    def __getitem__(self, index):
+        return Module()
+
+    def __iter__(self):
+        yield Module()
+
+    def __len__(self):
+        return {_INT}
+
+    def append(self, module):
+        return self
+
+
+class Sequential(_ModuleContainer):
     def forward(self, input):
         return Tensor()
 
-    def __getitem__(self, index):
-        return Module()
 
-    def __iter__(self):
-        yield Module()
-
-    def __len__(self):
-        return {_INT}
-
-    def append(self, module):
-        return self
-
-
-class ModuleList(Module):
-    def __getitem__(self, index):
-        return Module()
-
-    def __iter__(self):
-        yield Module()
-
-    def __len__(self):
-        return {_INT}
-
-    def append(self, module):
-        return self
-
+class ModuleList(_ModuleContainer):
     def extend(self, modules):
         return self
 
