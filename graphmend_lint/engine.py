@@ -16,7 +16,7 @@ import os
 import pickle
 import re
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -367,6 +367,32 @@ def _module_file(qualname: str, modules: dict[str, str]) -> str | None:
     return None
 
 
+def settle_seeds(
+    outcomes: dict[str, FileOutcome],
+    modules: dict[str, str],
+    seeds: dict[str, set[Seed]],
+    relint: Callable[[list[str]], dict[str, FileOutcome]],
+) -> None:
+    """Route calls between files until no file gains a seed (or MAX_SEED_ROUNDS).
+
+    ``outcomes`` holds the first round (path -> outcome), ``modules`` maps
+    module names to the linted paths, and ``relint`` re-analyses paths with the
+    updated ``seeds`` and returns their new outcomes. Both ``outcomes`` and
+    ``seeds`` are updated in place. Shared by the engine and by verify, which
+    lints module texts in memory.
+    """
+    last_round = list(outcomes)
+    for _ in range(MAX_SEED_ROUNDS):
+        sources = [outcomes[path] for path in last_round if path in outcomes]
+        fresh = _route_seeds(sources, outcomes, modules, seeds)
+        if not fresh:
+            return
+        for path, new in fresh.items():
+            seeds.setdefault(path, set()).update(new)
+        last_round = sorted(fresh)
+        outcomes.update(relint(last_round))
+
+
 def run(
     paths: Sequence[str],
     settings: Settings,
@@ -389,17 +415,14 @@ def run(
         return _Job(path, tuple(sorted(seeds.get(path, ()), key=repr)), settings, use_cache, with_fix, unsafe, cache_root)
 
     results = dict(zip(map(str, files), _map([make_job(str(p), False) for p in files], workers)))
-    last_round = list(results)
-    for _ in range(MAX_SEED_ROUNDS):
-        outcomes = {path: outcome for path, (_, outcome) in results.items() if outcome is not None}
-        sources = [outcomes[path] for path in last_round if path in outcomes]
-        fresh = _route_seeds(sources, outcomes, modules, seeds)
-        if not fresh:
-            break
-        for path, new in fresh.items():
-            seeds.setdefault(path, set()).update(new)
-        last_round = sorted(fresh)
-        results.update(zip(last_round, _map([make_job(path, False) for path in last_round], workers)))
+
+    def relint(paths: list[str]) -> dict[str, FileOutcome]:
+        fresh = dict(zip(paths, _map([make_job(path, False) for path in paths], workers)))
+        results.update(fresh)
+        return {path: outcome for path, (_, outcome) in fresh.items() if outcome is not None}
+
+    outcomes = {path: outcome for path, (_, outcome) in results.items() if outcome is not None}
+    settle_seeds(outcomes, modules, seeds, relint)
     if fix:
         to_fix = [p for p, (r, _) in results.items() if any(d.fix is not None for d in r.diagnostics)]
         results.update(zip(to_fix, _map([make_job(path, True) for path in to_fix], workers)))

@@ -12,6 +12,7 @@ import pytest
 
 from graphmend_lint.config import Settings
 from graphmend_lint.verify.hook import LinterTransform, ReplaceTransform, identity, in_scope, installed
+from graphmend_lint.verify.static import settle
 
 
 @pytest.fixture
@@ -99,9 +100,40 @@ def test_linter_transform_applies_the_linters_fixes_and_records_them(tmp_path):
             return y + 1
     """)
     filename = str(tmp_path / "prog.py")
-    transform = LinterTransform(Settings(), unsafe=True, entries=("prog.step",))
+    seeds = settle({filename: source}, Settings(), ["prog.step"]).seeds
+    transform = LinterTransform(Settings(), unsafe=True, seeds=seeds)
     fixed = transform(source, filename)
     assert "print" in fixed and fixed != source
     assert transform.applied == {filename: ("GM201",)}
     # without the entry, nothing in this file is compiled, so nothing is fixed
     assert LinterTransform(Settings(), unsafe=True)(source, filename) == source
+
+
+def test_seeds_reach_scope_modules_the_entry_calls_into(tmp_path):
+    """A module imported alone is still fixed where the compiled callable reaches it from another module."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    model = textwrap.dedent("""
+        import torch
+        from pkg.helpers import scale
+
+        def step(x):
+            return scale(x) + 1
+    """)
+    helpers = textwrap.dedent("""
+        import torch
+
+        def scale(x):
+            if x.sum() > 0:
+                y = x * 2
+            else:
+                y = x - 2
+            return y
+    """)
+    texts = {str(package / "model.py"): model, str(package / "helpers.py"): helpers}
+    settled = settle(texts, Settings(), ["pkg.model.step"])
+    assert [s.qualname for s in settled.seeds[str(package / "helpers.py")]] == ["pkg.helpers.scale"]
+    assert [d.code for d in settled.outcomes[str(package / "helpers.py")].diagnostics] == ["GM101"]
+    fixed = LinterTransform(Settings(), unsafe=True, seeds=settled.seeds)(helpers, str(package / "helpers.py"))
+    assert "torch.where(x.sum() > 0, x * 2, x - 2)" in fixed

@@ -28,6 +28,7 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from graphmend_lint.analysis.scope import Seed
     from graphmend_lint.config import Settings
 
 #: ``(source, filename) -> new source``. Must be picklable.
@@ -43,21 +44,22 @@ def identity(source: str, filename: str) -> str:
 class LinterTransform:
     """Apply every fix graphmend-lint would apply with these settings.
 
-    ``entries`` are the qualified names verify compiles (the target's
-    callable), treated by the linter as ``torch.compile`` entry points.
+    ``seeds`` maps each scope filename to what the linter treats as compiled
+    in it: the target's callable and the calls other scope modules make into
+    it (see :func:`graphmend_lint.verify.static.settle`).
     ``applied`` records the codes fixed per filename, so the arm can report
     what changed; it is filled in the process that runs the transform.
     """
 
     settings: Settings
     unsafe: bool = False
-    entries: tuple[str, ...] = ()
+    seeds: Mapping[str, tuple[Seed, ...]] = field(default_factory=dict)
     applied: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __call__(self, source: str, filename: str) -> str:
         from graphmend_lint.verify.static import fix_text
 
-        result = fix_text(source, filename, self.settings, self.unsafe, self.entries)
+        result = fix_text(source, filename, self.settings, self.unsafe, self.seeds.get(filename, ()))
         self.applied[filename] = tuple(d.code for d in result.applied)
         return result.source
 

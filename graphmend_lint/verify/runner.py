@@ -215,7 +215,7 @@ def verify_target(
     with TargetSession(target, options, progress) as session:
         try:
             result.original = session.run_original(original)
-            outcome = session.run_fixed(_with_entries(fixed, _entries(result.original)))
+            outcome = session.run_fixed(_with_seeds(fixed, original.transform, result.original))
         except (ArmError, ArmCrashed) as error:
             result.error = str(error)
             return result
@@ -232,11 +232,24 @@ def _entries(arm: ArmResult) -> tuple[str, ...]:
     return (arm.entry,) if arm.entry else ()
 
 
-def _with_entries(plan: ArmPlan, entries: tuple[str, ...]) -> ArmPlan:
-    """Tell the linter's fixer which callable verify compiles (learnt from the original arm)."""
-    if isinstance(plan.transform, LinterTransform):
-        return replace(plan, transform=replace(plan.transform, entries=entries))
-    return plan
+def _with_seeds(plan: ArmPlan, original: Transform, arm: ArmResult) -> ArmPlan:
+    """Tell the linter's fixer what verify compiles in each scope module (learnt from the original arm).
+
+    The original arm names the callable and the scope modules it imported;
+    linting those texts together routes the callable's calls across them.
+    """
+    if not isinstance(plan.transform, LinterTransform):
+        return plan
+    from graphmend_lint.verify.static import settle
+
+    transform = plan.transform
+    seeds = settle(_scope_texts(arm, original), transform.settings, _entries(arm)).seeds
+    return replace(plan, transform=replace(transform, seeds=seeds))
+
+
+def _scope_texts(arm: ArmResult, transform: Transform) -> dict[str, str]:
+    """The texts the arm compiled for its scope modules."""
+    return {m["filename"]: transform(_read_source(m["filename"]), m["filename"]) for m in arm.modules}
 
 
 def _reconcile_into(result: TargetResult, transform: Transform, settings: Settings, progress: Progress) -> None:
@@ -247,7 +260,7 @@ def _reconcile_into(result: TargetResult, transform: Transform, settings: Settin
     arm = result.original
     started = time.perf_counter()
     try:
-        texts = {m["filename"]: transform(_read_source(m["filename"]), m["filename"]) for m in arm.modules}
+        texts = _scope_texts(arm, transform)
         findings = lint_texts(texts, settings, _entries(arm))
         families = gb_families()
     except Exception as error:  # the linter failing must not hide the Dynamo measurements

@@ -6,7 +6,9 @@ Verify compiles the target's callable itself, so the file has no
 *seed*, the same mechanism the engine uses for cross-file calls: the linter
 then treats it exactly as if the code said ``torch.compile(callable)``.
 That uses :func:`graphmend_lint.pipeline.fix` / ``analyze`` (which take
-seeds) instead of ``fix_source`` / ``lint_source`` (which do not).
+seeds) instead of ``fix_source`` / ``lint_source`` (which do not). The scope
+modules are linted together first (:func:`settle`), so calls from one into
+another are seeds too, as when the engine lints files on disk.
 
 Kept apart from :mod:`.reconcile` so that the pairing logic stays pure, and
 so that a linter failure degrades reconciliation instead of the whole run.
@@ -15,6 +17,7 @@ so that a linter failure degrades reconciliation instead of the whole run.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from graphmend_lint.verify.reconcile import Finding, family_of
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from graphmend_lint.analysis.scope import Seed
     from graphmend_lint.config import Settings
     from graphmend_lint.diagnostics import FixResult
+    from graphmend_lint.pipeline import FileOutcome
 
 ENTRY_CHAIN = ("graphmend-lint verify target",)
 
@@ -36,25 +40,58 @@ def entry_seeds(entries: Sequence[str], filename: str) -> tuple[Seed, ...]:
     return tuple(Seed(e, False, ENTRY_CHAIN) for e in entries if e.startswith(module + "."))
 
 
-def fix_text(text: str, filename: str, settings: Settings, unsafe: bool, entries: Sequence[str] = ()) -> FixResult:
-    """Every fix graphmend-lint applies to ``text``, with ``entries`` treated as compiled."""
-    from graphmend_lint.pipeline import fix
-    from graphmend_lint.source import SourceFile
+@dataclass(frozen=True)
+class SettledScope:
+    """Scope texts linted together: the seeds each file gets and its findings with them."""
 
-    return fix(SourceFile(text), filename, settings, unsafe, entry_seeds(entries, filename)).result
+    seeds: dict[str, tuple[Seed, ...]]
+    outcomes: dict[str, FileOutcome]
 
 
-def lint_texts(texts: Mapping[str, str], settings: Settings, entries: Sequence[str] = ()) -> list[Finding]:
-    """Lint each ``{filename: text}``; findings keep the filename Dynamo reports."""
+def settle(texts: Mapping[str, str], settings: Settings, entries: Sequence[str] = ()) -> SettledScope:
+    """Lint ``{filename: text}`` together, routing calls between them, with ``entries`` compiled.
+
+    A scope module is fixed alone when it is imported, but what it must treat
+    as compiled can come from another module (Phi-3's ``forward`` in
+    ``modeling_phi3`` reaches ``longrope_frequency_update`` in
+    ``modeling_rope_utils`` through a decorator). So all scope texts are linted
+    together first, exactly as the engine routes seeds between files on disk.
+    """
+    from graphmend_lint.analysis.imports import module_name_for
+    from graphmend_lint.engine import settle_seeds
     from graphmend_lint.pipeline import analyze
     from graphmend_lint.source import SourceFile
 
-    findings = []
-    for filename, text in sorted(texts.items()):
-        outcome = analyze(SourceFile(text), filename, settings, entry_seeds(entries, filename))
-        for d in outcome.diagnostics:
-            findings.append(Finding(d.code, filename, d.start.line, d.end.line, d.message))
-    return findings
+    seeds = {filename: set(entry_seeds(entries, filename)) for filename in texts}
+
+    def lint(filenames: list[str]) -> dict[str, FileOutcome]:
+        return {f: analyze(SourceFile(texts[f]), f, settings, _ordered(seeds[f])) for f in filenames}
+
+    outcomes = lint(sorted(texts))
+    settle_seeds(outcomes, {module_name_for(f)[0]: f for f in texts}, seeds, lint)
+    return SettledScope({f: _ordered(found) for f, found in seeds.items()}, outcomes)
+
+
+def _ordered(seeds: set[Seed]) -> tuple[Seed, ...]:
+    return tuple(sorted(seeds, key=repr))
+
+
+def fix_text(text: str, filename: str, settings: Settings, unsafe: bool, seeds: Sequence[Seed] = ()) -> FixResult:
+    """Every fix graphmend-lint applies to ``text``, with ``seeds`` (from :func:`settle`) treated as compiled."""
+    from graphmend_lint.pipeline import fix
+    from graphmend_lint.source import SourceFile
+
+    return fix(SourceFile(text), filename, settings, unsafe, tuple(seeds)).result
+
+
+def lint_texts(texts: Mapping[str, str], settings: Settings, entries: Sequence[str] = ()) -> list[Finding]:
+    """Findings over ``{filename: text}`` linted together; they keep the filename Dynamo reports."""
+    outcomes = settle(texts, settings, entries).outcomes
+    return [
+        Finding(d.code, filename, d.start.line, d.end.line, d.message)
+        for filename in sorted(outcomes)
+        for d in outcomes[filename].diagnostics
+    ]
 
 
 def gb_families() -> dict[str, str]:
