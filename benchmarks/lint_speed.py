@@ -7,6 +7,12 @@ the children. Examples::
     python benchmarks/lint_speed.py --corpus transformers --scope modules --jobs 2
     python benchmarks/lint_speed.py --corpus transformers torch --scope modules all --jobs 1 2 --peers
 
+TorchFix needs an older libcst, so give it its own venv
+(``python -m venv /tmp/peers && /tmp/peers/bin/pip install torchfix``) and
+pass ``--peer-python /tmp/peers/bin/python``. ``CPU s`` is the user+system
+time of the whole process tree: on a shared machine it moves less than wall
+time does.
+
 The cache check of issue 2 is the ratio of the cold and warm rows.
 """
 
@@ -39,6 +45,7 @@ class Row:
     lines: int
     seconds: float
     peak_mb: float
+    cpu_seconds: float
     exit_code: int
 
     @property
@@ -59,14 +66,24 @@ def count(path: Path) -> tuple[int, int]:
     return len(files), lines
 
 
-def timed(command: list[str], cwd: Path) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS of the command's process tree (MB), exit code."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+# Runs the command and prints its process tree's peak RSS (KB) and CPU seconds.
+# A fresh wrapper per command: RUSAGE_CHILDREN of this script only ever grows,
+# so reading it here would give every later row the biggest earlier peak.
+_MEASURE = (
+    "import resource, subprocess, sys; "
+    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode; "
+    "usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
+    "print(usage.ru_maxrss, usage.ru_utime + usage.ru_stime, code)"
+)
+
+
+def timed(command: list[str], cwd: Path) -> tuple[float, float, float, int]:
+    """Wall seconds, peak RSS of the largest process (MB), CPU seconds of all processes, exit code."""
     start = time.perf_counter()
-    completed = subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    completed = subprocess.run([sys.executable, "-c", _MEASURE, *command], cwd=cwd, capture_output=True, text=True)
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return seconds, max(peak, before) / 1024, completed.returncode
+    peak_kb, cpu, code = completed.stdout.split()
+    return seconds, int(peak_kb) / 1024, float(cpu), int(code)
 
 
 def graphmend_rows(name: str, path: Path, scope: str, jobs: int, files: int, lines: int) -> list[Row]:
@@ -76,38 +93,48 @@ def graphmend_rows(name: str, path: Path, scope: str, jobs: int, files: int, lin
         command = [sys.executable, "-m", "graphmend_lint", str(path), "--scope", scope, "--jobs", str(jobs),
                    "--output-format", "json", "--exit-zero"]
         for cache in ("cold", "warm"):
-            seconds, peak, code = timed(command, Path(workdir))
-            rows.append(Row("graphmend-lint", name, scope, jobs, cache, files, lines, seconds, peak, code))
+            seconds, peak, cpu, code = timed(command, Path(workdir))
+            rows.append(Row("graphmend-lint", name, scope, jobs, cache, files, lines, seconds, peak, cpu, code))
     return rows
 
 
-def peer_rows(name: str, path: Path, files: int, lines: int) -> list[Row]:
+def _has_module(python: str, module: str) -> bool:
+    return subprocess.run([python, "-c", f"import {module}"], capture_output=True).returncode == 0
+
+
+def peer_rows(name: str, path: Path, files: int, lines: int, peer_python: str) -> list[Row]:
+    """ruff, pylint (astroid inference only) and flake8 with TorchFix, each where installed.
+
+    TorchFix pins an older libcst than graphmend-lint, so it usually lives in
+    its own venv: ``--peer-python`` names that interpreter.
+    """
     peers = {
-        "ruff": ["ruff", "check", "--no-cache", "--exit-zero", "--select", "ALL", str(path)],
-        "pylint (no-member)": [sys.executable, "-m", "pylint", "--disable=all", "--enable=no-member", "--jobs=2",
-                               "--exit-zero", str(path)],
-        "flake8+torchfix": [sys.executable, "-m", "flake8", "--select=TOR", "--exit-zero", "-j", "2", str(path)],
+        "ruff": (shutil.which("ruff") is not None,
+                 ["ruff", "check", "--no-cache", "--exit-zero", "--select", "ALL", str(path)]),
+        "pylint (no-member)": (_has_module(sys.executable, "pylint"),
+                               [sys.executable, "-m", "pylint", "--disable=all", "--enable=no-member", "--jobs=2",
+                                "--exit-zero", str(path)]),
+        "flake8+torchfix": (_has_module(peer_python, "torchfix"),
+                            [peer_python, "-m", "flake8", "--select=TOR", "--exit-zero", "-j", "2", str(path)]),
     }
     rows = []
-    for tool, command in peers.items():
-        if tool == "ruff" and shutil.which("ruff") is None:
+    for tool, (installed, command) in peers.items():
+        if not installed:
+            print(f"{tool}: not installed, skipped", flush=True)
             continue
-        if tool.startswith("pylint") and importlib.util.find_spec("pylint") is None:
-            continue
-        if tool.startswith("flake8") and importlib.util.find_spec("torchfix") is None:
-            continue
-        seconds, peak, code = timed(command, path.parent)
-        rows.append(Row(tool, name, "-", 2, "cold", files, lines, seconds, peak, code))
+        seconds, peak, cpu, code = timed(command, path.parent)
+        rows.append(Row(tool, name, "-", 2, "cold", files, lines, seconds, peak, cpu, code))
+        print(table(rows[-1:]).splitlines()[-1], flush=True)
     return rows
 
 
 def table(rows: list[Row]) -> str:
-    header = "| tool | corpus | scope | jobs | cache | files | lines | wall s | lines/s | peak MB |"
-    lines = [header, "|" + "---|" * 10]
+    header = "| tool | corpus | scope | jobs | cache | files | lines | wall s | lines/s | CPU s | peak MB |"
+    lines = [header, "|" + "---|" * 11]
     for r in rows:
         lines.append(
             f"| {r.tool} | {r.corpus} | {r.scope} | {r.jobs} | {r.cache} | {r.files} | {r.lines} | "
-            f"{r.seconds:.1f} | {r.lines_per_second:,.0f} | {r.peak_mb:.0f} |"
+            f"{r.seconds:.1f} | {r.lines_per_second:,.0f} | {r.cpu_seconds:.1f} | {r.peak_mb:.0f} |"
         )
     return "\n".join(lines)
 
@@ -118,6 +145,8 @@ def main() -> int:
     parser.add_argument("--scope", nargs="+", default=["modules"])
     parser.add_argument("--jobs", nargs="+", type=int, default=[2])
     parser.add_argument("--peers", action="store_true", help="also time ruff, pylint and flake8+torchfix")
+    parser.add_argument("--peer-python", default=sys.executable,
+                        help="interpreter with flake8 and torchfix (e.g. /tmp/peers/bin/python)")
     parser.add_argument("--json", type=Path, help="write the rows here")
     args = parser.parse_args()
     rows: list[Row] = []
@@ -129,7 +158,7 @@ def main() -> int:
                 rows.extend(graphmend_rows(name, path, scope, jobs, files, lines))
                 print(table(rows[-2:]).splitlines()[-1], flush=True)
         if args.peers:
-            rows.extend(peer_rows(name, path, files, lines))
+            rows.extend(peer_rows(name, path, files, lines, args.peer_python))
     print()
     print(f"{datetime.date.today()} {platform.node()} {platform.processor() or platform.machine()} "
           f"cpus={os.cpu_count()} python={platform.python_version()}")

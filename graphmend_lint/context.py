@@ -7,7 +7,7 @@ rules; :class:`RuleContext` is a rule's view of it, with its options and a
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from graphmend_lint.rules.base import Rule
 
 NodeT = TypeVar("NodeT", bound=nodes.NodeNG)
+T = TypeVar("T")
 _SCOPE_BOUNDARIES = (nodes.FunctionDef, nodes.ClassDef)
 
 
@@ -43,16 +44,23 @@ class FileAnalysis:
     settings: Settings
     _traced: list[tuple[nodes.FunctionDef, TracedFunction]] | None = field(default=None, repr=False)
     _cst_cache: dict[tuple[int, int], CstIndex] = field(default_factory=dict, repr=False)
+    _shared: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def traced_functions(self) -> list[tuple[nodes.FunctionDef, TracedFunction]]:
         """astroid function nodes whose bodies torch.compile traces."""
         if self._traced is None:
             self._traced = []
-            for function in self.module.nodes_of_class(nodes.FunctionDef):
+            for function in _function_definitions(self.module):
                 traced = self.scope.function_at(*def_position(function))
                 if traced is not None:
                     self._traced.append((function, traced))
         return self._traced
+
+    def shared(self, key: str, compute: Callable[[], T]) -> T:
+        """A result several rules need identically (GM201-GM204 classify the same calls), computed once per file."""
+        if key not in self._shared:
+            self._shared[key] = compute()
+        return self._shared[key]  # type: ignore[no-any-return]
 
     def traced_nodes(self, *types: type[NodeT]) -> Iterator[tuple[NodeT, TracedFunction]]:
         """Nodes of *types* in traced code, in source order, each with the function that put it in scope.
@@ -112,6 +120,16 @@ class FileAnalysis:
             cached = CstIndex.parse(text, line_offset=first - 1)
             self._cst_cache[(first, last)] = cached
         return cached
+
+
+def _function_definitions(module: nodes.Module) -> Iterator[nodes.FunctionDef]:
+    """Every ``def`` in *module*, found by walking statements only (a ``def`` is always one)."""
+    stack: list[nodes.NodeNG] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nodes.FunctionDef):
+            yield node
+        stack.extend(child for child in node.get_children() if child.is_statement or isinstance(child, nodes.MatchCase))
 
 
 @dataclass

@@ -17,8 +17,10 @@ import copy
 from astroid import MANAGER, nodes
 from astroid.rebuilder import TreeRebuilder
 
+from graphmend_lint.analysis.imports import child_statements
 from graphmend_lint.analysis.scope import ScopeFacts
 from graphmend_lint.analysis.torch_stubs import preload_torch_stubs
+
 
 def _functions_to_keep(tree: ast.Module, scope: ScopeFacts) -> set[int]:
     """ids of function nodes whose bodies astroid must see."""
@@ -28,7 +30,7 @@ def _functions_to_keep(tree: ast.Module, scope: ScopeFacts) -> set[int]:
     def visit(node: ast.AST, owner_has_traced: bool) -> bool:
         """Return whether *node* contains a traced function."""
         contains = False
-        for child in ast.iter_child_nodes(node):
+        for child in child_statements(node):  # a def is always a statement
             if isinstance(child, ast.ClassDef):
                 methods = [m for m in child.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
                 has_traced = any((m.lineno, m.col_offset) in traced for m in methods)

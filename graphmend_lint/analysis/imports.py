@@ -33,16 +33,25 @@ def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     Walking only statements is several times cheaper than ``ast.walk``, and
     imports, assignments and loops are all statements.
     """
-    stack = list(reversed(body))
+    stack: list[ast.AST] = list(reversed(body))
     while stack:
         statement = stack.pop()
-        yield statement
-        for block_name in ("handlers", "orelse", "finalbody", "body"):
-            block = getattr(statement, block_name, None)
-            if isinstance(block, list):
-                stack.extend(reversed([s for s in block if isinstance(s, (ast.stmt, ast.excepthandler))]))
-        for case in getattr(statement, "cases", ()) or ():
-            stack.extend(reversed(case.body))
+        yield statement  # type: ignore[misc]  # except clauses too, as their bodies' owners
+        stack.extend(reversed(list(child_statements(statement))))
+
+
+def child_statements(node: ast.AST) -> Iterator[ast.AST]:
+    """The statements directly in *node*'s blocks, and its ``except`` clauses.
+
+    A ``def``, an import or an assignment can only be a statement, so this is
+    all a walk needs to find them.
+    """
+    for block_name in ("body", "finalbody", "orelse", "handlers"):
+        block = getattr(node, block_name, None)
+        if isinstance(block, list):
+            yield from (s for s in block if isinstance(s, (ast.stmt, ast.excepthandler)))
+    for case in getattr(node, "cases", ()) or ():
+        yield from case.body
 
 
 def module_name_for(path: str) -> tuple[str, bool]:

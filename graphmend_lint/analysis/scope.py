@@ -502,15 +502,21 @@ class ScopeAnalyzer:
             if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
                 continue
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            attributes = [
+                name.removeprefix("self.")
+                for target in targets
+                if (name := dotted_name(target)) and name.startswith("self.") and name.count(".") == 1
+            ]
+            if not attributes:  # walk the value only for `self.x = ...` (most assignments are locals)
+                continue
             classes = [
                 name
                 for call in ast.walk(statement.value)
                 if isinstance(call, ast.Call) and (name := dotted_name(call.func)) in self.index.classes
             ]
-            for target in targets:
-                name = dotted_name(target)
-                if name and name.startswith("self.") and name.count(".") == 1 and classes:
-                    types.setdefault(name.removeprefix("self."), []).extend(classes)
+            for attribute in attributes:
+                if classes:
+                    types.setdefault(attribute, []).extend(classes)
         self._attribute_classes[class_name] = types
         return types
 

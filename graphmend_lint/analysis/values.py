@@ -16,7 +16,9 @@ memoised per node.
 from __future__ import annotations
 
 import enum
+import weakref
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 from astroid import nodes
 
@@ -71,13 +73,49 @@ def enclosing_class(node: nodes.NodeNG) -> nodes.ClassDef | None:
     return klass
 
 
+@dataclass
+class _ClassAttributes:
+    """``self.<attribute>`` values of one class: assignments and ``register_buffer`` tensors."""
+
+    assigned: dict[str, list[nodes.NodeNG]] = field(default_factory=dict)
+    buffers: dict[str, list[nodes.NodeNG]] = field(default_factory=dict)
+
+
+# Weak keys: the index lives exactly as long as the file's astroid tree.
+_CLASS_ATTRIBUTES: weakref.WeakKeyDictionary[nodes.ClassDef, _ClassAttributes] = weakref.WeakKeyDictionary()
+
+
+def _class_attributes(klass: nodes.ClassDef) -> _ClassAttributes:
+    """One walk of *klass* per file, however many ``self.x`` reads ask about it."""
+    found = _CLASS_ATTRIBUTES.get(klass)
+    if found is not None:
+        return found
+    found = _ClassAttributes()
+    for node in klass.nodes_of_class((nodes.AssignAttr, nodes.Call)):
+        if isinstance(node, nodes.AssignAttr):
+            statement = node.parent
+            if (
+                isinstance(node.expr, nodes.Name)
+                and node.expr.name == "self"
+                and isinstance(statement, (nodes.Assign, nodes.AnnAssign, nodes.AugAssign))
+                and statement.value is not None
+            ):
+                found.assigned.setdefault(node.attrname, []).append(statement.value)
+        elif (
+            isinstance(node.func, nodes.Attribute)
+            and node.func.attrname == "register_buffer"
+            and len(node.args) >= 2
+            and isinstance(node.args[0], nodes.Const)
+            and isinstance(node.args[0].value, str)
+        ):
+            found.buffers.setdefault(node.args[0].value, []).append(node.args[1])
+    _CLASS_ATTRIBUTES[klass] = found
+    return found
+
+
 def assigned_self_values(klass: nodes.ClassDef, attribute: str) -> Iterator[nodes.NodeNG]:
     """Every value assigned (``=``, ``: T =``, ``op=``) to ``self.<attribute>`` in *klass*."""
-    for assign in klass.nodes_of_class(nodes.AssignAttr):
-        if assign.attrname == attribute and isinstance(assign.expr, nodes.Name) and assign.expr.name == "self":
-            statement = assign.parent
-            if isinstance(statement, (nodes.Assign, nodes.AnnAssign, nodes.AugAssign)) and statement.value is not None:
-                yield statement.value
+    return iter(_class_attributes(klass).assigned.get(attribute, ()))
 
 
 def join(kinds: Iterable[Kind | None]) -> Kind | None:
@@ -446,17 +484,9 @@ class ValueOracle:
         klass = enclosing_class(node)
         if klass is None:
             return
-        yield from assigned_self_values(klass, node.attrname)
-        for call in klass.nodes_of_class(nodes.Call):
-            func = call.func
-            if (
-                isinstance(func, nodes.Attribute)
-                and func.attrname == "register_buffer"
-                and len(call.args) >= 2
-                and isinstance(call.args[0], nodes.Const)
-                and call.args[0].value == node.attrname
-            ):
-                yield call.args[1]
+        attributes = _class_attributes(klass)
+        yield from attributes.assigned.get(node.attrname, ())
+        yield from attributes.buffers.get(node.attrname, ())
 
     def _assigned_attribute_kind(self, value: nodes.NodeNG) -> Kind | None:
         if self._constructs_module(value):

@@ -38,9 +38,9 @@ class SideEffectRule(Rule):
         loggers = LoggerConfig.from_options(ctx.analysis.settings.options_for("GM202"))
         finder = SideEffectFinder(ctx.values, loggers)
         fixes = SideEffectFixes(ctx.analysis, finder)
-        for call, traced in ctx.traced_nodes(nodes.Call):
-            effect = finder.classify(call)
-            if effect is None or effect.effect not in self.effects:
+        classified = ctx.analysis.shared("side-effect calls", lambda: _side_effect_calls(ctx, finder))
+        for call, traced, effect in classified:
+            if effect.effect not in self.effects:
                 continue
             function = _enclosing_function(call)
             if function is None:
@@ -65,6 +65,12 @@ class SideEffectRule(Rule):
         fixes: SideEffectFixes,
     ) -> Fix | None:
         """The fix for one finding, or ``None``."""
+
+
+def _side_effect_calls(ctx: RuleContext, finder: SideEffectFinder) -> list[tuple[nodes.Call, TracedFunction, SideEffect]]:
+    """Every traced call with a side effect, whatever its kind (each side-effect rule keeps its kinds)."""
+    classified = ((call, traced, finder.classify(call)) for call, traced in ctx.traced_nodes(nodes.Call))
+    return [(call, traced, effect) for call, traced, effect in classified if effect is not None]
 
 
 def _enclosing_function(node: nodes.NodeNG) -> nodes.FunctionDef | None:
