@@ -8,8 +8,10 @@ seeds and re-run the files they reach, then (when fixing) write atomically.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
+import gc
 import hashlib
 import json
 import os
@@ -33,6 +35,10 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 #: Below this many files a process pool costs more than it saves.
 MIN_FILES_FOR_POOL = 16
 MAX_SEED_ROUNDS = 6
+#: Generation-0 threshold while linting. astroid and libcst allocate millions
+#: of small objects per big file; at CPython's default (700) the cyclic
+#: collector re-scanned them so often that it cost about a fifth of the CPU time.
+GC_THRESHOLD = 50_000
 CACHE_DIR = ".graphmend_cache"
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -314,6 +320,21 @@ def _run_job(job: _Job) -> JobResult:
     return _report(job, source, outcome, report)
 
 
+def _set_gc_threshold() -> None:
+    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Raise the collector's threshold for a run, and put the caller's back afterwards."""
+    previous = gc.get_threshold()
+    _set_gc_threshold()
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
+
+
 def _map(jobs: list[_Job], workers: int) -> list[JobResult]:
     """Run *jobs*: cache hits here, the rest in a process pool when there are enough of them."""
     results: list[JobResult | None] = [_cached(job) for job in jobs]
@@ -322,7 +343,7 @@ def _map(jobs: list[_Job], workers: int) -> list[JobResult]:
     if workers <= 1 or len(todo) < MIN_FILES_FOR_POOL:
         computed = [_run_job(job) for job in todo]
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ProcessPoolExecutor(max_workers=workers, initializer=_set_gc_threshold) as pool:
             # Small chunks: big modeling files cluster by name, and large chunks left one worker idle.
             computed = list(pool.map(_run_job, todo, chunksize=max(1, min(8, len(todo) // (workers * 32)))))
     for index, result in zip(missing, computed):
@@ -404,6 +425,13 @@ def run(
     use_cache: bool = True,
 ) -> RunReport:
     """Lint (and with *fix*, fix) every Python file under *paths*."""
+    with _fewer_collections():
+        return _run(paths, settings, fix, unsafe, write, jobs, use_cache)
+
+
+def _run(
+    paths: Sequence[str], settings: Settings, fix: bool, unsafe: bool, write: bool, jobs: int | None, use_cache: bool
+) -> RunReport:
     files, errors = discover(paths, settings)
     report = RunReport(errors=errors)
     workers = jobs or os.cpu_count() or 1

@@ -42,20 +42,21 @@ def _span(code_range: CodeRange, line_offset: int) -> Span:
 
 @dataclass
 class CstIndex:
-    """A parsed libcst module (a whole file or one top-level statement) plus position lookups."""
+    """A parsed libcst module (a whole file or one part of it) plus position lookups."""
 
     wrapper: MetadataWrapper
     spans: Mapping[cst.CSTNode, Span]
+    line_offset: int = 0
     _by_span: dict[Span, list[cst.CSTNode]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def parse(cls, text: str, line_offset: int = 0) -> CstIndex:
         """Parse *text*; raises ``libcst.ParserSyntaxError`` like libcst does.
 
-        *text* may be one top-level statement of a file that starts after
-        *line_offset* lines: positions are reported in the file's lines, so
-        callers never know that only part of the file was parsed (libcst
-        costs about a second per 2,000 lines here).
+        *text* may be one part of a file (see ``FileAnalysis.cst_around``)
+        whose first line is the file's line ``line_offset + 1``: positions are
+        reported in the file's lines, so callers never know that only part of
+        the file was parsed (libcst costs about a second per 2,000 lines here).
         """
         wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
         spans = {
@@ -64,7 +65,7 @@ class CstIndex:
         by_span: dict[Span, list[cst.CSTNode]] = defaultdict(list)
         for node, span in spans.items():
             by_span[span].append(node)
-        return cls(wrapper, spans, dict(by_span))
+        return cls(wrapper, spans, line_offset, dict(by_span))
 
     @property
     def module(self) -> cst.Module:
@@ -91,6 +92,24 @@ class CstIndex:
     def enclosing_function(self, position: Position) -> cst.FunctionDef | None:
         """The innermost ``def`` whose range (the ``def`` keyword on) holds *position*."""
         return self.smallest_around(position, position, cst.FunctionDef)
+
+    def printed_instead(self, old: cst.CSTNode, new: cst.CSTNode) -> str | None:
+        """The text that takes *old*'s place when the parsed text is printed with *new* instead.
+
+        ``None`` when the rest of the text does not print back unchanged.
+        """
+        start, end = self.spans[old]
+        text = self.module.code
+        line_starts = [0]
+        for line in text.splitlines(keepends=True):
+            line_starts.append(line_starts[-1] + len(line))
+        first = line_starts[start.line - 1 - self.line_offset] + start.col
+        last = line_starts[end.line - 1 - self.line_offset] + end.col
+        code = self.module.deep_replace(old, new).code
+        prefix, suffix = text[:first], text[last:]
+        if not (code.startswith(prefix) and code.endswith(suffix)):
+            return None
+        return code[len(prefix) : len(code) - len(suffix)]
 
     def code(self, node: cst.CSTNode) -> str:
         """Source text of *node* as this module would print it (indentation of a block is relative)."""

@@ -255,15 +255,11 @@ class Rewriter:
         return after[len(indent) : len(after) - len(tail)]
 
     def _printed_in_module(self, old: cst.FunctionDef, new: cst.FunctionDef) -> str:
-        """Print the whole module with the new function, and cut the function's text out of it."""
-        start, end = self.index.span(old)
-        text = self.analysis.source.text
-        prefix = text[: self.analysis.source.offset(start)]
-        suffix = text[self.analysis.source.offset(end) :]
-        code = self.module.deep_replace(old, new).code
-        if not (code.startswith(prefix) and code.endswith(suffix)):
+        """Print the parsed text with the new function, and cut the function's text out of it."""
+        printed = self.index.printed_instead(old, new)
+        if printed is None:
             raise Decline("the rewritten function could not be placed back into the file")
-        return code[len(prefix) : len(code) - len(suffix)]
+        return printed
 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:
