@@ -154,7 +154,7 @@ def keep_flag_for_predication(analysis: FileAnalysis, conversion: ScalarConversi
     """``flag = m.any().item()`` → ``flag = m.any()`` when every ``if flag:`` can then be predicated.
 
     ``int(t)`` is left alone: ``if int(t):`` truncates first (``0.5`` is false).
-    Unsafe, as the predication that follows is: both branches are computed.
+    Unsafe, as the predication that follows is (GM101's ``torch.where`` or ``torch.cond``).
     """
     found = _branch_reads(conversion) if conversion.spelling in {"item", "bool", "float"} else None
     if found is None:

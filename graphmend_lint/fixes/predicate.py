@@ -12,7 +12,10 @@ both sides and the graph stays whole:
   and a call that differs only in tensor arguments selects those arguments
   (the Phi-3 LongRoPE ``register_buffer`` pattern);
 * ``a if c else b`` → ``torch.where(c, a, b)``;
-* ``if c: raise E(msg)`` → ``torch._assert_async(~(c), msg)``.
+* ``if c: raise E(msg)`` → ``torch._assert_async(~(c), msg)``;
+* an ``if`` whose branch values call submodules or user functions →
+  ``torch.cond`` with local branch functions, built in
+  :mod:`graphmend_lint.fixes.predicate_cond`, so only the taken side runs.
 
 The rule decides *whether* to offer a fix; this module decides *how*, and
 declines (returning a reason) whenever it cannot prove the rewrite keeps
@@ -70,12 +73,13 @@ class Declined(Exception):
 
 @dataclass(frozen=True)
 class Rewrite:
-    """Replacement text for a source range, and whether it is safe."""
+    """Replacement text for a source range, whether it is safe, and the fix message when it is not the rule's."""
 
     start: Position
     end: Position
     content: str
     safe: bool
+    message: str | None = None
 
 
 class Predicator:
@@ -92,13 +96,22 @@ class Predicator:
     # -- public rewrites ------------------------------------------------------------
 
     def if_statement(self, node: nodes.If) -> Rewrite:
-        """Rewrite a tensor-dependent ``if`` (assignments, updates or returns)."""
+        """Rewrite a tensor-dependent ``if`` (assignments, updates or returns).
+
+        Branches whose values call submodules or user code become ``torch.cond``
+        (:mod:`graphmend_lint.fixes.predicate_cond`), so only the taken side runs.
+        """
+        # predicate_cond builds on this module, so it is imported when used, not when this module loads
+        from graphmend_lint.fixes import predicate_cond
+
+        if predicate_cond.needs_cond(self, node):
+            return predicate_cond.cond_rewrite(self, node)
         returns = self._return_pair(node)
         if returns is not None:
             return self._predicated_return(node, *returns)
         condition = self.condition(node.test)
         statements, safe = self._assignments(node, condition)
-        return self._statement_rewrite(node, node, statements, safe)
+        return self.statement_rewrite(node, node, statements, safe)
 
     def conditional_expression(self, node: nodes.IfExp) -> Rewrite:
         condition = self.condition(node.test)
@@ -113,7 +126,7 @@ class Predicator:
         condition = self.condition(node.test)
         message = self._raise_message(raise_node, node.test)
         statement = f"{self.torch}._assert_async({self._negate(condition)}, {message})"
-        return self._statement_rewrite(node, node, [statement], safe=False)
+        return self.statement_rewrite(node, node, [statement], safe=False)
 
     def truthiness(self, node: nodes.NodeNG) -> Rewrite:
         """``a and b`` / ``a or b`` / ``not a`` used as a value → ``&``, ``|``, ``~``.
@@ -201,8 +214,8 @@ class Predicator:
             condition = "_gm_cond"
         rebound: set[str] = set()
         for name in names:
-            on_true = true_values.get(name) or self._previous_value(node, name)
-            on_false = false_values.get(name) or self._previous_value(node, name)
+            on_true = true_values.get(name) or self.previous_value(node, name)
+            on_false = false_values.get(name) or self.previous_value(node, name)
             _check_same_shape(name, on_true, on_false)
             stale = (on_true.reads | on_false.reads) & rebound
             if stale:
@@ -288,15 +301,15 @@ class Predicator:
         false_values = self._else_values(list(inner.orelse))
         merged: dict[str, _Selected] = {}
         for name in dict.fromkeys([*true_values, *false_values]):
-            on_true = true_values.get(name) or self._previous_value(inner, name)
-            on_false = false_values.get(name) or self._previous_value(inner, name)
+            on_true = true_values.get(name) or self.previous_value(inner, name)
+            on_false = false_values.get(name) or self.previous_value(inner, name)
             _check_same_shape(name, on_true, on_false)
             reads = on_true.reads | on_false.reads | _names_in(condition)
             text = self._where(condition, on_true.text, on_false.text)
             merged[name] = _Selected(text, on_true.safe and on_false.safe, reads, on_true.shape)
         return merged
 
-    def _previous_value(self, node: nodes.If, name: str) -> _Selected:
+    def previous_value(self, node: nodes.If, name: str) -> _Selected:
         """The value *name* keeps on a side that does not assign it: it must be a tensor already."""
         function = node.scope()
         earlier = [
@@ -387,7 +400,7 @@ class Predicator:
             condition_name = "_gm_cond"
         selected = [self._where(condition_name, self.text(a), self.text(b)) for a, b in pairs]
         safe = all(self._cheap_same_dtype(a, b) for a, b in pairs)
-        return self._statement_rewrite(node, last, [*prefix, "return " + ", ".join(selected)], safe)
+        return self.statement_rewrite(node, last, [*prefix, "return " + ", ".join(selected)], safe)
 
     # -- checks ---------------------------------------------------------------------
 
@@ -416,17 +429,21 @@ class Predicator:
 
     def _check_pure(self, value: nodes.NodeNG) -> None:
         """Reject values whose evaluation has effects or could fail on the unselected side."""
+        self.check_effects(value)
+        for subscript in value.nodes_of_class(nodes.Subscript):
+            if self.values.kind(subscript.slice) is Kind.TENSOR:
+                raise Declined(f"`{subscript.as_string()}` indexes with a tensor, which can fail on the unselected side")
+
+    def check_effects(self, value: nodes.NodeNG) -> None:
+        """Reject values that call something with side effects, or something the linter cannot classify."""
         for call in value.nodes_of_class(nodes.Call):
             func = call.func
             name = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "")
             if name in IMPURE_CALLS or name.endswith("_") and not name.startswith("_"):
-                raise Declined(f"`{call.as_string()}` has side effects; it must not run on both sides")
+                raise Declined(f"`{call.as_string()}` has side effects; a predicated branch must be free of them")
             kind = self.values.kind(call)
             if kind is Kind.UNKNOWN:
                 raise Declined(f"`{call.as_string()}` is a call the linter cannot prove free of side effects")
-        for subscript in value.nodes_of_class(nodes.Subscript):
-            if self.values.kind(subscript.slice) is Kind.TENSOR:
-                raise Declined(f"`{subscript.as_string()}` indexes with a tensor, which can fail on the unselected side")
 
     def _cheap_same_dtype(self, first: nodes.NodeNG, second: nodes.NodeNG) -> bool:
         """Both sides are cheap elementwise arithmetic over the same single tensor name."""
@@ -457,7 +474,7 @@ class Predicator:
         name = exc.func.as_string() if isinstance(exc, nodes.Call) else (exc.as_string() if exc else "error")
         return repr(f"{name}: {test.as_string()}")
 
-    def _statement_rewrite(self, first: nodes.NodeNG, last: nodes.NodeNG, statements: list[str], safe: bool) -> Rewrite:
+    def statement_rewrite(self, first: nodes.NodeNG, last: nodes.NodeNG, statements: list[str], safe: bool) -> Rewrite:
         """Replace the statements from *first* to *last* with *statements*, comments kept above."""
         source = self.analysis.source
         start, end = self.analysis.start_of(first), self.analysis.end_of(last)
@@ -466,7 +483,10 @@ class Predicator:
             raise Declined("the `if` shares its line with other code")
         comments = _comments([source.line(n) for n in range(start.line, end.line + 1)])
         lines = [line for statement in [*comments, *statements] for line in _wrap(statement).split("\n")]
-        content = ("\n" + indent).join(line if line.strip() else "" for line in lines)
+        # the first line starts after the original indent; later blank lines stay empty (no trailing spaces)
+        content = "\n".join(
+            line if index == 0 else indent + line if line.strip() else "" for index, line in enumerate(lines)
+        )
         return Rewrite(Position(start.line, start.col), end, content, safe)
 
 
@@ -481,7 +501,7 @@ def predicated_fix(analysis: FileAnalysis, build: str, node: nodes.NodeNG, messa
         rewrite = getattr(Predicator(analysis), build)(node)
     except Declined as reason:
         return declined_fix(str(reason))
-    return as_fix(rewrite, message)
+    return as_fix(rewrite, rewrite.message or message)
 
 
 def declined_fix(reason: str) -> Fix:

@@ -48,7 +48,16 @@ class TensorDependentBranch(Rule):
         y = torch.where(x.sum() > 0, x * 2, x - 1)
         return y
     ```
-    or `torch.cond` when the branches are expensive.
+    or `torch.cond` when a branch calls a submodule or a function:
+    ```python
+    def _gm_cond_true_5(x):
+        return self.expert_a(x)
+
+    def _gm_cond_false_5(x):
+        return self.expert_b(x)
+
+    h = torch.cond(x.sum() > 0, _gm_cond_true_5, _gm_cond_false_5, (x,))
+    ```
 
     ## Fix safety
     The fix rewrites the `if` as selects, `x = torch.where(c, a, b)`, so Dynamo
@@ -64,11 +73,36 @@ class TensorDependentBranch(Rule):
     costs time, and a side that produced NaN or inf where it was not taken can
     now poison gradients through `where`; mixed dtypes are promoted.
 
+    When a value the branches assign or return calls anything other than a
+    torch function, a tensor method or a pure builtin (a submodule such as
+    `self.expert(x)`, a method of `self`, a user function), the fix uses
+    `torch.cond` instead, so only the taken side runs: two local functions
+    `_gm_cond_true_<line>` / `_gm_cond_false_<line>` defined before the
+    statement take the local tensors the branches read as operands and return
+    the assigned names (a tuple when several) or the returned values
+    (`return torch.cond(...)`). A side that keeps a name's earlier value, or
+    returns an input or a possible view of one, returns a `.clone()`: cond's
+    outputs may not alias its inputs. Always **unsafe**: the clone cuts the
+    alias the original had; in eager mode every call re-traces the branches
+    (measured about 37 ms per call with autograd on torch 2.13, so run it
+    compiled); and on torch 2.13 inductor can reuse an incoming gradient
+    buffer inside cond's backward, so an input that reaches the loss both
+    through the cond and another path gets a wrong gradient (measured:
+    `x + torch.cond(c, lambda t: t * 2, ..., (x,))` gives 4 instead of 3; set
+    `torch._inductor.config.inplace_buffers = False` when training through it).
+
     No fix is offered (the message says why) when a branch has a side effect,
     control leaves one branch only (`return`, `raise`, `break`, `continue`),
     a value is `None` or not a tensor, a value calls something the linter
     cannot prove pure, indexes with a tensor, or reads a name the rewrite
-    re-binds first.
+    re-binds first. For `torch.cond`, also when a branch holds anything but
+    assignments to local names (a call for its effect, `+=`, nested control
+    flow), in an `elif` chain, when the two values of a name provably differ in
+    shape or dtype, a name assigned on one side only had no tensor value
+    before, a called function or method of this file mutates, prints, logs or
+    declares `global`, a submodule was built with `inplace=True`, a branch
+    closes over a local the function mutates in place, or a `.clone()` would
+    cut an alias the function later mutates through.
     """
 
     code = "GM101"

@@ -64,10 +64,11 @@ class TensorToPythonScalar(Rule):
       compatible device.
     * `flag = t.item()` (or `bool(t)`) that only feeds `if flag:` tests: the
       copy is dropped when GM101 can then predicate every such branch with
-      `torch.where` (checked by linting the edited text); the next fix round
-      applies that predication. **Unsafe**, as the predication is: both sides
-      of the branch are computed. When GM101 cannot predicate, no fix: dropping
-      the copy alone would only move the break to each `if`.
+      `torch.where`, or `torch.cond` when the branch calls submodules or
+      functions (checked by linting the edited text); the next fix round
+      applies that predication. **Unsafe**, as GM101's fix is. When GM101
+      cannot predicate, no fix: dropping the copy alone would only move the
+      break to each `if`.
 
     Anything else is display-only. `torch._dynamo.config.capture_scalar_outputs
     = True` traces `.item()` as an unbacked symbol instead of breaking; the

@@ -17,7 +17,13 @@ class RoutedBlock(nn.Module):
     def forward(self, x):
         gate = torch.sigmoid(self.router(x)).mean()
         # expect: GM101
-        h = torch.where(gate > 0.5, normalize(self.expert_a(x)), torch.relu(self.expert_b(x)))
+        def _gm_cond_true_19(x):
+            return normalize(self.expert_a(x))
+
+        def _gm_cond_false_19(x):
+            return torch.relu(self.expert_b(x))
+
+        h = torch.cond(gate > 0.5, _gm_cond_true_19, _gm_cond_false_19, (x,))
         return x + h
 
 

@@ -1,7 +1,7 @@
 """GM301 bad: a flag copied to Python only to choose a branch (`flag = m.any().item()` then `if flag:`).
 
-The fix keeps the flag a tensor, and GM101 then predicates the branch with
-`torch.where` in the next fix round (both unsafe: both sides are computed).
+The fix keeps the flag a tensor, and GM101 then rewrites the branch, which calls
+a submodule, with `torch.cond` in the next fix round (both fixes unsafe).
 """
 import torch
 from torch import nn

@@ -1,7 +1,7 @@
 """GM301 bad: a flag copied to Python only to choose a branch (`flag = m.any().item()` then `if flag:`).
 
-The fix keeps the flag a tensor, and GM101 then predicates the branch with
-`torch.where` in the next fix round (both unsafe: both sides are computed).
+The fix keeps the flag a tensor, and GM101 then rewrites the branch, which calls
+a submodule, with `torch.cond` in the next fix round (both fixes unsafe).
 """
 import torch
 from torch import nn
@@ -17,7 +17,13 @@ class GlobalAttentionGate(nn.Module):
         is_index_global_attn = attention_mask > 0
         is_global_attn = is_index_global_attn.flatten().any()
         h = self.local(x)
-        h = torch.where(is_global_attn, h + self.glob(x), h)
+        def _gm_cond_true_20(h, x):
+            return h + self.glob(x)
+
+        def _gm_cond_false_20(h, x):
+            return h.clone()
+
+        h = torch.cond(is_global_attn, _gm_cond_true_20, _gm_cond_false_20, (h, x))
         return h
 
 
