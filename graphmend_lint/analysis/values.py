@@ -16,7 +16,6 @@ memoised per node.
 from __future__ import annotations
 
 import enum
-import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -81,13 +80,17 @@ class _ClassAttributes:
     buffers: dict[str, list[nodes.NodeNG]] = field(default_factory=dict)
 
 
-# Weak keys: the index lives exactly as long as the file's astroid tree.
-_CLASS_ATTRIBUTES: weakref.WeakKeyDictionary[nodes.ClassDef, _ClassAttributes] = weakref.WeakKeyDictionary()
+_INDEX_ATTRIBUTE = "_graphmend_attributes"
 
 
 def _class_attributes(klass: nodes.ClassDef) -> _ClassAttributes:
-    """One walk of *klass* per file, however many ``self.x`` reads ask about it."""
-    found = _CLASS_ATTRIBUTES.get(klass)
+    """One walk of *klass* per file, however many ``self.x`` reads ask about it.
+
+    The index is kept on the class node itself, so it dies with the file's
+    tree. (A module-level ``WeakKeyDictionary`` leaked every tree: its values
+    hold nodes whose parent chain leads back to the key.)
+    """
+    found: _ClassAttributes | None = getattr(klass, _INDEX_ATTRIBUTE, None)
     if found is not None:
         return found
     found = _ClassAttributes()
@@ -109,7 +112,7 @@ def _class_attributes(klass: nodes.ClassDef) -> _ClassAttributes:
             and isinstance(node.args[0].value, str)
         ):
             found.buffers.setdefault(node.args[0].value, []).append(node.args[1])
-    _CLASS_ATTRIBUTES[klass] = found
+    setattr(klass, _INDEX_ATTRIBUTE, found)
     return found
 
 
