@@ -48,6 +48,8 @@ def test_overrides_go_through_the_config_constructor():
         ("wav2vec2", None, {"input_values"}),
         ("whisper", None, {"input_features", "decoder_input_ids"}),
         ("clip", None, {"input_ids", "attention_mask", "pixel_values"}),
+        ("gptj", None, {"input_ids", "attention_mask"}),  # rotary_dim must fit the tiny head
+        ("gpt_neo", None, {"input_ids", "attention_mask"}),  # attention_types must cover the 2 layers
     ],
 )
 def test_builds_and_runs(model_type, model_class, expected_inputs):

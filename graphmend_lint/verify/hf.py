@@ -31,6 +31,7 @@ SMALL_CONFIG: dict[str, Any] = {
     ),
     "num_key_value_heads": 2,
     "head_dim": HIDDEN // HEADS,
+    "rotary_dim": HIDDEN // HEADS,  # codegen, gptj: rotary dims must fit in a head
     "d_kv": HIDDEN // HEADS,
     # longformer: a small even window, so that short inputs still span several windows
     "attention_window": 4,
@@ -93,6 +94,10 @@ def small_overrides(defaults: dict[str, Any]) -> dict[str, Any]:
         for key, value in SMALL_CONFIG.items()
         if isinstance(defaults.get(key), int) and not isinstance(defaults.get(key), bool)
     }
+    if isinstance(defaults.get("attention_types"), list) and defaults["attention_types"]:
+        # gpt_neo: [[pattern, repeats]] must cover exactly the (smaller) number of layers
+        pattern = defaults["attention_types"][0][0]
+        small["attention_types"] = [[pattern, max(1, SMALL_CONFIG["num_layers"] // len(pattern))]]
     for key, value in SMALL_PER_STAGE.items():
         if isinstance(defaults.get(key), list):
             small[key] = [value] * len(defaults[key])
