@@ -102,7 +102,10 @@ def _has_module(python: str, module: str) -> bool:
     return subprocess.run([python, "-c", f"import {module}"], capture_output=True).returncode == 0
 
 
-def peer_rows(name: str, path: Path, files: int, lines: int, peer_python: str) -> list[Row]:
+PEERS = ("ruff", "pylint", "torchfix")
+
+
+def peer_rows(name: str, path: Path, files: int, lines: int, peer_python: str, wanted: list[str]) -> list[Row]:
     """ruff, pylint (astroid inference only) and flake8 with TorchFix, each where installed.
 
     TorchFix pins an older libcst than graphmend-lint, so it usually lives in
@@ -119,10 +122,15 @@ def peer_rows(name: str, path: Path, files: int, lines: int, peer_python: str) -
     }
     rows = []
     for tool, (installed, command) in peers.items():
+        if not any(tool.startswith(w) or w in tool for w in wanted):
+            continue
         if not installed:
             print(f"{tool}: not installed, skipped", flush=True)
             continue
-        seconds, peak, cpu, code = timed(command, path.parent)
+        # Not from site-packages: flake8 would load every plugin installed there
+        # (graphmend-lint's own included) from the current directory.
+        with tempfile.TemporaryDirectory() as workdir:
+            seconds, peak, cpu, code = timed(command, Path(workdir))
         rows.append(Row(tool, name, "-", 2, "cold", files, lines, seconds, peak, cpu, code))
         print(table(rows[-1:]).splitlines()[-1], flush=True)
     return rows
@@ -135,6 +143,7 @@ def table(rows: list[Row]) -> str:
         lines.append(
             f"| {r.tool} | {r.corpus} | {r.scope} | {r.jobs} | {r.cache} | {r.files} | {r.lines} | "
             f"{r.seconds:.1f} | {r.lines_per_second:,.0f} | {r.cpu_seconds:.1f} | {r.peak_mb:.0f} |"
+            + (f" FAILED (exit {r.exit_code})" if r.exit_code else "")
         )
     return "\n".join(lines)
 
@@ -142,9 +151,9 @@ def table(rows: list[Row]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", nargs="+", default=["transformers"])
-    parser.add_argument("--scope", nargs="+", default=["modules"])
+    parser.add_argument("--scope", nargs="*", default=["modules"], help="graphmend-lint scopes (none: peers only)")
     parser.add_argument("--jobs", nargs="+", type=int, default=[2])
-    parser.add_argument("--peers", action="store_true", help="also time ruff, pylint and flake8+torchfix")
+    parser.add_argument("--peers", nargs="*", choices=PEERS, help="also time these peers (all when none is named)")
     parser.add_argument("--peer-python", default=sys.executable,
                         help="interpreter with flake8 and torchfix (e.g. /tmp/peers/bin/python)")
     parser.add_argument("--json", type=Path, help="write the rows here")
@@ -157,8 +166,8 @@ def main() -> int:
             for jobs in args.jobs:
                 rows.extend(graphmend_rows(name, path, scope, jobs, files, lines))
                 print(table(rows[-2:]).splitlines()[-1], flush=True)
-        if args.peers:
-            rows.extend(peer_rows(name, path, files, lines, args.peer_python))
+        if args.peers is not None:
+            rows.extend(peer_rows(name, path, files, lines, args.peer_python, args.peers or list(PEERS)))
     print()
     print(f"{datetime.date.today()} {platform.node()} {platform.processor() or platform.machine()} "
           f"cpus={os.cpu_count()} python={platform.python_version()}")
