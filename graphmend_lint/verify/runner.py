@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphmend_lint
 from graphmend_lint.config import Settings
@@ -32,6 +32,9 @@ from graphmend_lint.verify.hook import LinterTransform, Transform
 from graphmend_lint.verify.reconcile import Site, reconcile
 from graphmend_lint.verify.results import ArmResult, TargetResult
 from graphmend_lint.verify.targets import TargetSpec
+
+if TYPE_CHECKING:
+    from graphmend_lint.verify.static import SettledScope
 
 Progress = Callable[[str], None]
 _TAIL_LINES = 40
@@ -215,7 +218,8 @@ def verify_target(
     with TargetSession(target, options, progress) as session:
         try:
             result.original = session.run_original(original)
-            outcome = session.run_fixed(_with_seeds(fixed, original.transform, result.original))
+            scope = _ScopeLint(result.original, original.transform)
+            outcome = session.run_fixed(_with_seeds(fixed, scope))
         except (ArmError, ArmCrashed) as error:
             result.error = str(error)
             return result
@@ -224,15 +228,38 @@ def verify_target(
     else:
         result.fixed = outcome
     if lint_settings is not None:
-        _reconcile_into(result, original.transform, lint_settings, progress)
+        _reconcile_into(result, scope, lint_settings, progress)
     return result
+
+
+class _ScopeLint:
+    """The scope texts the original arm compiled, linted together once per settings.
+
+    The fixer's seeds and reconciliation's findings come from the same lint
+    when (as from the CLI) they use the same settings.
+    """
+
+    def __init__(self, arm: ArmResult, transform: Transform) -> None:
+        self.arm = arm
+        self.texts = {m["filename"]: transform(_read_source(m["filename"]), m["filename"]) for m in arm.modules}
+        self._done: list[tuple[Settings, SettledScope]] = []
+
+    def settled(self, settings: Settings) -> SettledScope:
+        from graphmend_lint.verify.static import settle
+
+        for known, settled in self._done:
+            if known == settings:
+                return settled
+        settled = settle(self.texts, settings, _entries(self.arm))
+        self._done.append((settings, settled))
+        return settled
 
 
 def _entries(arm: ArmResult) -> tuple[str, ...]:
     return (arm.entry,) if arm.entry else ()
 
 
-def _with_seeds(plan: ArmPlan, original: Transform, arm: ArmResult) -> ArmPlan:
+def _with_seeds(plan: ArmPlan, scope: _ScopeLint) -> ArmPlan:
     """Tell the linter's fixer what verify compiles in each scope module (learnt from the original arm).
 
     The original arm names the callable and the scope modules it imported;
@@ -240,35 +267,25 @@ def _with_seeds(plan: ArmPlan, original: Transform, arm: ArmResult) -> ArmPlan:
     """
     if not isinstance(plan.transform, LinterTransform):
         return plan
-    from graphmend_lint.verify.static import settle
-
     transform = plan.transform
-    seeds = settle(_scope_texts(arm, original), transform.settings, _entries(arm)).seeds
-    return replace(plan, transform=replace(transform, seeds=seeds))
+    return replace(plan, transform=replace(transform, seeds=scope.settled(transform.settings).seeds))
 
 
-def _scope_texts(arm: ArmResult, transform: Transform) -> dict[str, str]:
-    """The texts the arm compiled for its scope modules."""
-    return {m["filename"]: transform(_read_source(m["filename"]), m["filename"]) for m in arm.modules}
+def _reconcile_into(result: TargetResult, scope: _ScopeLint, settings: Settings, progress: Progress) -> None:
+    """Pair the original arm's breaks with the findings in the texts it compiled."""
+    from graphmend_lint.verify.static import findings_of, gb_families
 
-
-def _reconcile_into(result: TargetResult, transform: Transform, settings: Settings, progress: Progress) -> None:
-    """Lint the texts the original arm compiled and pair them with its breaks."""
-    from graphmend_lint.verify.static import gb_families, lint_texts
-
-    assert result.original is not None
-    arm = result.original
+    arm = scope.arm
     started = time.perf_counter()
     try:
-        texts = _scope_texts(arm, transform)
-        findings = lint_texts(texts, settings, _entries(arm))
+        findings = findings_of(scope.settled(settings))
         families = gb_families()
     except Exception as error:  # the linter failing must not hide the Dynamo measurements
         result.reconciliation_error = f"{type(error).__name__}: {error}"
         return
     sites = [Site(b.filename, b.line, b.gb_id, b.reason, b.splits) for b in arm.breaks]
-    result.reconciliation = reconcile(sites, findings, texts, arm.executed, families)
-    progress(f"[static] linted {len(texts)} scope file(s) in {time.perf_counter() - started:.1f}s")
+    result.reconciliation = reconcile(sites, findings, scope.texts, arm.executed, families)
+    progress(f"[static] linted {len(scope.texts)} scope file(s) in {time.perf_counter() - started:.1f}s")
 
 
 def _read_source(filename: str) -> str:

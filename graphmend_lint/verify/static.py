@@ -84,13 +84,12 @@ def fix_text(text: str, filename: str, settings: Settings, unsafe: bool, seeds: 
     return fix(SourceFile(text), filename, settings, unsafe, tuple(seeds)).result
 
 
-def lint_texts(texts: Mapping[str, str], settings: Settings, entries: Sequence[str] = ()) -> list[Finding]:
-    """Findings over ``{filename: text}`` linted together; they keep the filename Dynamo reports."""
-    outcomes = settle(texts, settings, entries).outcomes
+def findings_of(settled: SettledScope) -> list[Finding]:
+    """The findings of texts linted together; they keep the filename Dynamo reports."""
     return [
         Finding(d.code, filename, d.start.line, d.end.line, d.message)
-        for filename in sorted(outcomes)
-        for d in outcomes[filename].diagnostics
+        for filename in sorted(settled.outcomes)
+        for d in settled.outcomes[filename].diagnostics
     ]
 
 
