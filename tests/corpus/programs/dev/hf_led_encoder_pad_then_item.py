@@ -122,7 +122,7 @@ def make():
     no_global = torch.zeros_like(ids)
     first_global = no_global.clone()
     first_global[:, 0] = 1
-    return LEDEncoder(LEDConfig()), [(ids, None, no_global), (ids[:, :4], None, first_global)]
+    return LEDEncoder(LEDConfig()), [(ids, None, no_global), (ids[:, :4], None, first_global[:, :4])]
 
 
 def main():
