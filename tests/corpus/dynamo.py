@@ -61,6 +61,7 @@ class Measurement:
     eager: list[Outcome] = field(default_factory=list)
     compiled: list[Outcome] = field(default_factory=list)
     import_stdout: str = ""
+    declared_raises: dict[int, str] = field(default_factory=dict)  # the program's RAISING_INPUTS
 
 
 def seed_everything() -> None:
@@ -160,6 +161,8 @@ def measure(path: Path, module_name: str, behaviour: bool) -> Measurement:
     target = os.path.realpath(path)
     with _dynamo_state_restored():
         try:
+            module, _ = load_program(path, module_name)
+            result.declared_raises = {int(k): str(v) for k, v in getattr(module, "RAISING_INPUTS", {}).items()}
             if behaviour:
                 result.eager, result.import_stdout = _per_input(path, module_name, observe)
             logged, printed = _per_input(path, module_name, lambda fn, args: _logged_call(fn, args, target))
