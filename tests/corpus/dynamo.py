@@ -155,8 +155,13 @@ def _fullgraph_failure(fn: Callable[..., Any], args: tuple[Any, ...], eager: Out
     return None
 
 
-def measure(path: Path, module_name: str, behaviour: bool) -> Measurement:
-    """Logged break sites of ``path`` over all its input sets; with ``behaviour``, also eager outcomes and fullgraph."""
+def measure(path: Path, module_name: str, behaviour: bool, skip_clean_fullgraph: bool = False) -> Measurement:
+    """Logged break sites of ``path`` over all its input sets; with ``behaviour``, also eager outcomes and fullgraph.
+
+    ``skip_clean_fullgraph`` trusts a run that logged no break at all to pass
+    ``fullgraph=True`` instead of compiling it again (used for unchanged originals;
+    fixed files are always compiled with ``fullgraph=True``).
+    """
     result = Measurement()
     target = os.path.realpath(path)
     with _dynamo_state_restored():
@@ -171,9 +176,12 @@ def measure(path: Path, module_name: str, behaviour: bool) -> Measurement:
                 result.sites |= sites
                 result.foreign_sites += foreign
                 result.compiled.append(compiled)
-            if behaviour:
+            if behaviour and (result.sites or result.foreign_sites or not skip_clean_fullgraph):
                 eager = iter(result.eager)
                 result.fullgraph, _ = _per_input(path, module_name, lambda fn, args: _fullgraph_failure(fn, args, next(eager)))
+            elif behaviour:
+                # Dynamo logged no break anywhere: nothing for fullgraph=True to refuse.
+                result.fullgraph = [None] * len(result.eager)
         except Exception as error:
             first = (str(error).strip().splitlines() or [""])[0]
             result.error = f"{type(error).__name__}: {first[:300]}"

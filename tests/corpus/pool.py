@@ -22,7 +22,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_WORKERS = 2
-BATCH_SIZE = 20
+BATCH_SIZE = 50
 
 
 class _Worker:

@@ -61,7 +61,7 @@ def handle(task: dict[str, Any]) -> dict[str, Any]:
             answer["lint_error"] = f"{type(error).__name__}: {error}"
     module_name = f"corpus_program_{task['name']}"
     behaviour = bool(task.get("behaviour"))
-    original = dynamo.measure(Path(task["path"]), module_name, behaviour)
+    original = dynamo.measure(Path(task["path"]), module_name, behaviour, skip_clean_fullgraph=True)
     answer["original"] = _measurement_json(original)
     answer["variants"] = {}
     for label, path in task.get("variants", {}).items():
