@@ -59,9 +59,13 @@ class Attention(nn.Module):
         return self.proj(x)
 
 
-model = torch.compile(Attention().eval())
+model = Attention()
+model.eval()  # timm's train() override returns None, so .eval() is not chained
+model = torch.compile(model)
 
 
 def make():
     torch.manual_seed(0)
-    return Attention().eval(), [(torch.randn(2, 4, 8),)]
+    model = Attention()
+    model.eval()
+    return model, [(torch.randn(2, 4, 8),)]
