@@ -65,14 +65,13 @@ class Claims:
 
 @cache
 def claims() -> Claims:
-    """Read every registered rule's ``dynamo_gb`` and ``default_applicability`` once."""
+    """Read every registered rule's ``dynamo_gb`` and ``fix_applicabilities`` once."""
     families: dict[str, set[str]] = {}
     applicabilities: dict[str, set[Applicability]] = {}
     for rule in all_rules():
         for gb_id in rule.dynamo_gb:
             families.setdefault(gb_id, set()).add(family_of_code(rule.code))
-            if rule.default_applicability is not None:
-                applicabilities.setdefault(gb_id, set()).add(rule.default_applicability)
+            applicabilities.setdefault(gb_id, set()).update(rule.fix_applicabilities)
     return Claims(
         families={gb: tuple(sorted(fams, key=FAMILY_ORDER.index)) for gb, fams in families.items()},
         applicabilities={gb: frozenset(apps) for gb, apps in applicabilities.items()},
