@@ -77,10 +77,25 @@ def load_program(path: Path, module_name: str) -> tuple[ModuleType, str]:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    _forget_warned_once()
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         spec.loader.exec_module(module)
     return module, printed.getvalue()
+
+
+def _forget_warned_once() -> None:
+    """Clear the process-wide memo of transformers' ``warning_once``/``info_once``.
+
+    It is an ``lru_cache`` keyed by the logger object, which outlives a fresh
+    import of the program (loggers are process-wide), so without this an
+    original's warning would silence its fixed copy's.
+    """
+    hf_logging = sys.modules.get("transformers.utils.logging")
+    for name in ("warning_once", "info_once"):
+        clear = getattr(getattr(hf_logging, name, None), "cache_clear", None)
+        if clear is not None:
+            clear()
 
 
 def _per_input(path: Path, module_name: str, action: Callable[[Callable[..., Any], tuple[Any, ...]], Any]) -> tuple[list[Any], str]:
