@@ -23,6 +23,17 @@ SUBCOMMANDS = ("check", "rule", "rules", "verify")
 DOCS_URL = "https://github.com/graphmend/graphmend-lint/blob/main/docs/rules/{code}.md"
 
 
+def positive_int(text: str) -> int:
+    """argparse type for counts such as ``--jobs``: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``check`` parser; ``docs/cli.md`` is generated from it."""
     parser = argparse.ArgumentParser(
@@ -63,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     running = parser.add_argument_group("run")
     running.add_argument("--config", metavar="FILE", help="use this pyproject.toml or graphmend-lint.toml")
     running.add_argument("--scope", choices=SCOPES, help="what counts as traced code (default: compiled)")
-    running.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: CPU count)")
+    running.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="worker processes (default: CPU count)")
     running.add_argument("--no-cache", action="store_true", help="do not read or write .graphmend_cache/")
     return parser
 
@@ -73,9 +84,9 @@ def _settings_for(args: argparse.Namespace) -> Settings:
     settings = load_settings(Path(args.config) if args.config else None, start if start.exists() else Path.cwd())
     return with_overrides(
         settings,
-        select=cli_codes(args.select),
-        extend_select=cli_codes(args.extend_select),
-        ignore=cli_codes(args.ignore),
+        select=cli_codes(args.select, "--select"),
+        extend_select=cli_codes(args.extend_select, "--extend-select"),
+        ignore=cli_codes(args.ignore, "--ignore"),
         exclude=tuple(args.exclude) if args.exclude else None,
         extend_exclude=tuple(args.extend_exclude) if args.extend_exclude else None,
         force_exclude=args.force_exclude,

@@ -8,10 +8,11 @@ then command-line flags.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
@@ -186,11 +187,43 @@ OPTIONS: tuple[Option, ...] = (
     ),
 )
 _OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
+#: Every key a ``[tool.graphmend-lint]`` table may hold: the options and the two sub-tables.
+TABLE_KEYS = (*_OPTIONS_BY_KEY, "rules", "verify")
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean `x`?)`` when a candidate is close to *word*, else ``""``."""
+    close = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+def describe_type(default: Any) -> str:
+    """How a config value of *default*'s type is written, in a user's words (not Python's)."""
+    if isinstance(default, bool):
+        return "true or false"
+    if isinstance(default, int):
+        return "a whole number"
+    if isinstance(default, float):
+        return "a number"
+    if isinstance(default, str):
+        return "a string"
+    if isinstance(default, (tuple, list)):
+        return "a list of strings"
+    return f"a value like `{default!r}`"
+
+
+def _fits(value: Any, default: Any) -> bool:
+    """Whether a TOML *value* has the type of a rule option's *default* (a list for a tuple)."""
+    if isinstance(default, (tuple, list)):
+        return isinstance(value, list) and all(isinstance(item, str) for item in value)
+    if isinstance(default, float) and not isinstance(default, bool):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return type(value) is type(default)
 
 
 def _rule_options(path: Path, table: Any) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
     """Validate ``[tool.graphmend-lint.rules.<CODE>]`` tables against each rule's defaults."""
-    from graphmend_lint.rules import rule_by_code
+    from graphmend_lint.rules import all_rules, rule_by_code
 
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: `rules` must be a table of rule tables")
@@ -198,26 +231,30 @@ def _rule_options(path: Path, table: Any) -> tuple[tuple[str, tuple[tuple[str, A
     for name, options in sorted(table.items()):
         rule = rule_by_code(name)
         if rule is None:
-            raise ConfigError(f"{path}: rules.{name}: unknown rule")
+            known = [r.code for r in all_rules()] + [r.name for r in all_rules()]
+            raise ConfigError(f"{path}: rules.{name}: unknown rule{did_you_mean(name, known)}")
         if not isinstance(options, dict):
             raise ConfigError(f"{path}: rules.{name}: expected a table of options")
         for key, value in options.items():
             if key not in rule.options:
-                known = ", ".join(sorted(rule.options)) or "none"
-                raise ConfigError(f"{path}: rules.{name}.{key}: unknown option (known: {known})")
-            default = rule.options[key]
-            if type(value) is not type(default) and not (isinstance(default, tuple) and isinstance(value, list)):
+                known_keys = ", ".join(f"`{k}`" for k in sorted(rule.options)) or "none"
                 raise ConfigError(
-                    f"{path}: rules.{name}.{key}: expected {type(default).__name__}, got {type(value).__name__}"
+                    f"{path}: rules.{name}.{key}: unknown option{did_you_mean(key, rule.options)} "
+                    f"({rule.code} takes: {known_keys})"
                 )
+            default = rule.options[key]
+            if not _fits(value, default):
+                raise ConfigError(f"{path}: rules.{name}.{key}: expected {describe_type(default)}, got {value!r}")
         frozen = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items()))
         result.append((rule.code, frozen))
     return tuple(result)
 
 
 def _verify_targets(path: Path, table: Any) -> tuple[str, ...]:
-    if not isinstance(table, dict) or set(table) - {"targets"}:
+    if not isinstance(table, dict):
         raise ConfigError(f"{path}: verify: expected a table with the single key `targets`")
+    for key in sorted(set(table) - {"targets"}):
+        raise ConfigError(f"{path}: verify.{key}: unknown key{did_you_mean(key, ['targets'])} (the only key is `targets`)")
     try:
         return _string_list("verify.targets", table.get("targets", []))
     except TypeError as exc:
@@ -236,13 +273,52 @@ def settings_from_table(table: Mapping[str, Any], path: Path) -> Settings:
             continue
         option = _OPTIONS_BY_KEY.get(key)
         if option is None:
-            hint = " (keys use dashes)" if key.replace("_", "-") in _OPTIONS_BY_KEY else ""
+            dashed = key.replace("_", "-")
+            if dashed in _OPTIONS_BY_KEY:
+                hint = f" (keys use dashes: `{dashed}`)"
+            elif key == "tool":
+                hint = f" (only pyproject.toml nests the keys under [tool.{TOOL_TABLE}]; here they are top-level)"
+            else:
+                hint = did_you_mean(key, TABLE_KEYS)
             raise ConfigError(f"{path}: unknown key `{key}`{hint}")
         try:
             values[option.attribute] = option.convert(key, value)
         except TypeError as exc:
             raise ConfigError(f"{path}: `{key}`: expected {exc}, got {value!r}") from exc
+        if option.convert in (_code_list, _per_file_ignores):
+            codes = values[option.attribute]
+            check_selectors(f"{path}: `{key}`", codes if option.convert is _code_list else _flat_codes(codes))
     return Settings(**values)
+
+
+def _flat_codes(per_file: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
+    return [code for _, codes in per_file for code in codes]
+
+
+def known_codes() -> tuple[str, ...]:
+    """Every code a selector can name: the registered rules' and GM001 (syntax errors)."""
+    from graphmend_lint.pipeline import SYNTAX_ERROR_CODE
+    from graphmend_lint.rules import all_rules
+
+    return (SYNTAX_ERROR_CODE, *(rule.code for rule in all_rules()))
+
+
+def check_selectors(where: str, selectors: Iterable[str]) -> None:
+    """Reject a selector that matches no rule: a typo must not turn the linter off silently.
+
+    A selector is ``ALL``, a full code or a code prefix (``GM2``); one that
+    matches no registered code raises :class:`ConfigError` naming *where* it
+    came from, with the closest code or prefix when there is one.
+    """
+    codes = known_codes()
+    prefixes = {code[:end] for code in codes for end in range(1, len(code) + 1)}
+    for selector in selectors:
+        if selector != "ALL" and selector not in prefixes:
+            hint = did_you_mean(selector, [*codes, *(p for p in prefixes if len(p) == 3), "ALL"])
+            raise ConfigError(
+                f"{where}: `{selector}` matches no rule{hint}; "
+                "use a code (GM201), a prefix (GM2) or ALL, see `graphmend-lint rules`"
+            )
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -297,8 +373,11 @@ def with_overrides(settings: Settings, **overrides: Any) -> Settings:
     return replace(settings, **{key: value for key, value in overrides.items() if value is not None})
 
 
-def cli_codes(values: list[str] | None) -> tuple[str, ...] | None:
-    """Split ``--select A,B --select C`` style values into codes."""
+def cli_codes(values: list[str] | None, flag: str = "") -> tuple[str, ...] | None:
+    """Split ``--select A,B --select C`` style values into codes; with *flag*, reject unknown ones."""
     if values is None:
         return None
-    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+    codes = tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+    if flag:
+        check_selectors(flag, codes)
+    return codes

@@ -118,8 +118,8 @@ def lint_settings_for(target: TargetSpec, base: Settings, args: argparse.Namespa
     return with_overrides(
         base,
         scope=args.scope or default_lint_scope(target, base.scope),
-        select=cli_codes(args.select),
-        ignore=cli_codes(args.ignore),
+        select=cli_codes(args.select, "--select"),
+        ignore=cli_codes(args.ignore, "--ignore"),
         unsafe_fixes=args.unsafe_fixes,
     )
 
