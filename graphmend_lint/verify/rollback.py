@@ -83,7 +83,7 @@ def changed_files_from_reports(reports: Iterable[FileReport]) -> dict[str, tuple
 
     changed = {}
     for report in reports:
-        if report.fixed_source is None or report.source is None or report.errors:
+        if report.fixed_source is None or report.source is None or report.errors or report.fix_errors:
             continue
         fixed_bytes = Path(report.path).read_bytes()
         on_disk = SourceFile.from_bytes(fixed_bytes)
@@ -195,15 +195,15 @@ def verify_and_rollback(
 
 def _restore(path: str, original: bytes, fixed: bytes, errors: list[str]) -> str:
     """Write ``original`` back if the file still holds ``fixed``."""
-    from graphmend_lint.engine import write_atomically
+    from graphmend_lint.disk import WriteRefused, write_fix
 
     target = Path(path)
     try:
         if target.read_bytes() != fixed:
             errors.append(f"{path}: changed on disk since it was fixed; not rolled back")
             return KEPT
-        write_atomically(target, original)
-    except OSError as error:
+        write_fix(target, original)
+    except (OSError, WriteRefused) as error:
         errors.append(f"{path}: cannot roll back: {error}")
         return KEPT
     return ROLLED_BACK
