@@ -397,8 +397,11 @@ def cli_markdown(parser: argparse.ArgumentParser, verify: argparse.ArgumentParse
         "### Exit codes",
         "",
         f"- `{cli.EXIT_CLEAN}`: no findings left (or `--exit-zero`).",
-        f"- `{cli.EXIT_FINDINGS}`: findings remain, or a file could not be read or parsed.",
-        f"- `{cli.EXIT_ERROR}`: usage, configuration or internal error.",
+        f"- `{cli.EXIT_FINDINGS}`: findings remain (with `--diff`: a diff was printed), or a path could not be "
+        "checked (missing, unreadable, undecodable, or with `--diff` a syntax error) or its fixes not written "
+        "(read-only).",
+        f"- `{cli.EXIT_ERROR}`: usage, configuration or internal error, including a selector or key that matches "
+        "nothing.",
         "",
     ]
     if verify is not None:
