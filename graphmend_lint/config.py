@@ -94,13 +94,27 @@ class Settings:
 
 
 @dataclass(frozen=True)
+class ValueType:
+    """What a config value must look like: its name in the docs, and its check and conversion.
+
+    ``convert`` raises ``TypeError`` whose message completes "expected ...".
+    """
+
+    kind: str
+    convert: Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
 class Option:
     """One documented config key."""
 
     key: str
-    kind: str
+    type: ValueType
     help: str
-    convert: Callable[[str, Any], Any]
+
+    @property
+    def kind(self) -> str:
+        return self.type.kind
 
     @property
     def attribute(self) -> str:
@@ -111,100 +125,75 @@ class Option:
         return next(f.default for f in fields(Settings) if f.name == self.attribute)
 
 
-def _string_list(key: str, value: Any) -> tuple[str, ...]:
+def _string_list(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise TypeError("a list of strings")
     return tuple(value)
 
 
-def _code_list(key: str, value: Any) -> tuple[str, ...]:
-    return tuple(code.strip().upper() for code in _string_list(key, value))
+def _code_list(value: Any) -> tuple[str, ...]:
+    return tuple(code.strip().upper() for code in _string_list(value))
 
 
-def _boolean(key: str, value: Any) -> bool:
+def _boolean(value: Any) -> bool:
     if not isinstance(value, bool):
         raise TypeError("true or false")
     return value
 
 
-def _byte_count(key: str, value: Any) -> int:
+def _byte_count(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise TypeError("a whole number of bytes (0 for no limit)")
     return value
 
 
-def _choice(choices: tuple[str, ...]) -> Callable[[str, Any], str]:
-    def convert(key: str, value: Any) -> str:
+def _choice(choices: tuple[str, ...]) -> ValueType:
+    def convert(value: Any) -> str:
         if value not in choices:
             raise TypeError("one of " + ", ".join(repr(c) for c in choices))
         return str(value)
 
-    return convert
+    return ValueType("one of " + ", ".join(choices), convert)
 
 
-def _per_file_ignores(key: str, value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _per_file_ignores(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
         raise TypeError('a table of glob = ["CODE", ...]')
-    return tuple((str(glob), _code_list(key, codes)) for glob, codes in sorted(value.items()))
+    return tuple((str(glob), _code_list(codes)) for glob, codes in sorted(value.items()))
 
+
+CODES = ValueType("list of codes or prefixes", _code_list)
+PER_FILE_CODES = ValueType("table of glob to codes", _per_file_ignores)
+GLOBS = ValueType("list of globs", _string_list)
+DOTTED_NAMES = ValueType("list of dotted names", _string_list)
+BOOL = ValueType("bool", _boolean)
+BYTES = ValueType("whole number of bytes", _byte_count)
 
 OPTIONS: tuple[Option, ...] = (
-    Option("select", "list of codes or prefixes", "Rules to enable; `ALL` enables every rule.", _code_list),
-    Option("extend-select", "list of codes or prefixes", "Rules to enable on top of `select`.", _code_list),
-    Option("ignore", "list of codes or prefixes", "Rules to disable; wins over `select`.", _code_list),
-    Option(
-        "per-file-ignores",
-        "table of glob to codes",
-        "Codes to ignore in files whose path (relative to the config file) matches the glob.",
-        _per_file_ignores,
-    ),
-    Option("exclude", "list of globs", "Files and folders never linted; replaces the defaults.", _string_list),
-    Option("extend-exclude", "list of globs", "Files and folders never linted, on top of `exclude`.", _string_list),
-    Option(
-        "force-exclude",
-        "bool",
-        "Apply `exclude` even to files named explicitly on the command line (pre-commit passes file names).",
-        _boolean,
-    ),
-    Option("unsafe-fixes", "bool", "Let `--fix` apply fixes that can change behaviour.", _boolean),
-    Option(
-        "scope",
-        "one of " + ", ".join(SCOPES),
-        "What counts as traced code: `compiled` follows torch.compile entry points found in the linted files; "
-        "`modules` also treats every nn.Module `forward` as an entry point (for library authors); "
-        "`all` treats every function as traced.",
-        _choice(SCOPES),
-    ),
-    Option("output-format", "one of " + ", ".join(OUTPUT_FORMATS), "How findings are printed.", _choice(OUTPUT_FORMATS)),
-    Option(
-        "side-effect-fix",
-        "one of " + ", ".join(SIDE_EFFECT_FIXES),
-        "How GM201/GM202 fix a side effect: `defer` moves it to the function's epilogue; "
-        "`guard` wraps it in `if not torch.compiler.is_compiling():`.",
-        _choice(SIDE_EFFECT_FIXES),
-    ),
-    Option(
-        "assume-tensor-parameters",
-        "bool",
-        "Treat unannotated parameters of compiled functions and `forward` methods as tensors. "
-        "Turn off for fewer, surer findings.",
-        _boolean,
-    ),
-    Option(
-        "extra-compile-functions",
-        "list of dotted names",
-        "Functions that behave like `torch.compile` in your code base (e.g. `mylib.compile_model`).",
-        _string_list,
-    ),
-    Option(
-        "max-file-size",
-        "whole number of bytes",
-        "Files larger than this are skipped with a note (and counted in the summary) instead of linted: "
-        "generated code and data dumps hold no compiled models, and a multi-megabyte file costs seconds. "
-        "`0` lints every file whatever its size. The default is 4 MiB; the largest file of transformers 5.23 "
-        "(`modeling_utils.py`) is 0.27 MiB.",
-        _byte_count,
-    ),
+    Option("select", CODES, "Rules to enable; `ALL` enables every rule."),
+    Option("extend-select", CODES, "Rules to enable on top of `select`."),
+    Option("ignore", CODES, "Rules to disable; wins over `select`."),
+    Option("per-file-ignores", PER_FILE_CODES, "Codes to ignore in files whose path (relative to the config "
+           "file) matches the glob."),
+    Option("exclude", GLOBS, "Files and folders never linted; replaces the defaults."),
+    Option("extend-exclude", GLOBS, "Files and folders never linted, on top of `exclude`."),
+    Option("force-exclude", BOOL, "Apply `exclude` even to files named explicitly on the command line "
+           "(pre-commit passes file names)."),
+    Option("unsafe-fixes", BOOL, "Let `--fix` apply fixes that can change behaviour."),
+    Option("scope", _choice(SCOPES), "What counts as traced code: `compiled` follows torch.compile entry points "
+           "found in the linted files; `modules` also treats every nn.Module `forward` as an entry point (for "
+           "library authors); `all` treats every function as traced."),
+    Option("output-format", _choice(OUTPUT_FORMATS), "How findings are printed."),
+    Option("side-effect-fix", _choice(SIDE_EFFECT_FIXES), "How GM201/GM202 fix a side effect: `defer` moves it "
+           "to the function's epilogue; `guard` wraps it in `if not torch.compiler.is_compiling():`."),
+    Option("assume-tensor-parameters", BOOL, "Treat unannotated parameters of compiled functions and `forward` "
+           "methods as tensors. Turn off for fewer, surer findings."),
+    Option("extra-compile-functions", DOTTED_NAMES, "Functions that behave like `torch.compile` in your code base "
+           "(e.g. `mylib.compile_model`)."),
+    Option("max-file-size", BYTES, "Files larger than this are skipped with a note (and counted in the summary) "
+           "instead of linted: generated code and data dumps hold no compiled models, and a multi-megabyte file "
+           "costs seconds. `0` lints every file whatever its size. The default is 4 MiB; the largest file of "
+           "transformers 5.23 (`modeling_utils.py`) is 0.27 MiB."),
 )
 _OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
 #: Every key a ``[tool.graphmend-lint]`` table may hold: the options and the two sub-tables.
@@ -276,7 +265,7 @@ def _verify_targets(path: Path, table: Any) -> tuple[str, ...]:
     for key in sorted(set(table) - {"targets"}):
         raise ConfigError(f"{path}: verify.{key}: unknown key{did_you_mean(key, ['targets'])} (the only key is `targets`)")
     try:
-        return _string_list("verify.targets", table.get("targets", []))
+        return _string_list(table.get("targets", []))
     except TypeError as exc:
         raise ConfigError(f"{path}: verify.targets: expected {exc}") from exc
 
@@ -302,12 +291,12 @@ def settings_from_table(table: Mapping[str, Any], path: Path) -> Settings:
                 hint = did_you_mean(key, TABLE_KEYS)
             raise ConfigError(f"{path}: unknown key `{key}`{hint}")
         try:
-            values[option.attribute] = option.convert(key, value)
+            values[option.attribute] = option.type.convert(value)
         except TypeError as exc:
             raise ConfigError(f"{path}: `{key}`: expected {exc}, got {value!r}") from exc
-        if option.convert in (_code_list, _per_file_ignores):
+        if option.type in (CODES, PER_FILE_CODES):
             codes = values[option.attribute]
-            check_selectors(f"{path}: `{key}`", codes if option.convert is _code_list else _flat_codes(codes))
+            check_selectors(f"{path}: `{key}`", codes if option.type is CODES else _flat_codes(codes))
     return Settings(**values)
 
 

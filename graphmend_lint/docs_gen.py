@@ -96,6 +96,14 @@ class GenerationError(RuntimeError):
     """The docs cannot be generated faithfully (for instance a rule cites an unknown graph-break id)."""
 
 
+def page_head(title: str, *paragraphs: str) -> list[str]:
+    """A generated page's first lines: the title, the do-not-edit note, then *paragraphs*, blank-separated."""
+    lines = [f"# {title}", "", GENERATED_NOTE, ""]
+    for paragraph in paragraphs:
+        lines += [paragraph, ""]
+    return lines
+
+
 def builtin_rules() -> list[type[Rule]]:
     """Rules shipped in this package; third-party plugin rules document themselves."""
     return [rule for rule in all_rules() if rule.__module__.startswith("graphmend_lint.rules.")]
@@ -244,22 +252,8 @@ def _verify_section() -> Iterator[str]:
 
 def configuration_markdown(rules: Sequence[type[Rule]]) -> str:
     """``docs/configuration.md``: every config key with its type, default and help."""
-    lines = [
-        "# Configuration",
-        "",
-        GENERATED_NOTE,
-        "",
-        CONFIG_INTRO,
-        "",
-        CONFIG_FLAKE8_NOTE,
-        "",
-        "```toml",
-        EXAMPLE_CONFIG.rstrip("\n"),
-        "```",
-        "",
-        "## Options",
-        "",
-    ]
+    lines = page_head("Configuration", CONFIG_INTRO, CONFIG_FLAKE8_NOTE)
+    lines += ["```toml", EXAMPLE_CONFIG.rstrip("\n"), "```", "", "## Options", ""]
     for option in OPTIONS:
         lines += _option_section(option)
     lines += _rule_options_section(rules)
@@ -378,10 +372,7 @@ def cli_markdown(parser: argparse.ArgumentParser, verify: argparse.ArgumentParse
     if missing:
         raise GenerationError(f"describe the subcommand(s) {', '.join(missing)} in docs_gen.SUBCOMMAND_HELP")
     lines = [
-        "# Command line",
-        "",
-        GENERATED_NOTE,
-        "",
+        *page_head("Command line"),
         "## Commands",
         "",
         *(f"- `{name}`: {SUBCOMMAND_HELP[name]}" for name in cli.SUBCOMMANDS),
@@ -418,16 +409,8 @@ def _fix_cell(rule: type[Rule]) -> str:
 
 def rules_index_markdown(rules: Sequence[type[Rule]]) -> str:
     """``docs/rules/index.md``: one row per rule, flake8-bugbear style."""
-    lines = [
-        "# Rules",
-        "",
-        GENERATED_NOTE,
-        "",
-        RULES_INDEX_LEGEND,
-        "",
-        "| Code | Name | Summary | Fix | Dynamo graph breaks |",
-        "|---|---|---|---|---|",
-    ]
+    lines = page_head("Rules", RULES_INDEX_LEGEND)
+    lines += ["| Code | Name | Summary | Fix | Dynamo graph breaks |", "|---|---|---|---|---|"]
     for rule in rules:
         breaks = ", ".join(f"[{gb_id}]({gb_url(gb_id)})" for gb_id in rule.dynamo_gb) or "-"
         lines.append(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphmend_lint.verify.targets import HfOptions, TargetError, Workload
+from graphmend_lint.verify.workload import HfOptions, TargetError, Workload
 
 HIDDEN = 32
 HEADS = 4
