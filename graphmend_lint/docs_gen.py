@@ -355,8 +355,10 @@ def _verify_lines(parser: argparse.ArgumentParser) -> Iterator[str]:
     yield from _parser_reference(parser)
     yield "### Exit codes"
     yield ""
-    yield f"- `{verify_cli.EXIT_PASS}`: every target passed: no more splitting breaks after the fixes than before, and equal outputs."
-    yield f"- `{verify_cli.EXIT_FAIL}`: the fixes failed for some target."
+    yield (f"- `{verify_cli.EXIT_PASS}`: every target passed: no more logged breaks after the fixes than before, "
+           "`fullgraph=True` not lost, and equal outputs.")
+    yield (f"- `{verify_cli.EXIT_FAIL}`: the fixes failed for some target, or applied nothing because every fix "
+           "needs `--unsafe-fixes` (`UNFIXED`).")
     yield f"- `{verify_cli.EXIT_ERROR}`: an error kept a target from being verified."
     yield ""
 
