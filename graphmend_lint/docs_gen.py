@@ -8,6 +8,10 @@ Writes, relative to the repository root:
 * ``docs/rules/index.md`` and one ``docs/rules/GMxxx.md`` per built-in rule
   (the text ``graphmend-lint rule GMxxx`` prints), removing pages of rules
   that no longer exist;
+* the examples of ``README.md``, ``docs/index.md`` and
+  ``docs/getting-started.md``: real runs of the commands they show
+  (:mod:`graphmend_lint.docs_examples`; ``--with-verify`` also reruns the
+  ``verify`` examples, which takes minutes and needs torch);
 * ``graphmend_lint/gb_registry_excerpt.json``: the entries of torch's
   ``_dynamo/graph_break_registry.json`` that our rules cite, so rule pages
   can quote Dynamo without torch installed. torch is located, never
@@ -24,12 +28,13 @@ import argparse
 import importlib.util
 import json
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from graphmend_lint import cli
+from graphmend_lint import cli, docs_examples
 from graphmend_lint.config import OPTIONS, TOOL_TABLE, Option, Settings
 from graphmend_lint.docs import (
     PACKAGE_DIR,
@@ -425,7 +430,9 @@ def rules_index_markdown(rules: Sequence[type[Rule]]) -> str:
 # -- putting it together ------------------------------------------------------------------------
 
 
-def generated_files(repo_root: Path = REPO_ROOT) -> dict[Path, str]:
+def generated_files(
+    repo_root: Path = REPO_ROOT, with_verify: bool = False, plot_dir: Path | None = None
+) -> dict[Path, str]:
     """Every generated file, relative to the repository root, with its content."""
     rules = builtin_rules()
     excerpt = current_registry_excerpt(rules, repo_root)
@@ -438,6 +445,10 @@ def generated_files(repo_root: Path = REPO_ROOT) -> dict[Path, str]:
     }
     for rule in rules:
         files[RULES_DOCS / f"{rule.code}.md"] = rule_markdown(rule, registry=registry)
+    try:
+        files.update(docs_examples.generated_pages(repo_root, with_verify, plot_dir))
+    except docs_examples.ExampleError as error:
+        raise GenerationError(str(error)) from error
     return files
 
 
@@ -478,9 +489,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=COMMAND, description="Regenerate the reference docs from the code.")
     parser.add_argument("--check", action="store_true", help="list out-of-date files and exit 1; write nothing")
     parser.add_argument("--root", type=Path, default=REPO_ROOT, help="repository root (default: this checkout)")
+    parser.add_argument("--with-verify", action="store_true",
+                        help="also rerun the docs' `graphmend-lint verify` examples (minutes; needs torch)")
     args = parser.parse_args(argv)
     try:
-        generated = generated_files(args.root)
+        with tempfile.TemporaryDirectory() as scratch:  # a check must not rewrite the committed plot
+            generated = generated_files(args.root, args.with_verify, Path(scratch) if args.check else None)
     except GenerationError as error:
         print(f"{COMMAND}: error: {error}", file=sys.stderr)
         return 2
