@@ -1,7 +1,8 @@
 """The command line: argument parsing, exit codes and printing. No analysis here.
 
-Exit codes follow ruff: 0 when nothing is left, 1 when findings (or unreadable
-files) remain, 2 for usage, configuration and internal errors.
+Exit codes follow ruff in every mode (``--diff`` and standard input
+included): 0 when nothing is left, 1 when findings remain or a path could not
+be checked or fixed, 2 for usage, configuration and internal errors.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from graphmend_lint.engine import FileReport, RunReport, run
 from graphmend_lint.output import render
 from graphmend_lint.output.report import Report, one_based
 from graphmend_lint.pipeline import SYNTAX_ERROR_CODE, analyze, fix
-from graphmend_lint.source import DecodeError, SourceFile
 from graphmend_lint.rules import RuleLoadError, all_rules, rule_by_code
+from graphmend_lint.source import DecodeError, SourceFile
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "rules", "verify")
