@@ -197,3 +197,11 @@ def test_the_verify_example_in_the_index_is_current(tmp_path: Path) -> None:
         f"docs/index.md's verify example is out of date; run `{docs_gen.COMMAND} --with-verify`"
     )
     assert (tmp_path / "verify-before-after.png").is_file()
+
+
+def test_readme_configuration_example_is_a_valid_config() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Configuration", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    table = tomllib.loads(block)["tool"]["graphmend-lint"]
+    settings = settings_from_table(table, REPO / "pyproject.toml")
+    assert settings.scope == "modules" and settings.options_for("GM202")
