@@ -7,9 +7,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import CLEAN_PROGRAM, PRINT_PROGRAM, run_cli, write
+from conftest import CLEAN_PROGRAM, GUARDED_PRINT, PRINT_PROGRAM, run_cli, write
 
-FIXED_MARK = "_gm_ret = y.relu()"  # what GM201's fix writes into PRINT_PROGRAM (see test_cli.py)
+FIXED_MARK = GUARDED_PRINT  # what GM201's fix writes into PRINT_PROGRAM
 
 
 def fix(project: Path, *paths: str) -> object:

@@ -1,4 +1,4 @@
-"""``graphmend-lint --fix --verify`` through the real CLI: fixes are kept only when Dynamo logs fewer breaks."""
+"""``graphmend-lint --fix --verify`` through the real CLI: a fix stays only when Dynamo logs fewer breaks."""
 
 from __future__ import annotations
 
@@ -25,20 +25,23 @@ def pick(x):
 
 compiled = torch.compile(pick)
 """
-# GM201's `defer` fix moves the print after the last tensor op. explain() then
-# counts no break, but Dynamo still LOGS GB0059 there and fullgraph=True still
-# fails: the break is not removed, so the fix is churn and is rolled back.
-LAST = """
+# GM403 turns `np.sqrt(4.0)` into `math.sqrt(4.0)`. That line never broke the
+# graph; the `.item()` does (GB0124), and GM301 is not selected, so Dynamo
+# logs 1 break before and 1 after: the fix is churn and is rolled back. The
+# same verdict catches a print moved to the end of its function, which
+# explain() no longer counts but Dynamo still logs (see test_verify_truth.py).
+CHURN = """
+import numpy as np
 import torch
 
 
-def last(x):
-    y = x * 3
-    print("last", y.shape)
-    return y - 1
+def scale(x):
+    factor = np.sqrt(4.0)
+    n = x.sum().item()
+    return x * factor + n
 
 
-compiled = torch.compile(last)
+compiled = torch.compile(scale)
 """
 MAKE_BRANCH = """
 import torch
@@ -49,34 +52,34 @@ import fv_branch
 def factory():
     return fv_branch.pick, [(torch.ones(4),), (-torch.ones(4),)]
 """
-MAKE_LAST = """
+MAKE_CHURN = """
 import torch
 
-import fv_last
+import fv_churn
 
 
 def factory():
-    return fv_last.last, (torch.ones(4),)
+    return fv_churn.scale, (torch.ones(3),)
 """
 
 
-def test_fix_verify_keeps_the_fix_dynamo_backs_and_rolls_back_a_deferred_print(project):
+def test_fix_verify_keeps_the_fix_dynamo_backs_and_rolls_back_one_that_removes_no_logged_break(project):
     (project / "pyproject.toml").write_text(
-        '[tool.graphmend-lint]\nunsafe-fixes = true\nselect = ["GM101", "GM201"]\nside-effect-fix = "defer"\n\n'
-        '[tool.graphmend-lint.verify]\ntargets = ["fv_make_branch.py::factory", "fv_make_last.py::factory"]\n'
+        '[tool.graphmend-lint]\nunsafe-fixes = true\nselect = ["GM101", "GM403"]\n\n'
+        '[tool.graphmend-lint.verify]\ntargets = ["fv_make_branch.py::factory", "fv_make_churn.py::factory"]\n'
     )
-    branch, last = write(project, "fv_branch.py", BRANCH), write(project, "fv_last.py", LAST)
+    branch, churn = write(project, "fv_branch.py", BRANCH), write(project, "fv_churn.py", CHURN)
     write(project, "fv_make_branch.py", MAKE_BRANCH)
-    write(project, "fv_make_last.py", MAKE_LAST)
-    branch_before, last_before = branch.read_text(), last.read_text()
+    write(project, "fv_make_churn.py", MAKE_CHURN)
+    branch_before, churn_before = branch.read_text(), churn.read_text()
 
-    result = run_cli("--fix", "--verify", "--no-cache", "fv_branch.py", "fv_last.py", cwd=project)
+    result = run_cli("--fix", "--verify", "--no-cache", "fv_branch.py", "fv_churn.py", cwd=project)
 
     assert branch.read_text() != branch_before and "torch.where" in branch.read_text()
-    assert last.read_text() == last_before  # the deferral removed no logged break: rolled back
+    assert churn.read_text() == churn_before
     assert "fv_branch.py: kept (fv_make_branch.py::factory: improved (logged breaks 1 -> 0))" in result.err
-    assert "fv_last.py: rolled back (fv_make_last.py::factory: not reduced (logged breaks 1 -> 1))" in result.err
-    assert "fv_last.py:" in result.out and "fv_branch.py:" not in result.out  # findings match the disk
+    assert "fv_churn.py: rolled back (fv_make_churn.py::factory: not reduced (logged breaks 1 -> 1))" in result.err
+    assert "fv_churn.py:" in result.out and "fv_branch.py:" not in result.out  # findings match the disk
     assert result.code == 1, result.err
 
 
