@@ -25,6 +25,7 @@ from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.scope import ScopeFacts
 from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts, split_kind
+from graphmend_lint.analysis.walk import descendants
 
 
 class Kind(enum.Enum):
@@ -62,6 +63,18 @@ TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
 STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool"})
 _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
 _MAX_LOOKUPS = 16
+#: Classifications open at once before the oracle classifies the innermost one on its own first.
+_MAX_NESTING = 60
+#: How many times one question may be set aside for a deeper one (each time memoises at least one node).
+_MAX_DETOURS = 100_000
+
+
+class _TooDeep(Exception):
+    """Raised by a classification nested too deep; *node* is worked out first, then the outer one again."""
+
+    def __init__(self, node: nodes.NodeNG) -> None:
+        super().__init__()
+        self.node = node
 
 
 def enclosing_class(node: nodes.NodeNG) -> nodes.ClassDef | None:
@@ -94,7 +107,7 @@ def _class_attributes(klass: nodes.ClassDef) -> _ClassAttributes:
     if found is not None:
         return found
     found = _ClassAttributes()
-    for node in klass.nodes_of_class((nodes.AssignAttr, nodes.Call)):
+    for node in descendants(klass, (nodes.AssignAttr, nodes.Call)):
         if isinstance(node, nodes.AssignAttr):
             statement = node.parent
             if (
@@ -155,11 +168,34 @@ class ValueOracle:
         self._cycles_seen = 0
         self._call_sites: dict[str, list[nodes.Call]] | None = None
         self._argument_memo: dict[tuple[nodes.NodeNG, str], Kind | None] = {}
+        self._uses: dict[nodes.NodeNG, dict[str, list[nodes.Name]]] = {}
+        self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int], bool] = {}
+        self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
 
     # -- public -------------------------------------------------------------------
 
     def kind(self, node: nodes.NodeNG) -> Kind:
-        return self._kind(node) or Kind.UNKNOWN
+        """The kind of *node*, with a Python stack of bounded depth whatever the code.
+
+        A name rebound 2,000 times in a row (``x = x + 1`` ...), or a sum of
+        2,000 terms, would need a recursion per step. When classifications
+        nest too deep, the innermost one is set aside, classified on its own
+        (and memoised), and the outer question asked again: the same answers,
+        in linear time and constant stack.
+        """
+        pending = [node]
+        for _ in range(_MAX_DETOURS):
+            try:
+                result = self._kind(pending[-1])
+            except _TooDeep as deep:
+                pending.append(deep.node)
+                continue
+            except RecursionError:  # astroid's own lookups can still recurse on absurd code: stay quiet
+                return Kind.UNKNOWN
+            pending.pop()
+            if not pending:
+                return result or Kind.UNKNOWN
+        return Kind.UNKNOWN
 
     def is_tensor(self, node: nodes.NodeNG) -> bool:
         return self.kind(node) is Kind.TENSOR
@@ -183,6 +219,8 @@ class ValueOracle:
         if node in self._in_progress:
             self._cycles_seen += 1
             return None  # bottom: ``x = x * 2`` says nothing new about ``x``
+        if len(self._in_progress) >= _MAX_NESTING:
+            raise _TooDeep(node)
         cycles_before = self._cycles_seen
         self._in_progress.add(node)
         try:
@@ -323,9 +361,14 @@ class ValueOracle:
         """
         if depth > 3:
             return False
-        for use in function.nodes_of_class(nodes.Name):
-            if use.name != name:
-                continue
+        key = (function, name, depth)
+        if key not in self._tensor_use_memo:
+            self._tensor_use_memo[key] = False  # a cycle (``y = x * 2``, ``x = y + 1``) adds no evidence
+            self._tensor_use_memo[key] = self._tensor_evidence(function, name, depth)
+        return self._tensor_use_memo[key]
+
+    def _tensor_evidence(self, function: nodes.NodeNG, name: str, depth: int) -> bool:
+        for use in self._uses_of(function, name):
             parent = use.parent
             while isinstance(parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)) and isinstance(
                 parent.parent, nodes.Attribute
@@ -348,6 +391,16 @@ class ValueOracle:
             if target is not None and target != name and self._used_as_tensor(function, target, depth + 1):
                 return True
         return False
+
+    def _uses_of(self, function: nodes.NodeNG, name: str) -> list[nodes.Name]:
+        """Reads of *name* in *function*, from an index built with one walk per function."""
+        index = self._uses.get(function)
+        if index is None:
+            index = {}
+            for use in descendants(function, nodes.Name):
+                index.setdefault(use.name, []).append(use)
+            self._uses[function] = index
+        return index.get(name, [])
 
     @staticmethod
     def _arithmetic_assignment_target(use: nodes.Name) -> str | None:
@@ -421,7 +474,11 @@ class ValueOracle:
         if key in self._argument_memo:
             return self._argument_memo[key]
         self._argument_memo[key] = None  # bottom while in progress: a cycle adds nothing
-        result = self._call_site_kinds(function, parameter)
+        try:
+            result = self._call_site_kinds(function, parameter)
+        except _TooDeep:
+            del self._argument_memo[key]  # set aside, not answered: ask again later
+            raise
         self._argument_memo[key] = result
         return result
 
@@ -446,7 +503,7 @@ class ValueOracle:
     def _sites(self, function_name: str) -> list[nodes.Call]:
         if self._call_sites is None:
             self._call_sites = {}
-            for call in self.module.nodes_of_class(nodes.Call):
+            for call in descendants(self.module, nodes.Call):
                 func = call.func
                 name = func.name if isinstance(func, nodes.Name) else getattr(func, "attrname", None)
                 if name:
@@ -622,14 +679,20 @@ class ValueOracle:
         """What a project function returns: the join of its ``return`` values."""
         if function.name in {"forward", "__call__"}:
             return Kind.TENSOR
-        returns = [
-            r.value for r in function.nodes_of_class(nodes.Return, skip_klass=(nodes.FunctionDef, nodes.Lambda))
-        ]
+        returns = self._returned(function)
         if not returns:
             return Kind.UNKNOWN
         if any(value is None for value in returns):
             return Kind.UNKNOWN
         return join(self._kind(value) for value in returns[:_MAX_LOOKUPS])
+
+    def _returned(self, function: nodes.FunctionDef) -> list[nodes.NodeNG | None]:
+        """The values of *function*'s own ``return`` statements (``None`` for a bare one), found once."""
+        found = self._return_values.get(function)
+        if found is None:
+            found = [r.value for r in descendants(function, nodes.Return, skip=(nodes.FunctionDef, nodes.Lambda))]
+            self._return_values[function] = found
+        return found
 
     def _iterates_modules(self, iterable: nodes.NodeNG) -> bool:
         if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "enumerate" and iterable.args:

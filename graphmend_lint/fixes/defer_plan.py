@@ -261,25 +261,15 @@ def is_helper(analysis: FileAnalysis, function: nodes.FunctionDef, traced: Trace
         return True
     klass = function.parent if isinstance(function.parent, nodes.ClassDef) else None
     if klass is not None and function.name in {"forward", "__call__"}:
-        return any(
-            name.name == klass.name and _submodule_mention(name, klass)
-            for name in analysis.module.nodes_of_class(nodes.Name)
-        )
-    for other, _ in analysis.traced_functions():
+        return any(_submodule_mention(name, klass) for name in analysis.names(klass.name))
+    for other, call in analysis.traced_calls_named(function.name):
         if other is function:
             continue
-        for call in other.nodes_of_class(nodes.Call):
-            func = call.func
-            if klass is None and isinstance(func, nodes.Name) and func.name == function.name:
-                return True
-            if (
-                klass is not None
-                and other.parent is klass
-                and isinstance(func, nodes.Attribute)
-                and func.attrname == function.name
-                and dotted(func.expr) == "self"
-            ):
-                return True
+        func = call.func
+        if klass is None and isinstance(func, nodes.Name):
+            return True
+        if klass is not None and other.parent is klass and isinstance(func, nodes.Attribute) and dotted(func.expr) == "self":
+            return True
     return False
 
 
