@@ -23,6 +23,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.imports import ImportTable
+from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.scope import ScopeFacts
 from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts, split_kind
 from graphmend_lint.analysis.walk import descendants
@@ -272,7 +273,7 @@ class ValueOracle:
 
     def _name(self, node: nodes.Name) -> Kind | None:
         try:
-            _, assignments = node.lookup(node.name)
+            assignments = reaching_bindings(node)
         except Exception:  # astroid lookups can fail on odd code; stay quiet
             return Kind.UNKNOWN
         if not assignments:
@@ -294,7 +295,7 @@ class ValueOracle:
                 if self._kind(parent.value) is Kind.TENSOR:
                     return Kind.TENSOR
                 try:
-                    _, before = assignment.lookup(assignment.name)  # the bindings the target updates
+                    before = reaching_bindings(assignment)  # the bindings the target updates
                 except Exception:
                     before = []
                 earlier = [b for b in before if b is not assignment]
