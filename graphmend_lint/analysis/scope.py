@@ -61,6 +61,11 @@ class ScopeFacts:
     functions: tuple[TracedFunction, ...] = ()
     eager_only: tuple[tuple[int, int], ...] = ()
     seeds: tuple[Seed, ...] = ()
+    inlined: frozenset[str] = frozenset()
+
+    def is_inlined(self, qualname: str) -> bool:
+        """Traced code calls this function, so Dynamo inlines it: a break at its end still splits the caller's graph."""
+        return qualname in self.inlined
 
     def function_at(self, line: int, col: int) -> TracedFunction | None:
         return self._by_position.get((line, col))
@@ -118,6 +123,7 @@ class ScopeAnalyzer:
         self._queue: deque[tuple[str, tuple[str, ...]]] = deque()
         self._eager: list[tuple[int, int]] = []
         self._seeds: dict[tuple[str, bool], Seed] = {}
+        self._inlined: set[str] = set()
 
     # -- public -----------------------------------------------------------------
 
@@ -132,6 +138,7 @@ class ScopeAnalyzer:
             functions=tuple(functions),
             eager_only=tuple(sorted(set(self._eager))),
             seeds=tuple(self._seeds.values()),
+            inlined=frozenset(self._inlined & self._traced.keys()),
         )
 
     def _reach_seed(self, seed: Seed) -> None:
@@ -141,6 +148,7 @@ class ScopeAnalyzer:
                 self._enqueue(inner, seed.chain + (local,))
         elif local in self.index.functions or local in self.index.classes:
             for target in self._callable_targets(local):
+                self._inlined.add(target)  # called from traced code in another module
                 self._enqueue(target, seed.chain)
         elif self.imports.is_imported(local):  # re-exported name: forward the seed
             self._add_seed(self.imports.resolve(local), seed.via_decorator, seed.chain)
@@ -211,24 +219,30 @@ class ScopeAnalyzer:
         chain = chain + (qualname,)
         self._traced[qualname] = TracedFunction(qualname, function.lineno, function.col_offset, chain)
         for decorator in function.decorator_list:
-            self._reach_decorator(decorator, where, chain)
+            if self._reach_decorator(decorator, where, chain):
+                self._inlined.add(qualname)  # the decorator's wrapper calls it
         for call in self._traced_calls(function.body):
             for target in self._call_targets(call, qualname, chain):
+                self._inlined.add(target)
                 self._enqueue(target, chain)
         for inner in self.index.nested.get(qualname, []):
             self._enqueue(inner, chain)
 
-    def _reach_decorator(self, decorator: ast.expr, scope: str, chain: tuple[str, ...]) -> None:
+    def _reach_decorator(self, decorator: ast.expr, scope: str, chain: tuple[str, ...]) -> bool:
+        """Reach the wrapper a project decorator puts around a traced function; whether there is one."""
         if self.resolver.is_compiling_decorator(decorator, scope):
-            return
+            return False
         name = dotted_name(_decorator_callee(decorator))
         if name is None:
-            return
+            return False
         if name in self.index.functions:
-            for inner in self._returned_wrappers(name):
+            wrappers = self._returned_wrappers(name)
+            for inner in wrappers:
                 self._enqueue(inner, chain + (f"@{name}",))
-        elif self.imports.is_imported(name) and not self.imports.resolve(name).startswith(("torch.", "functools.")):
+            return bool(wrappers)
+        if self.imports.is_imported(name) and not self.imports.resolve(name).startswith(("torch.", "functools.")):
             self._add_seed(self.imports.resolve(name), True, chain)
+        return False
 
     def _returned_wrappers(self, decorator: str, depth: int = 0) -> list[str]:
         """The nested functions a decorator returns: what runs in place of the decorated function.

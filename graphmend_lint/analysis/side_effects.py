@@ -20,6 +20,7 @@ from typing import Any
 
 from astroid import nodes
 
+from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.analysis.values import Kind, ValueOracle, assigned_self_values, enclosing_class
 
@@ -267,6 +268,9 @@ class SideEffectFinder:
         ``if`` or ``for`` but not in ``with``/``try``/``while``, where a
         break still splits the graph or skips the frame (measured).
         """
+        traced = self.values.scope.function_at(*def_position(function))
+        if traced is not None and self.values.scope.is_inlined(traced.qualname):
+            return False  # inlined into a traced caller: its "epilogue" sits mid-graph there
         statement = self._epilogue_statement(call)
         if statement is None or not self._is_epilogue_statement(statement):
             return False

@@ -168,7 +168,7 @@ class ValueOracle:
         self._in_progress: set[nodes.NodeNG] = set()
         self._cycles_seen = 0
         self._call_sites: dict[str, list[nodes.Call]] | None = None
-        self._argument_memo: dict[tuple[nodes.NodeNG, str], Kind | None] = {}
+        self._argument_memo: dict[tuple[nodes.NodeNG, str], frozenset[Kind]] = {}
         self._uses: dict[nodes.NodeNG, dict[str, list[nodes.Name]]] = {}
         self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int], bool] = {}
         self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
@@ -315,6 +315,9 @@ class ValueOracle:
             value = statement.value
             if isinstance(value, (nodes.Tuple, nodes.List)) and len(value.elts) == len(container.elts):
                 return self._kind(value.elts[index])
+            element = self._element(value, index)
+            if element is not None:
+                return element  # ``n, x, mask = self._pad(...)``: what the helper returns at that position
             if self._kind(value) is Kind.TENSOR:
                 return Kind.TENSOR  # unpacking a tensor, or a call returning tensors
             return Kind.UNKNOWN
@@ -346,8 +349,11 @@ class ValueOracle:
         if default is not None and not (isinstance(default, nodes.Const) and default.value is None):
             return self._kind(default)
         from_calls = self._argument_kinds(function, name.name)
-        if from_calls is not None:
-            return from_calls
+        if from_calls == {Kind.TENSOR} or from_calls == {Kind.STATIC}:
+            return next(iter(from_calls))
+        if Kind.STATIC in from_calls:
+            return Kind.UNKNOWN  # some call passes a Python value
+        # no call site, or none that says more than "unknown": the body's own use may tell
         if self.assume_tensor_parameters and self._is_traced(function) and self._used_as_tensor(function, name.name):
             return Kind.TENSOR
         return Kind.UNKNOWN
@@ -371,10 +377,11 @@ class ValueOracle:
     def _tensor_evidence(self, function: nodes.NodeNG, name: str, depth: int) -> bool:
         for use in self._uses_of(function, name):
             parent = use.parent
-            while isinstance(parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)) and isinstance(
-                parent.parent, nodes.Attribute
-            ):
-                use, parent = parent, parent.parent  # (a > 0).any(): the expression is used as a tensor
+            top = use
+            while isinstance(top.parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)):
+                top = top.parent  # ((pred - target) ** 2).mean(): the whole arithmetic is used as a tensor
+            if isinstance(top.parent, nodes.Attribute) and top is not use:
+                use, parent = top, top.parent
             if isinstance(parent, nodes.Attribute) and parent.expr is use:
                 if parent.attrname not in PLAIN_PYTHON_ATTRIBUTES and (
                     self.facts.method_kind(parent.attrname) or self.facts.attribute_kind(parent.attrname)
@@ -464,8 +471,8 @@ class ValueOracle:
             return False
         return function.name == "forward" or self.scope.function_at(*def_position(function)) is not None
 
-    def _argument_kinds(self, function: nodes.NodeNG, parameter: str) -> Kind | None:
-        """Join of what call sites in this module pass for *parameter*, computed once.
+    def _argument_kinds(self, function: nodes.NodeNG, parameter: str) -> frozenset[Kind]:
+        """The kinds call sites in this module pass for *parameter*, computed once.
 
         Arguments often depend on other functions' parameters, which depend on
         their call sites in turn; without a memo (and a cycle guard) that is
@@ -474,7 +481,7 @@ class ValueOracle:
         key = (function, parameter)
         if key in self._argument_memo:
             return self._argument_memo[key]
-        self._argument_memo[key] = None  # bottom while in progress: a cycle adds nothing
+        self._argument_memo[key] = frozenset()  # bottom while in progress: a cycle adds nothing
         try:
             result = self._call_site_kinds(function, parameter)
         except _TooDeep:
@@ -483,9 +490,9 @@ class ValueOracle:
         self._argument_memo[key] = result
         return result
 
-    def _call_site_kinds(self, function: nodes.NodeNG, parameter: str) -> Kind | None:
+    def _call_site_kinds(self, function: nodes.NodeNG, parameter: str) -> frozenset[Kind]:
         if not isinstance(function, nodes.FunctionDef) or function.name == "forward":
-            return None
+            return frozenset()
         positional = [a.name for a in (function.args.args or [])]
         is_method = bool(positional) and positional[0] in {"self", "cls"}
         if is_method:
@@ -499,7 +506,7 @@ class ValueOracle:
                 index = positional.index(parameter)
                 if index < len(call.args) and not isinstance(call.args[index], nodes.Starred):
                     kinds.append(self._kind(call.args[index]))
-        return join(kinds) if kinds else None
+        return frozenset(kind for kind in kinds if kind is not None)
 
     def _sites(self, function_name: str) -> list[nodes.Call]:
         if self._call_sites is None:
@@ -701,5 +708,70 @@ class ValueOracle:
         return isinstance(iterable, nodes.Attribute) and self._is_module_attribute(iterable)
 
     def _subscript(self, node: nodes.Subscript) -> Kind | None:
+        index = node.slice
+        if isinstance(index, nodes.Const) and type(index.value) is int and index.value >= 0:
+            element = self._element(node.value, index.value)
+            if element is not None:
+                return element  # ``self._pad(x)[1]``, ``(x, n)[0]``
         value = self._kind(node.value)
-        return value if value in (Kind.TENSOR, Kind.STATIC) else Kind.UNKNOWN
+        if value in (Kind.TENSOR, Kind.STATIC):
+            return value
+        return Kind.TENSOR if _array_index(index) else Kind.UNKNOWN
+
+    def _element(self, value: nodes.NodeNG, index: int, depth: int = 0) -> Kind | None:
+        """The kind of ``value[index]`` when *value* is a tuple or list built in this module; ``None`` when unsure.
+
+        Follows names to their assignments and calls of project functions
+        and methods to their ``return`` statements, so that a helper returning
+        ``padding_len, input_ids, attention_mask`` types each of them.
+        """
+        if depth > 4:
+            return None
+        if isinstance(value, (nodes.Tuple, nodes.List)):
+            if index >= len(value.elts) or any(isinstance(e, nodes.Starred) for e in value.elts[: index + 1]):
+                return None
+            return self._kind(value.elts[index])
+        sources: list[nodes.NodeNG | None]
+        if isinstance(value, nodes.Name):
+            try:
+                bindings = reaching_bindings(value)
+            except Exception:
+                return None
+            sources = [
+                b.parent.value if isinstance(b, nodes.AssignName) and isinstance(b.parent, (nodes.Assign, nodes.AnnAssign)) else None
+                for b in bindings[:_MAX_LOOKUPS]
+            ]
+        elif isinstance(value, nodes.Call):
+            function = self._project_function(value.func)
+            if function is None or function.name in {"forward", "__call__"}:
+                return None
+            sources = list(self._returned(function)[:_MAX_LOOKUPS])
+        else:
+            return None
+        if not sources or any(source is None for source in sources):
+            return None
+        kinds = [self._element(source, index, depth + 1) for source in sources]
+        return None if any(kind is None for kind in kinds) else join(kinds)
+
+    def _project_function(self, func: nodes.NodeNG) -> nodes.FunctionDef | None:
+        """The function a call runs when it is a function or ``self`` method of this module."""
+        if isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) and func.expr.name == "self":
+            return self._method_of_self(func)
+        if isinstance(func, nodes.Name):
+            try:
+                found = reaching_bindings(func)
+            except Exception:
+                return None
+            functions = [f for f in found if isinstance(f, nodes.FunctionDef)]
+            return functions[0] if len(functions) == 1 and len(found) == 1 else None
+        return None
+
+
+def _array_index(index: nodes.NodeNG) -> bool:
+    """``[:, 0]``, ``[..., None]``: several axes at once, which only arrays (tensors, numpy) accept."""
+    if not isinstance(index, nodes.Tuple):
+        return False
+    return any(
+        isinstance(part, nodes.Slice) or (isinstance(part, nodes.Const) and (part.value is None or part.value is Ellipsis))
+        for part in index.elts
+    )
