@@ -359,3 +359,47 @@ e = torch.compile(helper)
     facts = scope_of(source)
     assert facts.inlined == {"Block.forward", "Block.act", "helper", "Top.forward"}
     assert not facts.is_inlined("Net.forward")  # only ever an entry point
+
+
+def test_constant_results_are_not_traced() -> None:
+    source = """
+import functools
+import torch
+def _make_compile_constant(fn):
+    setattr(fn, "_dynamo_marked_constant", True)
+    return fn
+@functools.lru_cache
+@_make_compile_constant
+def is_available():
+    return probe()
+@torch._dynamo.assume_constant_result
+def capability():
+    return probe()
+def probe():
+    return open("/proc/version").read()
+def cached(x):
+    return x
+@torch.compile
+def f(x):
+    if is_available() and capability():
+        return functools.lru_cache(cached)(x)
+    return x
+"""
+    assert traced(source) == {"f"}
+
+
+def test_methods_of_imported_base_classes_become_seeds() -> None:
+    source = """
+import torch
+from transformers.modeling_utils import PreTrainedModel
+class Model(PreTrainedModel):
+    def forward(self, x):
+        self.warn_if_padding(x)
+        return self.head(x)
+c = torch.compile(Model())
+"""
+    facts = scope_of(source)
+    assert {s.qualname for s in facts.seeds} >= {
+        "transformers.modeling_utils.PreTrainedModel.warn_if_padding",
+        "transformers.modeling_utils.PreTrainedModel.head",
+    }

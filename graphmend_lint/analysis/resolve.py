@@ -88,11 +88,19 @@ class Resolver:
         self._memo: dict[tuple[int, str, tuple[int, ...]], frozenset[Target]] = {}
         self._attribute_memo: dict[tuple[str, str, tuple[int, ...]], frozenset[Target]] = {}
         self._alias_candidates: dict[str, list[str]] | None = None
+        self._lookups: dict[tuple[str, str], _Lookup | None] = {}
+        self._compilers: dict[tuple[int, str], Compiler | None] = {}
 
     # -- names ----------------------------------------------------------------------
 
     def lookup(self, name: str, scope: str) -> _Lookup | None:
-        """The innermost scope, from *scope* outwards, that binds *name*, and how."""
+        """The innermost scope, from *scope* outwards, that binds *name*, and how (memoised)."""
+        key = (name, scope)
+        if key not in self._lookups:
+            self._lookups[key] = self._lookup(name, scope)
+        return self._lookups[key]
+
+    def _lookup(self, name: str, scope: str) -> _Lookup | None:
         current: str | None = scope
         while current is not None:
             found = _Lookup(current, self.index.bindings(current, name))
@@ -127,6 +135,12 @@ class Resolver:
         """How *expr* compiles what it is called with, or ``None`` when it is no compile function."""
         if depth > 4:
             return None
+        key = (id(expr), scope)
+        if key not in self._compilers:
+            self._compilers[key] = self._compiler(expr, scope, depth)
+        return self._compilers[key]
+
+    def _compiler(self, expr: ast.expr, scope: str, depth: int) -> Compiler | None:
         if isinstance(expr, (ast.Name, ast.Attribute)):
             imported = self.imported_name(expr, scope)
             if imported is not None:
@@ -234,13 +248,17 @@ class Resolver:
                 yield Target(What.EXTERNAL, imported)
             return
         for base in self.resolve(expr.value, scope, (), depth):
-            if base.what in (What.INSTANCE, What.CLASS):
-                method = self.index.method(base.name, expr.attr)
-                if method is not None:
-                    if not path:
-                        yield Target(What.FUNCTION, method)
-                elif base.what is What.INSTANCE:
-                    yield from self.attribute(base.name, expr.attr, path, depth)
+            if base.what not in (What.INSTANCE, What.CLASS):
+                continue
+            method = self.index.method(base.name, expr.attr)
+            if method is not None:
+                if not path:
+                    yield Target(What.FUNCTION, method)
+                continue
+            held = self.attribute(base.name, expr.attr, path, depth) if base.what is What.INSTANCE else frozenset()
+            yield from held
+            if not held and not path:  # a method an imported base class defines (``PreTrainedModel``'s)
+                yield from (Target(What.EXTERNAL, f"{b}.{expr.attr}") for b in self.imported_bases(base.name))
 
     def _call(self, call: ast.Call, scope: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
         func = call.func
@@ -337,6 +355,18 @@ class Resolver:
 
     # -- attributes -------------------------------------------------------------------
 
+    def imported_bases(self, class_name: str) -> list[str]:
+        """Qualified names of the imported (non-torch) base classes of *class_name* and its local bases."""
+        found: list[str] = []
+        for klass in self.index.mro(class_name):
+            for base in self.index.classes[klass].bases:
+                name = dotted_name(base)
+                if name and name not in self.index.classes and self.imports.is_imported(name):
+                    resolved = self.imports.resolve(name)
+                    if not resolved.startswith("torch.") and resolved not in found:
+                        found.append(resolved)
+        return found
+
     def attribute(self, class_name: str, attribute: str, path: tuple[int, ...] = (), depth: int = 0) -> frozenset[Target]:
         """What ``self.<attribute>`` may hold in instances of *class_name*, from assignments in its methods.
 
@@ -356,10 +386,19 @@ class Resolver:
                 for call in ast.walk(value):
                     if isinstance(call, ast.Call) and (name := dotted_name(call.func)) in self.index.classes:
                         targets.add(Target(What.INSTANCE, name))
-                targets.update(self.resolve(value, method, path, depth))
+                if not self._builds_torch_object(value, method):
+                    targets.update(self.resolve(value, method, path, depth))
         result = frozenset(targets)
         self._attribute_memo[key] = result
         return result
+
+
+    def _builds_torch_object(self, value: ast.expr, scope: str) -> bool:
+        """``nn.Linear(...)``, ``torch.zeros(...)``: nothing of this module (most ``self.x = ...`` are)."""
+        if not isinstance(value, ast.Call):
+            return False
+        imported = self.imported_name(value.func, scope)
+        return imported is not None and imported.startswith("torch.") and imported not in SEQUENTIAL_CONTAINERS
 
 
 def _default_of(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:

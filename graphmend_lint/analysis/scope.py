@@ -29,6 +29,10 @@ from graphmend_lint.analysis.module_index import MODULE, ModuleIndex
 from graphmend_lint.analysis.resolve import Resolver, Target, What
 
 DISABLE_DECORATORS = frozenset({"torch._dynamo.disable", "torch.compiler.disable", "torch._disable_dynamo"})
+#: Dynamo calls these functions eagerly once while tracing and bakes in the result: their bodies are not traced.
+CONSTANT_DECORATORS = frozenset({"torch._dynamo.assume_constant_result", "torch.compiler.assume_constant_result"})
+#: The attribute ``assume_constant_result`` sets; a project decorator setting it does the same (transformers does).
+_CONSTANT_MARKER = "_dynamo_marked_constant"
 COMPILING_PREDICATES = frozenset({"is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling"})
 _COMPILE_CALL_HINT = re.compile(r"\b(compile|optimize|optimize_assert)\b")
 #: Imported callees never worth routing to another file.
@@ -214,7 +218,7 @@ class ScopeAnalyzer:
     def _reach(self, qualname: str, chain: tuple[str, ...]) -> None:
         function = self.index.functions[qualname]
         where = self.index.enclosing_scope(qualname) or MODULE
-        if any(self.imports.resolve_node(_decorator_callee(d)) in DISABLE_DECORATORS for d in function.decorator_list):
+        if any(self._stops_tracing(decorator) for decorator in function.decorator_list):
             return
         chain = chain + (qualname,)
         self._traced[qualname] = TracedFunction(qualname, function.lineno, function.col_offset, chain)
@@ -227,6 +231,14 @@ class ScopeAnalyzer:
                 self._enqueue(target, chain)
         for inner in self.index.nested.get(qualname, []):
             self._enqueue(inner, chain)
+
+    def _stops_tracing(self, decorator: ast.expr) -> bool:
+        """``@torch.compiler.disable``, ``@assume_constant_result`` and project decorators that mark constants."""
+        name = self.imports.resolve_node(_decorator_callee(decorator))
+        if name in DISABLE_DECORATORS or name in CONSTANT_DECORATORS:
+            return True
+        local = dotted_name(_decorator_callee(decorator))
+        return local in self.index.functions and _marks_constant(self.index.functions[local])
 
     def _reach_decorator(self, decorator: ast.expr, scope: str, chain: tuple[str, ...]) -> bool:
         """Reach the wrapper a project decorator puts around a traced function; whether there is one."""
@@ -316,6 +328,8 @@ class ScopeAnalyzer:
         root = func.value
         while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
             root = root.func if isinstance(root, ast.Call) else root.value
+        if isinstance(func.value, ast.Name) and func.value.id == "self":
+            return True  # a method of the class or of an imported base class (a seed)
         is_self = isinstance(root, ast.Name) and root.id == "self"
         return func.attr in self.index.method_names or (is_self and func.attr in self.index.attribute_names)
 
@@ -333,22 +347,8 @@ class ScopeAnalyzer:
         if found is not None:
             yield found
             return
-        for klass in self.index.mro(class_name):
-            for base in self._imported_bases(klass):
-                self._add_seed(f"{base}.{method}", False, (f"{class_name}.{method}",))
-
-    def _imported_bases(self, class_name: str) -> list[str]:
-        node = self.index.classes.get(class_name)
-        if node is None:
-            return []
-        bases = []
-        for base in node.bases:
-            name = dotted_name(base)
-            if name and self.imports.is_imported(name):
-                resolved = self.imports.resolve(name)
-                if not resolved.startswith("torch."):
-                    bases.append(resolved)
-        return bases
+        for base in self.resolver.imported_bases(class_name):
+            self._add_seed(f"{base}.{method}", False, (f"{class_name}.{method}",))
 
     def _add_seed(self, qualname: str, via_decorator: bool, chain: tuple[str, ...]) -> None:
         self._seeds.setdefault((qualname, via_decorator), Seed(qualname, via_decorator, chain))
@@ -356,6 +356,18 @@ class ScopeAnalyzer:
 
 def _decorator_callee(decorator: ast.expr) -> ast.expr:
     return decorator.func if isinstance(decorator, ast.Call) else decorator
+
+
+def _marks_constant(decorator: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``setattr(fn, "_dynamo_marked_constant", True)`` or ``fn._dynamo_marked_constant = True`` in its body."""
+    for node in ast.walk(decorator):
+        if isinstance(node, ast.Call) and dotted_name(node.func) == "setattr" and len(node.args) >= 2:
+            marker = node.args[1]
+            if isinstance(marker, ast.Constant) and marker.value == _CONSTANT_MARKER:
+                return True
+        if isinstance(node, ast.Attribute) and node.attr == _CONSTANT_MARKER and isinstance(node.ctx, ast.Store):
+            return True
+    return False
 
 
 def _is_module_compile(call: ast.Call) -> bool:

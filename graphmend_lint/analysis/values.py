@@ -64,6 +64,8 @@ TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
 STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool"})
 _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
 _MAX_LOOKUPS = 16
+#: How many assignments evidence that a parameter is a tensor may pass through (``y = x * 2`` then ``y.sum()``).
+_EVIDENCE_DEPTH = 3
 #: Classifications open at once before the oracle classifies the innermost one on its own first.
 _MAX_NESTING = 60
 #: How many times one question may be set aside for a deeper one (each time memoises at least one node).
@@ -170,7 +172,7 @@ class ValueOracle:
         self._call_sites: dict[str, list[nodes.Call]] | None = None
         self._argument_memo: dict[tuple[nodes.NodeNG, str], frozenset[Kind]] = {}
         self._uses: dict[nodes.NodeNG, dict[str, list[nodes.Name]]] = {}
-        self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int], bool] = {}
+        self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int, int], bool] = {}
         self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
 
     # -- public -------------------------------------------------------------------
@@ -353,12 +355,16 @@ class ValueOracle:
             return next(iter(from_calls))
         if Kind.STATIC in from_calls:
             return Kind.UNKNOWN  # some call passes a Python value
-        # no call site, or none that says more than "unknown": the body's own use may tell
-        if self.assume_tensor_parameters and self._is_traced(function) and self._used_as_tensor(function, name.name):
+        # No call site, or none that says more than "unknown": the body's own use may tell. Call sites
+        # that say "unknown" leave only direct uses as evidence (``t.sum()``); evidence passed on through
+        # assignments (``half = n // 2`` ... ``emb = emb.exp()``) is too weak against them (measured on
+        # transformers: fsmt's ``embedding_dim``, vitdet's ``q_size``).
+        reach = 0 if from_calls else _EVIDENCE_DEPTH
+        if self.assume_tensor_parameters and self._is_traced(function) and self._used_as_tensor(function, name.name, reach):
             return Kind.TENSOR
         return Kind.UNKNOWN
 
-    def _used_as_tensor(self, function: nodes.NodeNG, name: str, depth: int = 0) -> bool:
+    def _used_as_tensor(self, function: nodes.NodeNG, name: str, reach: int, depth: int = 0) -> bool:
         """Evidence in the body that an unannotated parameter holds a tensor.
 
         ``x.sum()``, ``x @ w``, ``torch.relu(x)`` or ``self.proj(x)`` say tensor,
@@ -366,15 +372,15 @@ class ValueOracle:
         ``if causal:`` or ``mode == "mean"`` say nothing, so such parameters
         stay UNKNOWN and branches on them are not flagged.
         """
-        if depth > 3:
+        if depth > reach:
             return False
-        key = (function, name, depth)
+        key = (function, name, reach, depth)
         if key not in self._tensor_use_memo:
             self._tensor_use_memo[key] = False  # a cycle (``y = x * 2``, ``x = y + 1``) adds no evidence
-            self._tensor_use_memo[key] = self._tensor_evidence(function, name, depth)
+            self._tensor_use_memo[key] = self._tensor_evidence(function, name, reach, depth)
         return self._tensor_use_memo[key]
 
-    def _tensor_evidence(self, function: nodes.NodeNG, name: str, depth: int) -> bool:
+    def _tensor_evidence(self, function: nodes.NodeNG, name: str, reach: int, depth: int) -> bool:
         for use in self._uses_of(function, name):
             parent = use.parent
             top = use
@@ -396,7 +402,7 @@ class ValueOracle:
                 if callee.startswith("torch.") and callee.rsplit(".", 1)[-1] not in TENSOR_FACTORIES:
                     return True
             target = self._arithmetic_assignment_target(use)
-            if target is not None and target != name and self._used_as_tensor(function, target, depth + 1):
+            if target is not None and target != name and self._used_as_tensor(function, target, reach, depth + 1):
                 return True
         return False
 
