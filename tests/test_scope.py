@@ -340,27 +340,6 @@ def test_reachability_has_no_depth_limit_and_keeps_shortest_chains() -> None:
     assert chains["h60"][1:] == ("f", "h59", "h60")
 
 
-def test_functions_traced_code_calls_are_inlined() -> None:
-    source = MODEL + """
-def helper(x):
-    return x
-def wrapper(forward):
-    def wrapped(self, x):
-        return forward(self, x)
-    return wrapped
-class Top(nn.Module):
-    @wrapper
-    def forward(self, x):
-        return helper(x)
-c = torch.compile(Net())
-d = torch.compile(Top())
-e = torch.compile(helper)
-"""
-    facts = scope_of(source)
-    assert facts.inlined == {"Block.forward", "Block.act", "helper", "Top.forward"}
-    assert not facts.is_inlined("Net.forward")  # only ever an entry point
-
-
 def test_constant_results_are_not_traced() -> None:
     source = """
 import functools

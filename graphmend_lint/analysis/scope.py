@@ -31,8 +31,9 @@ from graphmend_lint.analysis.resolve import Resolver, Target, What
 DISABLE_DECORATORS = frozenset({"torch._dynamo.disable", "torch.compiler.disable", "torch._disable_dynamo"})
 #: Dynamo calls these functions eagerly once while tracing and bakes in the result: their bodies are not traced.
 CONSTANT_DECORATORS = frozenset({"torch._dynamo.assume_constant_result", "torch.compiler.assume_constant_result"})
-#: The attribute ``assume_constant_result`` sets; a project decorator setting it does the same (transformers does).
-_CONSTANT_MARKER = "_dynamo_marked_constant"
+#: The attribute those decorators set; a project decorator that sets it (transformers'
+#: ``_make_compile_constant``, written so that ``import_utils`` need not import torch) works the same.
+CONSTANT_MARKER = "_dynamo_marked_constant"
 COMPILING_PREDICATES = frozenset({"is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling"})
 _COMPILE_CALL_HINT = re.compile(r"\b(compile|optimize|optimize_assert)\b")
 #: Imported callees never worth routing to another file.
@@ -65,11 +66,6 @@ class ScopeFacts:
     functions: tuple[TracedFunction, ...] = ()
     eager_only: tuple[tuple[int, int], ...] = ()
     seeds: tuple[Seed, ...] = ()
-    inlined: frozenset[str] = frozenset()
-
-    def is_inlined(self, qualname: str) -> bool:
-        """Traced code calls this function, so Dynamo inlines it: a break at its end still splits the caller's graph."""
-        return qualname in self.inlined
 
     def function_at(self, line: int, col: int) -> TracedFunction | None:
         return self._by_position.get((line, col))
@@ -127,7 +123,6 @@ class ScopeAnalyzer:
         self._queue: deque[tuple[str, tuple[str, ...]]] = deque()
         self._eager: list[tuple[int, int]] = []
         self._seeds: dict[tuple[str, bool], Seed] = {}
-        self._inlined: set[str] = set()
 
     # -- public -----------------------------------------------------------------
 
@@ -142,7 +137,6 @@ class ScopeAnalyzer:
             functions=tuple(functions),
             eager_only=tuple(sorted(set(self._eager))),
             seeds=tuple(self._seeds.values()),
-            inlined=frozenset(self._inlined & self._traced.keys()),
         )
 
     def _reach_seed(self, seed: Seed) -> None:
@@ -152,7 +146,6 @@ class ScopeAnalyzer:
                 self._enqueue(inner, seed.chain + (local,))
         elif local in self.index.functions or local in self.index.classes:
             for target in self._callable_targets(local):
-                self._inlined.add(target)  # called from traced code in another module
                 self._enqueue(target, seed.chain)
         elif self.imports.is_imported(local):  # re-exported name: forward the seed
             self._add_seed(self.imports.resolve(local), seed.via_decorator, seed.chain)
@@ -223,11 +216,9 @@ class ScopeAnalyzer:
         chain = chain + (qualname,)
         self._traced[qualname] = TracedFunction(qualname, function.lineno, function.col_offset, chain)
         for decorator in function.decorator_list:
-            if self._reach_decorator(decorator, where, chain):
-                self._inlined.add(qualname)  # the decorator's wrapper calls it
+            self._reach_decorator(decorator, where, chain)
         for call in self._traced_calls(function.body):
             for target in self._call_targets(call, qualname, chain):
-                self._inlined.add(target)
                 self._enqueue(target, chain)
         for inner in self.index.nested.get(qualname, []):
             self._enqueue(inner, chain)
@@ -238,23 +229,20 @@ class ScopeAnalyzer:
         if name in DISABLE_DECORATORS or name in CONSTANT_DECORATORS:
             return True
         local = dotted_name(_decorator_callee(decorator))
-        return local in self.index.functions and _marks_constant(self.index.functions[local])
+        return local in self.index.functions and _sets_constant_marker(self.index.functions[local])
 
-    def _reach_decorator(self, decorator: ast.expr, scope: str, chain: tuple[str, ...]) -> bool:
-        """Reach the wrapper a project decorator puts around a traced function; whether there is one."""
+    def _reach_decorator(self, decorator: ast.expr, scope: str, chain: tuple[str, ...]) -> None:
+        """Reach the wrapper a project decorator puts around a traced function."""
         if self.resolver.is_compiling_decorator(decorator, scope):
-            return False
+            return
         name = dotted_name(_decorator_callee(decorator))
         if name is None:
-            return False
+            return
         if name in self.index.functions:
-            wrappers = self._returned_wrappers(name)
-            for inner in wrappers:
+            for inner in self._returned_wrappers(name):
                 self._enqueue(inner, chain + (f"@{name}",))
-            return bool(wrappers)
-        if self.imports.is_imported(name) and not self.imports.resolve(name).startswith(("torch.", "functools.")):
+        elif self.imports.is_imported(name) and not self.imports.resolve(name).startswith(("torch.", "functools.")):
             self._add_seed(self.imports.resolve(name), True, chain)
-        return False
 
     def _returned_wrappers(self, decorator: str, depth: int = 0) -> list[str]:
         """The nested functions a decorator returns: what runs in place of the decorated function.
@@ -358,18 +346,6 @@ def _decorator_callee(decorator: ast.expr) -> ast.expr:
     return decorator.func if isinstance(decorator, ast.Call) else decorator
 
 
-def _marks_constant(decorator: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """``setattr(fn, "_dynamo_marked_constant", True)`` or ``fn._dynamo_marked_constant = True`` in its body."""
-    for node in ast.walk(decorator):
-        if isinstance(node, ast.Call) and dotted_name(node.func) == "setattr" and len(node.args) >= 2:
-            marker = node.args[1]
-            if isinstance(marker, ast.Constant) and marker.value == _CONSTANT_MARKER:
-                return True
-        if isinstance(node, ast.Attribute) and node.attr == _CONSTANT_MARKER and isinstance(node.ctx, ast.Store):
-            return True
-    return False
-
-
 def _is_module_compile(call: ast.Call) -> bool:
     """``model.compile()`` / ``model.compile(backend=...)``: ``nn.Module.compile`` compiles in place."""
     return isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and not call.args
@@ -395,3 +371,13 @@ def analyze_scope(
     skipped when no such call can be there.
     """
     return ScopeAnalyzer(tree, imports, path, mode, extra_compile_functions, text).run(seeds)
+
+
+def _sets_constant_marker(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The function sets ``_dynamo_marked_constant`` on something (``setattr(fn, "...", True)`` or ``fn.x = True``)."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute) and node.attr == CONSTANT_MARKER and isinstance(node.ctx, ast.Store):
+            return True
+        if isinstance(node, ast.Constant) and node.value == CONSTANT_MARKER:
+            return True
+    return False

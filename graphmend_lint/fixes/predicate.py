@@ -12,7 +12,8 @@ both sides and the graph stays whole:
   and a call that differs only in tensor arguments selects those arguments
   (the Phi-3 LongRoPE ``register_buffer`` pattern);
 * ``a if c else b`` → ``torch.where(c, a, b)``;
-* ``if c: raise E(msg)`` → ``torch._assert_async(~(c), msg)``;
+* ``if c: raise E(msg)`` → ``torch._assert_async(~(c), msg)`` when compiling, the original
+  ``if`` (now an ``elif``) when eager (GM104, opt-in: the compiled error is a ``RuntimeError``);
 * an ``if`` whose branch values call submodules or user functions →
   ``torch.cond`` with local branch functions, built in
   :mod:`graphmend_lint.fixes.predicate_cond`, so only the taken side runs.
@@ -30,14 +31,14 @@ import io
 import textwrap
 import tokenize
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from astroid import nodes
 
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
-from graphmend_lint.fixes.guard import torch_alias
+from graphmend_lint.fixes.torch_name import torch_name_at
 
 #: Tensor methods and torch functions that return booleans: usable as a ``where`` condition as is.
 BOOLEAN_PRODUCERS = frozenset(
@@ -64,7 +65,16 @@ SHAPE_OPERATIONS = frozenset(
 )  # fmt: skip
 
 
+#: Calls with no effect whose results are Python values: a branch-local assignment of them may be hoisted.
+PURE_STATIC_CALLS = frozenset(
+    {"torch.finfo", "torch.iinfo", "min", "max", "abs", "int", "float", "round", "len", "math.sqrt", "math.log"}
+)
 FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "std", "var", "norm", "any", "all"})
+
+
+_BOTH_SIDES_MESSAGE = (
+    "Select with `torch.where` (both branches are computed, including the calls `torch.cond` could not take)"
+)
 
 
 class Declined(Exception):
@@ -85,13 +95,15 @@ class Rewrite:
 class Predicator:
     """Build predicated rewrites for one file."""
 
-    def __init__(self, analysis: FileAnalysis) -> None:
+    def __init__(self, analysis: FileAnalysis, node: nodes.NodeNG) -> None:
         self.analysis = analysis
         self.values: ValueOracle = analysis.values
-        torch_name = torch_alias(analysis)
+        torch_name = torch_name_at(analysis, node)
         if torch_name is None:
-            raise Declined("the file does not `import torch`, so `torch.where` has no name here")
-        self.torch = torch_name
+            raise Declined("the name `torch` is bound to something else here, so `torch.where` has no name")
+        self.torch = torch_name.name
+        #: ``import torch``, when the rewrite names torch where nothing imports it
+        self.import_edits = torch_name.edits
 
     # -- public rewrites ------------------------------------------------------------
 
@@ -104,8 +116,57 @@ class Predicator:
         # predicate_cond builds on this module, so it is imported when used, not when this module loads
         from graphmend_lint.fixes import predicate_cond
 
+        guard, tensor_test = self._static_prefix(node.test)
+        if guard:
+            return self._guarded_where_rewrite(node, guard, tensor_test)
         if predicate_cond.needs_cond(self, node):
-            return predicate_cond.cond_rewrite(self, node)
+            try:
+                return predicate_cond.cond_rewrite(self, node)
+            except predicate_cond.NestedControlFlow as cond_reason:
+                # A branch holding an `if` cannot become a cond branch, but computing both sides is still
+                # correct when the callees are free of effects and the where rewrite proves the rest
+                # (Phi-3's LongRoPE: a memoising init hoisted, one `register_buffer` with selected arguments).
+                effect = predicate_cond.callee_effect(self, node)
+                if effect is not None:
+                    raise Declined(f"{cond_reason}; and both sides cannot run: {effect}") from None
+                try:
+                    rewrite = self._where_rewrite(node)
+                except Declined as where_reason:
+                    raise Declined(f"{cond_reason}; and `torch.where`: {where_reason}") from None
+                return replace(rewrite, safe=False, message=_BOTH_SIDES_MESSAGE)
+        return self._where_rewrite(node)
+
+    def _static_prefix(self, test: nodes.NodeNG) -> tuple[list[nodes.NodeNG], list[nodes.NodeNG]]:
+        """``S1 and S2 and T...``: the leading operands Dynamo specialises on, and the tensor rest.
+
+        ``if x.dtype == torch.float16 and torch.isinf(x).any():`` (the Hugging Face clamp) or
+        ``if self.training and torch.rand([]) < p:`` keep their Python test for the static part.
+        """
+        if not (isinstance(test, nodes.BoolOp) and test.op == "and"):
+            return [], [test]
+        operands = list(test.values)
+        static: list[nodes.NodeNG] = []
+        while operands and self.values.kind(operands[0]) is Kind.STATIC:
+            static.append(operands.pop(0))
+        return (static, operands) if operands else ([], [test])
+
+    def _guarded_where_rewrite(self, node: nodes.If, guard: list[nodes.NodeNG], tensor_test: list[nodes.NodeNG]) -> Rewrite:
+        """``if S and T: body`` → ``if S:`` then the select on ``T`` (``S`` still short-circuits ``T``)."""
+        from graphmend_lint.fixes import predicate_cond
+
+        if node.orelse:
+            raise Declined("the `if` mixes Python and tensor conditions and has an `else`, which both would need")
+        if predicate_cond.needs_cond(self, node):
+            raise Declined("the branch calls submodules or user code, and the Python part of the condition keeps it "
+                           "from becoming `torch.cond`")
+        parts = [self.condition(part) for part in tensor_test]
+        condition = " & ".join(self._parenthesised(part) for part in parts) if len(parts) > 1 else parts[0]
+        inner, safe = self._assignments(node, condition)
+        lines = [f"if {' and '.join(self.text(part) for part in guard)}:"]
+        lines += ["    " + line for statement in inner for line in _wrap(statement).split("\n")]
+        return self.statement_rewrite(node, node, lines, safe)
+
+    def _where_rewrite(self, node: nodes.If) -> Rewrite:
         returns = self._return_pair(node)
         if returns is not None:
             return self._predicated_return(node, *returns)
@@ -121,12 +182,23 @@ class Predicator:
         return Rewrite(self.analysis.start_of(node), self.analysis.end_of(node), text, safe)
 
     def validation_guard(self, node: nodes.If) -> Rewrite:
-        """``if c: raise E(msg)`` → ``torch._assert_async(~(c), msg)``."""
+        """``if c: raise E(msg)`` checked on the device when compiling, unchanged when eager.
+
+        Inserts ``if torch.compiler.is_compiling(): torch._assert_async(~(c), msg)`` and turns the
+        original ``if`` into its ``elif``, so the eager path (and the exception it raises) is the
+        original code, untouched.
+        """
         raise_node = node.body[0]
         condition = self.condition(node.test)
         message = self._raise_message(raise_node, node.test)
-        statement = f"{self.torch}._assert_async({self._negate(condition)}, {message})"
-        return self.statement_rewrite(node, node, [statement], safe=False)
+        start = self.analysis.start_of(node)
+        indent = self.analysis.source.line(start.line)[: start.col]
+        if indent.strip():
+            raise Declined("the `if` shares its line with other code")
+        check = _wrap(f"{self.torch}._assert_async({self._negate(condition)}, {message})")
+        body = "\n".join(indent + "    " + line for line in check.split("\n"))
+        content = f"if {self.torch}.compiler.is_compiling():\n{body}\n{indent}el"
+        return Rewrite(start, start, content, safe=False)
 
     def truthiness(self, node: nodes.NodeNG) -> Rewrite:
         """``a and b`` / ``a or b`` / ``not a`` used as a value → ``&``, ``|``, ``~``.
@@ -192,7 +264,8 @@ class Predicator:
     # -- assignments ----------------------------------------------------------------
 
     def _assignments(self, node: nodes.If, condition: str) -> tuple[list[str], bool]:
-        body, orelse = list(node.body), list(node.orelse)
+        body, body_locals = self._split_branch_locals(node, list(node.body))
+        orelse, else_locals = self._split_branch_locals(node, list(node.orelse))
         suffix: list[str] = []
         setup: list[str] = []
         if orelse and not _is_elif(orelse):
@@ -223,7 +296,30 @@ class Predicator:
             statements.append(f"{name} = {self._where(condition, on_true.text, on_false.text)}")
             rebound.add(name)
             safe = safe and on_true.safe and on_false.safe
-        return setup + statements + suffix, safe and not suffix and not setup
+        return body_locals + else_locals + setup + statements + suffix, safe and not suffix and not setup
+
+    def _split_branch_locals(self, node: nodes.If, block: list[nodes.NodeNG]) -> tuple[list[nodes.NodeNG], list[str]]:
+        """Leading ``name = <value without tensors or effects>`` statements whose name nothing outside the branch reads.
+
+        ``clamp_value = torch.finfo(h.dtype).max - 1000``: computing it whichever side is taken changes
+        nothing, so it moves before the select and the branch is left with tensor assignments.
+        """
+        hoisted: list[str] = []
+        while block and self._is_branch_local_static(node, block[0]):
+            hoisted.append(self._statement_source(block[0]))
+            block = block[1:]
+        return block, hoisted
+
+    def _is_branch_local_static(self, node: nodes.If, statement: nodes.NodeNG) -> bool:
+        if not (isinstance(statement, nodes.Assign) and len(statement.targets) == 1):
+            return False
+        target = statement.targets[0]
+        if not isinstance(target, nodes.AssignName) or self.values.kind(statement.value) is Kind.TENSOR:
+            return False
+        if not all(self.values.qualified_name(call.func) in PURE_STATIC_CALLS for call in statement.value.nodes_of_class(nodes.Call)):
+            return False
+        reads = [use for use in node.scope().nodes_of_class(nodes.Name) if use.name == target.name]
+        return all(_assigned_earlier_in_block(use, target.name) for use in reads)
 
     def _split_setup(self, block: list[nodes.NodeNG]) -> tuple[list[nodes.NodeNG], list[str]]:
         """Leading statements that may run on both sides, as GraphMend allows.
@@ -490,18 +586,20 @@ class Predicator:
         return Rewrite(Position(start.line, start.col), end, content, safe)
 
 
-def as_fix(rewrite: Rewrite, message: str) -> Fix:
+def as_fix(rewrite: Rewrite, message: str, import_edits: tuple[Edit, ...] = ()) -> Fix:
     applicability = Applicability.SAFE if rewrite.safe else Applicability.UNSAFE
-    return Fix(edits=(Edit(rewrite.start, rewrite.end, rewrite.content),), applicability=applicability, message=message)
+    edit = Edit(rewrite.start, rewrite.end, rewrite.content)
+    return Fix(edits=(*import_edits, edit), applicability=applicability, message=message)
 
 
 def predicated_fix(analysis: FileAnalysis, build: str, node: nodes.NodeNG, message: str) -> Fix:
     """Run one of :class:`Predicator`'s rewrites; a decline becomes a display-only fix saying why."""
     try:
-        rewrite = getattr(Predicator(analysis), build)(node)
+        predicator = Predicator(analysis, node)
+        rewrite = getattr(predicator, build)(node)
     except Declined as reason:
         return declined_fix(str(reason))
-    return as_fix(rewrite, rewrite.message or message)
+    return as_fix(rewrite, rewrite.message or message, predicator.import_edits)
 
 
 def declined_fix(reason: str) -> Fix:
@@ -721,3 +819,22 @@ def _comments(lines: list[str]) -> list[str]:
 
 def _strip_comments(lines: list[str]) -> list[str]:
     return [line.split("#", 1)[0] if "#" in line and "'" not in line and '"' not in line else line for line in lines]
+
+
+def _assigned_earlier_in_block(use: nodes.Name, name: str) -> bool:
+    """Some block holding *use* assigns *name* (``name = ...``) in a statement before the one holding *use*.
+
+    Then hoisting another block's assignment of *name* cannot change the value *use* reads (LongT5
+    recomputes ``clamp_value`` in each of its three clamps).
+    """
+    statement = use.statement()
+    while statement is not None and not isinstance(statement, (nodes.FunctionDef, nodes.Module)):
+        sibling = statement.previous_sibling()
+        while sibling is not None:
+            if isinstance(sibling, nodes.Assign) and any(
+                isinstance(t, nodes.AssignName) and t.name == name for t in sibling.targets
+            ):
+                return True
+            sibling = sibling.previous_sibling()
+        statement = statement.parent.statement() if statement.parent is not None else None
+    return False

@@ -109,7 +109,7 @@ class TensorDependentBranch(Rule):
     name = "tensor-dependent-branch"
     summary = "`if` on a tensor value splits the graph"
     dynamo_gb = DATA_DEPENDENT_BRANCHING
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         "import torch\n\n@torch.compile\ndef f(x):\n    if x.shape[0] > 1:\n        x = x * 2\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, mask=None):\n    if mask is not None:\n        x = x * mask\n    return x\n",
@@ -128,6 +128,8 @@ class TensorDependentBranch(Rule):
             unsafe=True,
         ),
         Example("import torch\n\n@torch.compile\ndef f(x):\n    y = x.max()\n    if y > 3 and x.mean() < 0:\n        return x\n    return -x\n"),
+        # declined (display-only): no tensor to select on one side
+        Example("import torch\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        return None\n    return x\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:

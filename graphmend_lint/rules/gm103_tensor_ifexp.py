@@ -46,13 +46,15 @@ class TensorDependentConditionalExpression(Rule):
     name = "tensor-dependent-conditional-expression"
     summary = "`a if <tensor> else b` splits the graph"
     dynamo_gb = DATA_DEPENDENT_BRANCHING
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = ("import torch\n\n@torch.compile\ndef f(x):\n    return x * 2 if x.dim() == 2 else x\n",)
     invalid = (
         Example(
             "import torch\n\n@torch.compile\ndef f(x):\n    return x + 1 if x.mean() > 0 else x - 1\n",
             fixed="import torch\n\n@torch.compile\ndef f(x):\n    return torch.where(x.mean() > 0, x + 1, x - 1)\n",
         ),
+        # declined (display-only): `None` is not a tensor to select
+        Example("import torch\n\n@torch.compile\ndef f(x):\n    return x if x.sum() > 0 else None\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:

@@ -80,7 +80,7 @@ class TensorToPythonScalar(Rule):
     name = "tensor-to-python-scalar"
     summary = "`.item()` / `int(tensor)` copies a tensor to Python and splits the graph"
     dynamo_gb = {**ITEM_GB, "GB0059": "Failed to trace builtin operator"}
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         "import torch\n\n\ndef f(x):\n    return x.sum().item()\n",
         _HEADER + "    k = int(x.shape[0])\n    return x * float(n) + len(x) + k\n",

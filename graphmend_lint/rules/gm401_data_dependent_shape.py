@@ -136,7 +136,7 @@ class DataDependentOutputShape(Rule):
     name = "data-dependent-output-shape"
     summary = "an operator whose output size depends on tensor data splits the graph"
     dynamo_gb = {"GB0036": "Dynamic shape operator"}
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         _HEADER + "    x[x < 0] = 0\n    return x[r.argsort()], torch.where(x > 0, x, 0)\n",
         _HEADER + "    y = torch.repeat_interleave(x, 2)\n    return y, torch.repeat_interleave(x, r, output_size=8)\n",
