@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import only_raises, snippet, tensor_condition_parts
+from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.predicate import predicated_fix
@@ -66,5 +67,5 @@ class TensorValidationGuard(Rule):
                 continue
             fix = predicated_fix(ctx.analysis, "validation_guard", node, "Check on the device with `torch._assert_async`")
             for index, part in enumerate(parts):
-                message = f"validation guard on a tensor value `{snippet(part)}` causes a graph break"
+                message = f"validation guard on a tensor value `{snippet(part)}` causes a graph break{gate_note(ctx.values, part)}"
                 yield ctx.report(part, message, traced, fix if index == 0 else None)

@@ -1,0 +1,59 @@
+"""Give a tensor ``assert`` a constant message under ``torch.compile`` only.
+
+Dynamo lowers ``assert <tensor>, "constant"`` to an asynchronous device-side
+assert, with no graph break. Any other message (an f-string, a variable)
+makes it evaluate the test on the host instead: a data-dependent branch
+(GB0170). Splitting the statement on ``torch.compiler.is_compiling()``
+keeps the original, message and all, whenever the code runs eagerly, and
+hands Dynamo the constant-message form: ``is_compiling()`` is constant-folded,
+so the other side is never traced.
+"""
+
+from __future__ import annotations
+
+from astroid import nodes
+
+from graphmend_lint.context import FileAnalysis
+from graphmend_lint.diagnostics import Applicability, Edit, Fix
+from graphmend_lint.fixes.guard import _owns_its_lines, _spans_string_lines, torch_alias
+from graphmend_lint.fixes.host_sync import node_text
+
+
+def constant_message(message: nodes.NodeNG, text: str) -> str:
+    """A string literal standing for *message*: an f-string's template (``"bad {n}"``), else its source text."""
+    if isinstance(message, nodes.JoinedStr):
+        parts = []
+        for value in message.values:
+            if isinstance(value, nodes.FormattedValue):
+                parts.append("{" + value.value.as_string() + "}")
+            elif isinstance(value, nodes.Const):
+                parts.append(str(value.value))
+        return repr("".join(parts))
+    return repr(" ".join(text.split()))
+
+
+def split_assert_fix(analysis: FileAnalysis, statement: nodes.Assert) -> Fix | None:
+    """``assert c, msg`` → ``if torch.compiler.is_compiling(): assert c, "<template>"`` / ``else: assert c, msg``.
+
+    Unsafe, like GM301's assert fix: eagerly nothing changes (the original
+    statement runs, and ``python -O`` still strips both asserts), but under
+    ``torch.compile`` a failing check raises ``RuntimeError`` from the async
+    assert, with the constant message, instead of ``AssertionError(msg)``.
+    """
+    torch_name = torch_alias(analysis)
+    if torch_name is None or not _owns_its_lines(analysis, statement) or _spans_string_lines(analysis, statement):
+        return None
+    start, end = analysis.start_of(statement), analysis.end_of(statement)
+    indent = analysis.source.line(start.line)[: start.col]
+    original = node_text(analysis, statement)
+    nested = original.replace("\n", "\n    ")
+    compiled = f"assert {node_text(analysis, statement.test)}, {constant_message(statement.fail, node_text(analysis, statement.fail))}"
+    content = (
+        f"if {torch_name}.compiler.is_compiling():\n{indent}    {compiled.replace(chr(10), chr(10) + '    ')}\n"
+        f"{indent}else:\n{indent}    {nested}"
+    )
+    return Fix(
+        edits=(Edit(start, end, content),),
+        applicability=Applicability.UNSAFE,
+        message="Give the assert a constant message when compiling (Dynamo then checks it on the device)",
+    )
