@@ -107,6 +107,42 @@ def _enclosing_tests(node: nodes.NodeNG) -> Iterator[nodes.NodeNG]:
         child, parent = parent, parent.parent
 
 
+_NEGATED = {"only in training": "only in eval mode", "only in eval mode": "only in training"}
+_EXITS = (nodes.Return, nodes.Raise, nodes.Continue, nodes.Break)
+
+
+def _negated_gate(gate: str) -> str | None:
+    if gate in _NEGATED:
+        return _NEGATED[gate]
+    if gate.startswith("only in "):
+        return "only outside " + gate.removeprefix("only in ")
+    if gate.startswith("only outside "):
+        return "only in " + gate.removeprefix("only outside ")
+    return None
+
+
+def _early_exit_tests(node: nodes.NodeNG) -> Iterator[nodes.NodeNG]:
+    """Tests of earlier ``if <gate>: ...; return`` statements in the blocks around *node*.
+
+    Code after such a statement runs only when the test was false (BigBird's
+    ``if not self.training: return rand_attn`` makes the rest training-only).
+    """
+    statement = node if node.is_statement else node.statement()
+    for _ in range(_MAX_ENCLOSING):
+        parent = statement.parent
+        if parent is None or isinstance(parent, (nodes.ClassDef, nodes.Module)):
+            return
+        for block in ("body", "orelse", "finalbody"):
+            siblings = getattr(parent, block, None)
+            if isinstance(siblings, list) and statement in siblings:
+                for earlier in siblings[: siblings.index(statement)]:
+                    if isinstance(earlier, nodes.If) and not earlier.orelse and isinstance(earlier.body[-1], _EXITS):
+                        yield earlier.test
+        if isinstance(parent, nodes.FunctionDef):
+            return
+        statement = parent
+
+
 def gate_note(values: ValueOracle, node: nodes.NodeNG) -> str:
     """``" (only in training)"`` / ``" (only in fp16)"`` when a static gate guards *node*, else ``""``.
 
@@ -118,6 +154,10 @@ def gate_note(values: ValueOracle, node: nodes.NodeNG) -> str:
         gates.extend(_gates_in(values, conjunct))
     for test in _enclosing_tests(node):
         gates.extend(_gates_in(values, test))
+    for test in _early_exit_tests(node):
+        if isinstance(test, nodes.BoolOp):
+            continue  # `if a and b: return` leaves "not a or not b", no single gate
+        gates.extend(negated for gate in _gates_in(values, test) if (negated := _negated_gate(gate)) is not None)
     unique = list(dict.fromkeys(gates))
     return f" ({', '.join(unique)})" if unique else ""
 
