@@ -20,16 +20,24 @@ from graphmend_lint.fixes.host_sync import node_text
 
 
 def constant_message(message: nodes.NodeNG, text: str) -> str:
-    """A string literal standing for *message*: an f-string's template (``"bad {n}"``), else its source text."""
-    if isinstance(message, nodes.JoinedStr):
-        parts = []
-        for value in message.values:
-            if isinstance(value, nodes.FormattedValue):
-                parts.append("{" + value.value.as_string() + "}")
-            elif isinstance(value, nodes.Const):
-                parts.append(str(value.value))
-        return repr("".join(parts))
-    return repr(" ".join(text.split()))
+    """A string literal standing for *message*: an f-string's template (``"bad {n}"``), else its source text.
+
+    The literal uses the f-string's quote character when it can.
+    """
+    if not isinstance(message, nodes.JoinedStr):
+        return repr(" ".join(text.split()))
+    parts = []
+    for value in message.values:
+        if isinstance(value, nodes.FormattedValue):
+            parts.append("{" + value.value.as_string() + "}")
+        elif isinstance(value, nodes.Const):
+            parts.append(str(value.value))
+    literal = repr("".join(parts))
+    quote = text.lstrip("fFrR")[:1]
+    body = literal[1:-1]
+    if quote == '"' and literal[0] == "'" and '"' not in body and "\\'" not in body:
+        return f'"{body}"'
+    return literal
 
 
 def split_assert_fix(analysis: FileAnalysis, statement: nodes.Assert) -> Fix | None:
@@ -47,7 +55,8 @@ def split_assert_fix(analysis: FileAnalysis, statement: nodes.Assert) -> Fix | N
     indent = analysis.source.line(start.line)[: start.col]
     original = node_text(analysis, statement)
     nested = original.replace("\n", "\n    ")
-    compiled = f"assert {node_text(analysis, statement.test)}, {constant_message(statement.fail, node_text(analysis, statement.fail))}"
+    message = constant_message(statement.fail, node_text(analysis, statement.fail))
+    compiled = f"assert {node_text(analysis, statement.test)}, {message}"
     content = (
         f"if {torch_name}.compiler.is_compiling():\n{indent}    {compiled.replace(chr(10), chr(10) + '    ')}\n"
         f"{indent}else:\n{indent}    {nested}"

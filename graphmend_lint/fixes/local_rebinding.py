@@ -34,8 +34,8 @@ def local_rebinding_fix(analysis: FileAnalysis, statement: nodes.Assign, target:
     name = target.attrname
     if not isinstance(function, nodes.FunctionDef) or statement not in function.body:
         return None
-    if any(isinstance(n, (nodes.Name, nodes.AssignName)) and n.name == name for n in function.nodes_of_class((nodes.Name, nodes.AssignName))):
-        return None
+    if any(n.name == name for n in function.nodes_of_class((nodes.Name, nodes.AssignName))):
+        return None  # the local name is taken
     writes = [n for n in function.nodes_of_class(nodes.AssignAttr) if _self_attribute(n, name)]
     if writes != [target]:
         return None

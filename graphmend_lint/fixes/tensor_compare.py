@@ -40,7 +40,9 @@ def _if_test_of(call: nodes.Call) -> nodes.If | None:
 
 def isclose_fix(analysis: FileAnalysis, call: nodes.Call, predicate: str) -> Fix:
     """``torch.allclose(a, b)`` → ``torch.isclose(a, b).all()`` when GM101 then predicates the ``if``."""
-    advice = Fix(edits=(), applicability=Applicability.DISPLAY_ONLY, message=f"no automatic fix: {KEEP_AS_TENSOR[predicate]}")
+    advice = Fix(
+        edits=(), applicability=Applicability.DISPLAY_ONLY, message=f"no automatic fix: {KEEP_AS_TENSOR[predicate]}"
+    )
     func = call.func
     if predicate != "allclose" or not isinstance(func, nodes.Attribute) or _if_test_of(call) is None:
         return advice
@@ -48,7 +50,7 @@ def isclose_fix(analysis: FileAnalysis, call: nodes.Call, predicate: str) -> Fix
     callee = node_text(analysis, func)
     if not text.startswith(callee) or not callee.endswith("allclose"):
         return advice
-    content = callee.removesuffix("allclose") + "isclose" + text[len(callee) :] + ".all()"
+    content = callee.removesuffix("allclose") + "isclose" + text.removeprefix(callee) + ".all()"
     edit = Edit(analysis.start_of(call), analysis.end_of(call), content)
     if not predicated_after(analysis, edit, [call]):
         return advice

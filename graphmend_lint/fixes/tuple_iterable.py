@@ -29,7 +29,7 @@ def _only_reads(comprehension: nodes.NodeNG) -> bool:
     parts += [condition for generator in comprehension.generators for condition in generator.ifs]
     parts += [generator.iter for generator in comprehension.generators[1:]]
     risky = (nodes.Call, nodes.Attribute, nodes.NamedExpr, nodes.Yield, nodes.Await)
-    return not any(isinstance(n, risky) for part in parts if part is not None for n in [part, *part.nodes_of_class(risky)])
+    return not any(isinstance(part, risky) or any(part.nodes_of_class(risky)) for part in parts if part is not None)
 
 
 def tuple_iterable_fix(analysis: FileAnalysis, comprehension: nodes.NodeNG) -> Fix:
@@ -42,8 +42,9 @@ def tuple_iterable_fix(analysis: FileAnalysis, comprehension: nodes.NodeNG) -> F
     """
     iterable = comprehension.generators[0].iter
     safe = _only_reads(comprehension)
+    wrapped = f"tuple({node_text(analysis, iterable)})"
     return Fix(
-        edits=(Edit(analysis.start_of(iterable), analysis.end_of(iterable), f"tuple({node_text(analysis, iterable)})"),),
+        edits=(Edit(analysis.start_of(iterable), analysis.end_of(iterable), wrapped),),
         applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
         message="Iterate a tuple, which Dynamo can step through in the comprehension's own frame",
     )

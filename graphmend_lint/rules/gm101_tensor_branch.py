@@ -140,5 +140,6 @@ class TensorDependentBranch(Rule):
                 continue
             fix = None if is_elif(ctx.analysis, node) else predicated_fix(ctx.analysis, "if_statement", node, FIX_MESSAGE)
             for index, part in enumerate(parts):
-                message = f"branch on a tensor value `{snippet(part)}` causes a graph break{gate_note(ctx.values, part)}"
+                message = f"branch on a tensor value `{snippet(part)}` causes a graph break"
+                message += gate_note(ctx.values, part)
                 yield ctx.report(part, message, traced, fix if index == 0 else None)

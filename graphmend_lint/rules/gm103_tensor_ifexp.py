@@ -63,5 +63,6 @@ class TensorDependentConditionalExpression(Rule):
                 continue
             fix = predicated_fix(ctx.analysis, "conditional_expression", node, "Select with `torch.where`")
             for index, part in enumerate(parts):
-                message = f"conditional expression on a tensor value `{snippet(part)}` causes a graph break{gate_note(ctx.values, part)}"
+                message = f"conditional expression on a tensor value `{snippet(part)}` causes a graph break"
+                message += gate_note(ctx.values, part)
                 yield ctx.report(part, message, traced, fix if index == 0 else None)

@@ -67,5 +67,6 @@ class TensorValidationGuard(Rule):
                 continue
             fix = predicated_fix(ctx.analysis, "validation_guard", node, "Check on the device with `torch._assert_async`")
             for index, part in enumerate(parts):
-                message = f"validation guard on a tensor value `{snippet(part)}` causes a graph break{gate_note(ctx.values, part)}"
+                message = f"validation guard on a tensor value `{snippet(part)}` causes a graph break"
+                message += gate_note(ctx.values, part)
                 yield ctx.report(part, message, traced, fix if index == 0 else None)

@@ -73,7 +73,8 @@ class TensorAssertMessage(Rule):
     invalid = (
         Example(
             _HEADER + "    assert (x > 0).all(), f'layer {n}: negative input'\n    return x\n",
-            fixed=_HEADER + "    if torch.compiler.is_compiling():\n        assert (x > 0).all(), 'layer {n}: negative input'\n"
+            fixed=_HEADER
+            + "    if torch.compiler.is_compiling():\n        assert (x > 0).all(), 'layer {n}: negative input'\n"
             "    else:\n        assert (x > 0).all(), f'layer {n}: negative input'\n    return x\n",
             unsafe=True,
         ),

@@ -21,6 +21,7 @@ NO_FIX = Fix(
     message="no automatic fix: read the level once outside the compiled function, or gate the code with "
     "`if not torch.compiler.is_compiling() and logger.isEnabledFor(...)`",
 )
+_DEBUG_BLOCK = "    y = x * 2\n    if {test}:\n        logger.debug('y %s', y)\n    return y\n"
 _HEADER = (
     "import logging\n\nimport torch\n\nlogger = logging.getLogger(__name__)\n\n\n"
     "@torch.compile\ndef f(x: torch.Tensor):\n"
@@ -91,9 +92,8 @@ class LoggerLevelCheck(Rule):
     )
     invalid = (
         Example(
-            _HEADER + "    y = x * 2\n    if logger.isEnabledFor(logging.DEBUG):\n        logger.debug('y %s', y)\n    return y\n",
-            fixed=_HEADER + "    y = x * 2\n    if not torch.compiler.is_compiling() and logger.isEnabledFor(logging.DEBUG):\n"
-            "        logger.debug('y %s', y)\n    return y\n",
+            _HEADER + _DEBUG_BLOCK.format(test="logger.isEnabledFor(logging.DEBUG)"),
+            fixed=_HEADER + _DEBUG_BLOCK.format(test="not torch.compiler.is_compiling() and logger.isEnabledFor(logging.DEBUG)"),
             unsafe=True,
         ),
         Example(
@@ -122,7 +122,9 @@ class LoggerLevelCheck(Rule):
                 yield ctx.report(node, message + gate_note(ctx.values, node), traced, fix or NO_FIX)
                 continue
             for operand in (node.left, *(right for _, right in node.ops)):
-                if isinstance(operand, nodes.Attribute) and operand.attrname == "level" and finder.is_logger(operand.expr):
+                if not (isinstance(operand, nodes.Attribute) and operand.attrname == "level"):
+                    continue
+                if finder.is_logger(operand.expr):
                     message = "comparing a logger's `.level` in compiled code causes a graph break"
                     yield ctx.report(node, message + gate_note(ctx.values, node), traced, NO_FIX)
                     break

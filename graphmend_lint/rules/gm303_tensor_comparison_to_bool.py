@@ -85,7 +85,8 @@ class TensorComparisonToBool(Rule):
     )
     invalid = (
         Example(
-            _HEADER + "    if torch.allclose(x, y, atol=1e-6):\n        z = x\n    else:\n        z = y\n    return z\n",
+            _HEADER + "    if torch.allclose(x, y, atol=1e-6):\n        z = x\n    else:\n"
+            "        z = y\n    return z\n",
             fixed=_HEADER + "    z = torch.where(torch.isclose(x, y, atol=1e-6).all(), x, y)\n    return z\n",
             unsafe=True,
         ),

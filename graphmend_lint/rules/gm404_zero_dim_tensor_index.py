@@ -105,7 +105,8 @@ class ZeroDimTensorIndex(Rule):
     invalid = (
         Example(
             _HEADER + "    token = x.argmax()\n    return table[token] * 2\n",
-            fixed=_HEADER + "    token = x.argmax()\n    return table.index_select(0, token.reshape(1)).squeeze(0) * 2\n",
+            fixed=_HEADER
+            + "    token = x.argmax()\n    return table.index_select(0, token.reshape(1)).squeeze(0) * 2\n",
             unsafe=True,
         ),
         Example(

@@ -79,8 +79,8 @@ class RecurrentModuleCall(Rule):
     options = {"allow-rnn": False}
     valid = (
         _MODULE.format(layer="nn.LSTMCell(4, 4)"),
-        _MODULE.format(layer="nn.GRU(4, 4)").replace("from torch import nn\n", "from torch import nn\n\ntorch._dynamo.config.allow_rnn = True\n"),
-        _MODULE.format(layer="nn.GRU(4, 4)").replace("class Encoder", "class NotCompiled").replace("Encoder()", "torch.nn.Identity()"),
+        _MODULE.format(layer="nn.GRU(4, 4)").replace("nn\n", "nn\n\ntorch._dynamo.config.allow_rnn = True\n", 1),
+        _MODULE.format(layer="nn.GRU(4, 4)").replace("torch.compile(Encoder())", "Encoder()"),
     )
     invalid = (
         Example(_MODULE.format(layer="nn.LSTM(4, 4, batch_first=True)")),

@@ -32,7 +32,7 @@ def _is_module(values: ValueOracle, node: nodes.NodeNG) -> bool:
 
 
 def copies_tensors(values: ValueOracle, node: nodes.NodeNG) -> str | None:
-    """What kind of tensor-holding object *node* is ("a tensor", "a module", "a container of tensors"), else ``None``."""
+    """What tensor-holding object *node* is: "a tensor", "a module", "a container of tensors", else ``None``."""
     if is_tensor_like(values, node):
         return "a tensor"
     if _is_module(values, node):

@@ -191,7 +191,8 @@ class RequiresGradMutation(Rule):
         Example(
             "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
             "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n"
-            "        for p in self.fc.parameters():\n            p.requires_grad = False\n        return self.fc(x)\n\n\n"
+            "        for p in self.fc.parameters():\n            p.requires_grad = False\n"
+            "        return self.fc(x)\n\n\n"
             "model = torch.compile(M())\n"
         ),
     )

@@ -16,6 +16,7 @@ COMPREHENSIONS = (nodes.ListComp, nodes.SetComp, nodes.DictComp)
 #: Callables whose result iterates as a tuple or range iterator, which Dynamo steps through.
 _TUPLE_LIKE_CALLS = frozenset({"tuple", "range"})
 _SKIPPED_BODY = (nodes.FunctionDef, nodes.ClassDef, nodes.Lambda)
+_CAPTURING = "keys = {{f'output_{{k}}': getattr(self, f'output_{{k}}', False) for k in {flags}}}"
 _HEADER = (
     "import torch\nfrom torch import nn\n\nFLAGS = {{'hidden_states': 1}}\n\n\nclass Wrapped(nn.Module):\n"
     "    def __init__(self):\n        super().__init__()\n        self.inner = nn.Linear(4, 4)\n"
@@ -38,7 +39,8 @@ def _steps_as_tuple(values: ValueOracle, iterable: nodes.NodeNG) -> bool:
 
 def _holds_module_or_tensor(values: ValueOracle, comprehension: nodes.NodeNG) -> bool:
     """The comprehension's frame closes over ``self`` or a tensor, so Dynamo will try to compile it."""
-    bound = {name.name for generator in comprehension.generators for name in generator.target.nodes_of_class(nodes.AssignName)}
+    targets = [generator.target for generator in comprehension.generators]
+    bound = {name.name for target in targets for name in target.nodes_of_class(nodes.AssignName)}
     for name in comprehension.nodes_of_class(nodes.Name):
         if name.name in bound or name.scope() is not comprehension:
             continue
@@ -119,16 +121,14 @@ class ComprehensionFrame(Rule):
     default_applicability = Applicability.UNSAFE
     options = {"target-version": "3.11"}
     valid = (
-        _HEADER.format(comprehension="keys = {f'output_{k}': getattr(self, f'output_{k}', False) for k in tuple(FLAGS)}"),
+        _HEADER.format(comprehension=_CAPTURING.format(flags="tuple(FLAGS)")),
         _HEADER.format(comprehension="keys = {f'output_{k}': False for k in FLAGS}"),
         _HEADER.format(comprehension="keys = [getattr(self, k, None) for k in ('a', 'b')] + [self for _ in range(2)]"),
     )
     invalid = (
         Example(
-            _HEADER.format(comprehension="keys = {f'output_{k}': getattr(self, f'output_{k}', False) for k in FLAGS}"),
-            fixed=_HEADER.format(
-                comprehension="keys = {f'output_{k}': getattr(self, f'output_{k}', False) for k in tuple(FLAGS)}"
-            ),
+            _HEADER.format(comprehension=_CAPTURING.format(flags="FLAGS")),
+            fixed=_HEADER.format(comprehension=_CAPTURING.format(flags="tuple(FLAGS)")),
             unsafe=True,
         ),
         Example(
