@@ -235,8 +235,7 @@ def _check_stdin(args: argparse.Namespace, settings: Settings) -> int:
 def _rules_table() -> int:
     rows = [("code", "name", "fix", "dynamo ids", "summary")]
     for rule in all_rules():
-        fix = rule.default_applicability.value if rule.default_applicability else "-"
-        rows.append((rule.code, rule.name, fix, ",".join(rule.dynamo_gb) or "-", rule.summary))
+        rows.append((rule.code, rule.name, rule.fix_label(), ",".join(rule.dynamo_gb) or "-", rule.summary))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for row in rows:
         print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4])

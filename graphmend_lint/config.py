@@ -9,7 +9,9 @@ then command-line flags.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -24,7 +26,11 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 SCOPES = ("compiled", "modules", "all")
 OUTPUT_FORMATS = ("concise", "full", "json", "sarif", "github")
-SIDE_EFFECT_FIXES = ("defer", "guard")
+SIDE_EFFECT_FIXES = ("auto", "guard")
+#: Assumed when torch is not installed where the linter runs (a pre-commit environment):
+#: the oldest torch whose torch.compile the rules describe.
+OLDEST_TORCH = "2.4"
+_VERSION = re.compile(r"^(\d+)\.(\d+)")
 TOOL_TABLE = "graphmend-lint"
 DEFAULT_EXCLUDE = (
     ".git",
@@ -42,6 +48,15 @@ DEFAULT_EXCLUDE = (
     ".graphmend_cache",
     "site-packages",
 )
+
+
+def installed_torch() -> str:
+    """``major.minor`` of the torch installed beside the linter, read from its metadata (never imported)."""
+    try:
+        found = _VERSION.match(importlib.metadata.version("torch"))
+    except importlib.metadata.PackageNotFoundError:
+        return OLDEST_TORCH
+    return f"{found.group(1)}.{found.group(2)}" if found else OLDEST_TORCH
 
 
 class ConfigError(ValueError):
@@ -62,7 +77,8 @@ class Settings:
     unsafe_fixes: bool = False
     scope: str = "compiled"
     output_format: str = "concise"
-    side_effect_fix: str = "defer"
+    side_effect_fix: str = "auto"
+    target_torch: str = installed_torch()
     assume_tensor_parameters: bool = True
     extra_compile_functions: tuple[str, ...] = ()
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
@@ -77,6 +93,12 @@ class Settings:
             if rule_code == code:
                 return dict(items)
         return {}
+
+    @property
+    def target_torch_version(self) -> tuple[int, int]:
+        found = _VERSION.match(self.target_torch)
+        major, minor = (found.group(1), found.group(2)) if found else OLDEST_TORCH.split(".")
+        return int(major), int(minor)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -130,6 +152,12 @@ def _choice(choices: tuple[str, ...]) -> Callable[[str, Any], str]:
     return convert
 
 
+def _version(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not _VERSION.match(value):
+        raise TypeError('a version string such as "2.13"')
+    return value
+
+
 def _per_file_ignores(key: str, value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
         raise TypeError('a table of glob = ["CODE", ...]')
@@ -167,9 +195,17 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "side-effect-fix",
         "one of " + ", ".join(SIDE_EFFECT_FIXES),
-        "How GM201/GM202 fix a side effect: `defer` moves it to the function's epilogue; "
-        "`guard` wraps it in `if not torch.compiler.is_compiling():`.",
+        "How GM201 fixes a `print`: `auto` prints from inside the graph with `torch._higher_order_ops.print` "
+        "when the target torch has it and every value is a tensor, number or string, else guards it; "
+        "`guard` always wraps it in `if not torch.compiler.is_compiling():` (logging is always guarded).",
         _choice(SIDE_EFFECT_FIXES),
+    ),
+    Option(
+        "target-torch",
+        "version string",
+        "The torch version fixed code must run on (`major.minor`); fixes that need a newer torch are not "
+        "offered. Default: the torch installed beside the linter, or " + OLDEST_TORCH + " when there is none.",
+        _version,
     ),
     Option(
         "assume-tensor-parameters",

@@ -23,7 +23,6 @@ from graphmend_lint.diagnostics import Diagnostic, Fix, Position
 from graphmend_lint.source import SourceFile
 
 if TYPE_CHECKING:
-    from graphmend_lint.fixes.cst_index import CstIndex
     from graphmend_lint.rules.base import Rule
 
 NodeT = TypeVar("NodeT", bound=nodes.NodeNG)
@@ -43,7 +42,6 @@ class FileAnalysis:
     values: ValueOracle
     settings: Settings
     _traced: list[tuple[nodes.FunctionDef, TracedFunction]] | None = field(default=None, repr=False)
-    _cst_cache: dict[tuple[int, int], CstIndex] = field(default_factory=dict, repr=False)
     _shared: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def traced_functions(self) -> list[tuple[nodes.FunctionDef, TracedFunction]]:
@@ -99,61 +97,6 @@ class FileAnalysis:
     def end_of(self, node: nodes.NodeNG) -> Position:
         line = node.end_lineno or node.lineno
         return Position(line, self.source.char_column(line, node.end_col_offset or 0))
-
-    def cst_around(self, node: nodes.NodeNG) -> CstIndex:
-        """The libcst tree of the outermost function holding *node*, parsed on first use.
-
-        libcst is slow (about 2,000 lines a second here) and transformers'
-        classes run to thousands of lines, so only that function is parsed,
-        decorators included. A method cannot stand alone at its indentation,
-        so each enclosing block gets a stand-in header line at its own column
-        (``if True:``); positions stay the file's.
-        """
-        function = node if isinstance(node, nodes.FunctionDef) else None
-        enclosing = node.parent
-        while enclosing is not None and not isinstance(enclosing, nodes.Module):
-            if isinstance(enclosing, nodes.FunctionDef):
-                function = enclosing
-            enclosing = enclosing.parent
-        part = function or _top_level_statement(node)
-        decorators = getattr(part, "decorators", None)
-        first = min([part.fromlineno, *(d.fromlineno for d in decorators.nodes)] if decorators else [part.fromlineno])
-        last = part.tolineno
-        cached = self._cst_cache.get((first, last))
-        if cached is None:
-            from graphmend_lint.fixes.cst_index import CstIndex
-
-            newline = self.source.newline
-            headers = [indent + "if True:" for indent in self._block_indents(part)]
-            text = newline.join([*headers, *self.source.lines[first - 1 : last]]) + newline
-            cached = CstIndex.parse(text, line_offset=first - 1 - len(headers))
-            self._cst_cache[(first, last)] = cached
-        return cached
-
-    def _block_indents(self, node: nodes.NodeNG) -> list[str]:
-        """Indentation of each block opened around *node*, outermost first, each deeper than the last.
-
-        Read from the source lines, so tabs stay tabs; a ``try`` and its
-        ``except`` (or an ``if`` and its ``elif``) share one.
-        """
-        indents: list[str] = []
-        parent = node.parent
-        while parent is not None and not isinstance(parent, nodes.Module):
-            if parent.is_statement:
-                line = self.source.lines[parent.fromlineno - 1]
-                indents.append(line[: len(line) - len(line.lstrip(" \t"))])
-            parent = parent.parent
-        deepening: list[str] = []
-        for indent in reversed(indents):
-            if not deepening or len(indent) > len(deepening[-1]):
-                deepening.append(indent)
-        return deepening
-
-
-def _top_level_statement(node: nodes.NodeNG) -> nodes.NodeNG:
-    while node.parent is not None and not isinstance(node.parent, nodes.Module):
-        node = node.parent
-    return node
 
 
 def _function_definitions(module: nodes.Module) -> Iterator[nodes.FunctionDef]:

@@ -102,9 +102,9 @@ def gb_url(gb_id: str) -> str:
 
 def fix_text(rule: type[Rule]) -> str:
     """How a rule's fix is applied, in words."""
-    if rule.default_applicability is None:
+    if not rule.fix_applicabilities:
         return "none"
-    return APPLICABILITY_TEXT[rule.default_applicability]
+    return "; ".join(APPLICABILITY_TEXT[a] for a in rule.fix_applicabilities)
 
 
 def table_cell(text: str) -> str:

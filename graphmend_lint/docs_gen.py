@@ -410,7 +410,7 @@ def cli_markdown(parser: argparse.ArgumentParser, verify: argparse.ArgumentParse
 
 
 def _fix_cell(rule: type[Rule]) -> str:
-    return rule.default_applicability.value if rule.default_applicability is not None else "-"
+    return rule.fix_label()
 
 
 def rules_index_markdown(rules: Sequence[type[Rule]]) -> str:

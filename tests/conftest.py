@@ -51,15 +51,18 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+#: A print whose fix is the (unsafe) guard: ``y.data`` is not provably a tensor the print op takes.
 PRINT_PROGRAM = """import torch
 
 
 @torch.compile
 def step(x):
     y = x * 2
-    print("y", y.shape)
+    print("y:", y.data)
     return y.relu()
 """
+#: The fixed text of the print in PRINT_PROGRAM.
+GUARDED_PRINT = 'if not torch.compiler.is_compiling():\n        print("y:", y.data)\n'
 
 CLEAN_PROGRAM = """import torch
 

@@ -14,6 +14,7 @@ import pytest
 from catalog_cases import CATALOG, Case, case, catalog_programs, findings, fix_pairs
 
 from graphmend_lint import fix_source
+from graphmend_lint.config import load_settings
 
 CODES = ("GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505")
 DEEPCOPY = "copy.py:153 GB4198"  # where Dynamo names a deepcopy break (Python 3.11's copy.py)
@@ -58,7 +59,7 @@ CASES: dict[str, Case] = {
     "GM505/neg_flags_only.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
-SAFE_FIXES: frozenset[str] = frozenset()
+SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py"})
 
 
 def test_every_program_has_a_case_and_every_case_a_program() -> None:
@@ -87,8 +88,9 @@ def test_finding_lines_are_the_break_lines(name: str) -> None:
 @pytest.mark.parametrize(("bad", "fixed"), fix_pairs(CODES))
 def test_fixed_program_is_exactly_the_fix_of_the_bad_one(bad: str, fixed: str) -> None:
     text = (CATALOG / bad).read_text()
-    result = fix_source(text, str(CATALOG / bad), unsafe=True)
+    settings = load_settings(start=CATALOG / bad)  # a catalog folder may carry a graphmend-lint.toml
+    result = fix_source(text, str(CATALOG / bad), settings, unsafe=True)
     assert result.source == (CATALOG / fixed).read_text()
     assert bad.partition("/")[0] in {d.code for d in result.applied}
-    safe_only = fix_source(text, str(CATALOG / bad), unsafe=False).source
+    safe_only = fix_source(text, str(CATALOG / bad), settings, unsafe=False).source
     assert (safe_only == result.source) is (fixed in SAFE_FIXES)

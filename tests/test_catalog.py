@@ -1,8 +1,9 @@
 """The rule catalog (``rules/GMxxx/``): every program runs, and every fixed program is the fixer's output.
 
-Each ``fixed_X.py`` must be exactly what ``fix_source`` (with unsafe fixes)
-makes of ``bad_X.py``, so the docs, which embed these pairs, never drift from
-the code; and fixing a fixed program again changes nothing.
+Each ``fixed_X.py`` must be exactly what ``fix_source`` (with unsafe fixes,
+and the settings of a ``graphmend-lint.toml`` beside it, as the command line
+would read them) makes of ``bad_X.py``, so the docs, which embed these pairs,
+never drift from the code; and fixing a fixed program again changes nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from graphmend_lint import fix_source
+from graphmend_lint.config import load_settings
 
 CATALOG = Path(__file__).resolve().parents[1] / "rules"
 PAIRS = sorted(
@@ -31,9 +33,10 @@ def _id(path: Path) -> str:
 
 @pytest.mark.parametrize(("bad", "fixed"), PAIRS, ids=[_id(b) for b, _ in PAIRS])
 def test_fixed_program_is_the_fixers_output(bad: Path, fixed: Path) -> None:
-    result = fix_source(bad.read_text(), str(bad), unsafe=True)
+    settings = load_settings(start=bad)
+    result = fix_source(bad.read_text(), str(bad), config=settings, unsafe=True)
     assert result.source == fixed.read_text()
-    assert fix_source(result.source, str(fixed), unsafe=True).source == result.source
+    assert fix_source(result.source, str(fixed), config=settings, unsafe=True).source == result.source
 
 
 def test_every_rule_with_a_fix_has_a_catalog_pair() -> None:

@@ -1,7 +1,7 @@
 """What a function rebinds or mutates in place, and where: enough to move a read later safely.
 
-The defer fix reads a print's arguments in the epilogue instead of at the
-call. That is only the same value when nothing in between rebinds the name
+The ``torch.cond`` rewrite reads a branch's operands in local functions
+instead of in the branch. That is only the same value when nothing in between rebinds the name
 (``y = ...``, ``del y``, a loop target) or mutates its object in place
 (``y.add_(1)``, ``y[0] = 0``, ``y += 1`` on a tensor, ``out=y``, a list's
 ``append``), also through an alias (``row = y[0]; row.zero_()``). This module

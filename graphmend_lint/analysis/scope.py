@@ -27,6 +27,11 @@ from graphmend_lint.analysis.imports import ImportTable, dotted_name, statements
 
 COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 DISABLE_DECORATORS = frozenset({"torch._dynamo.disable", "torch.compiler.disable", "torch._disable_dynamo"})
+#: Dynamo calls these functions once while tracing and bakes in the result: their bodies are never traced.
+CONSTANT_DECORATORS = frozenset({"torch._dynamo.assume_constant_result", "torch.compiler.assume_constant_result"})
+#: The attribute those decorators set; a project decorator that sets it (transformers'
+#: ``_make_compile_constant``, written so that ``import_utils`` need not import torch) works the same.
+CONSTANT_MARKER = "_dynamo_marked_constant"
 COMPILING_PREDICATES = frozenset({"is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling"})
 MAX_DEPTH = 24
 _COMPILE_CALL_HINT = re.compile(r"\b(compile|optimize)\b")
@@ -291,7 +296,7 @@ class ScopeAnalyzer:
         function = self.index.functions.get(qualname)
         if function is None or qualname in self._traced or depth > MAX_DEPTH:
             return
-        if any(self.imports.resolve_node(self._decorator_callee(d)) in DISABLE_DECORATORS for d in function.decorator_list):
+        if any(self._stops_tracing(decorator) for decorator in function.decorator_list):
             return
         chain = chain + (qualname,)
         self._traced[qualname] = TracedFunction(qualname, function.lineno, function.col_offset, chain)
@@ -304,6 +309,15 @@ class ScopeAnalyzer:
                 self._reach(target, chain, depth + 1)
         for inner in self._nested_functions(qualname):
             self._reach(inner, chain, depth + 1)
+
+    def _stops_tracing(self, decorator: ast.expr) -> bool:
+        """Dynamo does not trace the body of a function with this decorator (disabled, or a constant result)."""
+        callee = self._decorator_callee(decorator)
+        name = self.imports.resolve_node(callee)
+        if name in DISABLE_DECORATORS or name in CONSTANT_DECORATORS:
+            return True
+        local = dotted_name(callee)
+        return local in self.index.functions and _sets_constant_marker(self.index.functions[local])
 
     @staticmethod
     def _decorator_callee(decorator: ast.expr) -> ast.expr:
@@ -539,3 +553,13 @@ def analyze_scope(
     skipped when no such call can be there.
     """
     return ScopeAnalyzer(tree, imports, path, mode, extra_compile_functions, text).run(seeds)
+
+
+def _sets_constant_marker(function: _FunctionNode) -> bool:
+    """The function sets ``_dynamo_marked_constant`` on something (``setattr(fn, "...", True)`` or ``fn.x = True``)."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute) and node.attr == CONSTANT_MARKER and isinstance(node.ctx, ast.Store):
+            return True
+        if isinstance(node, ast.Constant) and node.value == CONSTANT_MARKER:
+            return True
+    return False

@@ -1,7 +1,7 @@
-"""Which calls in traced code are host side effects, and which already sit in an epilogue.
+"""Which calls in traced code are host side effects.
 
 GM201 (print), GM202 (logging), GM203 (host I/O), GM204 (untraceable stdlib)
-and the defer rewrite all ask "what is this call?"; the answer lives here once,
+and their fixes all ask "what is this call?"; the answer lives here once,
 so that e.g. logger recognition cannot drift between a rule and the fix.
 
 Precision matters more than recall: ``obj.info(...)`` is a logger call only
@@ -20,8 +20,7 @@ from typing import Any
 
 from astroid import nodes
 
-from graphmend_lint.analysis.scope import TracedFunction
-from graphmend_lint.analysis.values import Kind, ValueOracle, assigned_self_values, enclosing_class
+from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 
 #: ``logging.Logger`` methods that emit a record (all break the graph: GB0291).
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
@@ -78,10 +77,6 @@ class Effect(enum.Enum):
     UUID = "uuid"  # GM204
 
 
-#: Effects the defer rewrite moves to the epilogue (GM201 and GM202).
-DEFERRABLE = frozenset({Effect.PRINT, Effect.LOG, Effect.WARN})
-
-
 @dataclass(frozen=True)
 class LoggerConfig:
     """GM202's options: which names and factories mean "a logger"."""
@@ -103,15 +98,6 @@ class SideEffect:
 
     effect: Effect
     label: str  # e.g. "logger.warning_once()", "sys.stdout.write()"
-
-
-def compiled_with_fullgraph(traced: TracedFunction) -> bool:
-    """``torch.compile(..., fullgraph=True)`` put the function in scope: any break is an error.
-
-    An epilogue call still breaks there, so nothing counts as already deferred
-    and deferring cannot help.
-    """
-    return "fullgraph=True" in traced.chain[0].replace(" ", "") if traced.chain else False
 
 
 def is_builtin_call(call: nodes.Call, name: str) -> bool:
@@ -207,7 +193,7 @@ class SideEffectFinder:
         if isinstance(receiver, nodes.Name):
             if receiver.name in self.loggers.names:
                 return True
-            return any(self._binds_logger(binding, depth) for binding in _bindings(receiver))
+            return any(self._binds_logger(binding, depth) for binding in name_bindings(receiver))
         if isinstance(receiver, nodes.Attribute):
             if isinstance(receiver.expr, nodes.Name) and receiver.expr.name == "self":
                 return receiver.attrname in self.loggers.names or any(
@@ -239,7 +225,7 @@ class SideEffectFinder:
         """``f`` bound by ``f = open(...)`` or ``with open(...) as f``."""
         if not isinstance(receiver, nodes.Name):
             return False
-        for binding in _bindings(receiver):
+        for binding in name_bindings(receiver):
             parent = binding.parent
             if isinstance(parent, nodes.Assign) and isinstance(parent.value, nodes.Call) and is_builtin_call(parent.value, "open"):
                 return True
@@ -249,180 +235,6 @@ class SideEffectFinder:
                         return True
         return False
 
-    # -- epilogue ---------------------------------------------------------------
-
-    def in_epilogue(self, call: nodes.Call, function: nodes.FunctionDef) -> bool:
-        """Whether *call* already runs after the function's last tensor op.
-
-        Measured on torch 2.13: side effects placed after all tensor work and
-        right before a ``return`` of plain names (or at the end of the
-        function) leave one graph. Dynamo still logs each as a break, but no
-        second graph forms, so such calls are not findings. This is also how
-        the calls the defer fix moved are recognised, so a second ``--fix``
-        changes nothing. An epilogue is a run of statements, each a
-        side-effect call with cheap arguments (names, constants, formatting,
-        ``.item()``), an ``if <flag>:`` holding only such calls, or a
-        ``list(map(lambda ...: <call>, <list>))`` replay, followed by a
-        trivial ``return`` or the end of the function. It may sit in an
-        ``if`` or ``for`` but not in ``with``/``try``/``while``, where a
-        break still splits the graph or skips the frame (measured).
-        """
-        statement = self._epilogue_statement(call)
-        if statement is None or not self._is_epilogue_statement(statement):
-            return False
-        if not _only_plain_blocks_between(statement, function):
-            return False
-        sibling = statement.next_sibling()
-        while sibling is not None:
-            if isinstance(sibling, nodes.Return):
-                return is_trivial_value(sibling.value)
-            if not self._is_epilogue_statement(sibling):
-                return False
-            sibling = sibling.next_sibling()
-        return statement.parent is function
-
-    def _epilogue_statement(self, call: nodes.Call) -> nodes.NodeNG | None:
-        """The statement of the block that holds *call* (climbing out of a replay)."""
-        node: nodes.NodeNG = call
-        while isinstance(node.parent, nodes.IfExp):
-            node = node.parent
-        if isinstance(node.parent, nodes.Lambda):
-            replay = node.parent.parent
-            listing = replay.parent if isinstance(replay, nodes.Call) else None
-            node = listing if listing is not None and _is_map_replay(listing) else call
-        statement = node.parent if isinstance(node.parent, nodes.Expr) else None
-        if statement is None:
-            return None
-        flag = statement.parent
-        if isinstance(flag, nodes.If) and _is_flag_test(flag.test) and not flag.orelse and statement in flag.body:
-            return flag
-        return statement
-
-    def _is_epilogue_statement(self, statement: nodes.NodeNG) -> bool:
-        if isinstance(statement, nodes.If):
-            return (
-                _is_flag_test(statement.test)
-                and not statement.orelse
-                and all(self._is_epilogue_statement(inner) for inner in statement.body)
-            )
-        if not isinstance(statement, nodes.Expr) or not isinstance(statement.value, nodes.Call):
-            return False
-        call = statement.value
-        if _is_map_replay(call):
-            lambda_body = call.args[0].args[0].body
-            return all(self._is_cheap_replay_call(c) for c in _conditional_calls(lambda_body))
-        return self._is_cheap_replay_call(call)
-
-    def _is_cheap_replay_call(self, call: nodes.NodeNG) -> bool:
-        if not isinstance(call, nodes.Call):
-            return False
-        effect = self.classify(call)
-        if effect is None or effect.effect not in DEFERRABLE:
-            return False
-        arguments = [*call.args, *(keyword.value for keyword in call.keywords or [])]
-        return all(self.is_cheap(argument) for argument in arguments)
-
-    def is_cheap(self, node: nodes.NodeNG) -> bool:
-        """Tensor-free host work: it may run after the graph without starting a new one."""
-        if isinstance(node, (nodes.Const, nodes.Name)):
-            return True
-        if isinstance(node, nodes.Attribute):
-            return dotted(node) is not None
-        if isinstance(node, nodes.Starred):
-            return self.is_cheap(node.value)
-        if isinstance(node, nodes.JoinedStr):
-            return all(self.is_cheap(value) for value in node.values)
-        if isinstance(node, nodes.FormattedValue):
-            return self.is_cheap(node.value) and (node.format_spec is None or self.is_cheap(node.format_spec))
-        if isinstance(node, (nodes.Tuple, nodes.List)):
-            return all(self.is_cheap(element) for element in node.elts)
-        if isinstance(node, nodes.Subscript):
-            return self.values.kind(node.value) is not Kind.TENSOR and self.is_cheap(node.value)
-        if isinstance(node, nodes.BinOp):
-            return is_percent_format(node) and self.is_cheap(node.right)
-        if isinstance(node, nodes.Call):
-            operands = host_format_operands(node)
-            return operands is not None and all(self.is_cheap(operand) for operand in operands)
-        return False
-
-
-# -- helpers shared with the defer rewrite ---------------------------------------------
-
-
-def is_percent_format(node: nodes.BinOp) -> bool:
-    """``"fmt %s" % args``: formatting, whatever the operands."""
-    return node.op == "%" and isinstance(node.left, nodes.Const) and isinstance(node.left.value, str)
-
-
-def host_format_operands(call: nodes.Call) -> list[nodes.NodeNG] | None:
-    """The operands of a host conversion/formatting call, or ``None`` when it is not one.
-
-    ``str(x)``, ``float(x)``, ``x.item()``, ``"{}".format(x)``: the conversion
-    itself is cheap host work; only its operands may be tensor computations.
-    """
-    if call.keywords and any(keyword.arg is None for keyword in call.keywords):
-        return None
-    keywords = [keyword.value for keyword in call.keywords or []]
-    func = call.func
-    if isinstance(func, nodes.Name) and func.name in HOST_FORMAT_BUILTINS and is_builtin_call(call, func.name):
-        return [*call.args, *keywords]
-    if isinstance(func, nodes.Attribute):
-        if func.attrname in HOST_FORMAT_METHODS and not call.args and not keywords:
-            return [func.expr]
-        if func.attrname == "format" and isinstance(func.expr, nodes.Const) and isinstance(func.expr.value, str):
-            return [*call.args, *keywords]
-    return None
-
-
-def is_trivial_value(value: nodes.NodeNG | None) -> bool:
-    """A return value that costs no tensor work: names, constants, tuples of them."""
-    if value is None or isinstance(value, (nodes.Const, nodes.Name)):
-        return True
-    if isinstance(value, nodes.Attribute):
-        return dotted(value) is not None
-    if isinstance(value, (nodes.Tuple, nodes.List)):
-        return all(is_trivial_value(element) for element in value.elts)
-    return False
-
-
-def _is_flag_test(test: nodes.NodeNG) -> bool:
-    return isinstance(test, nodes.Name)
-
-
-def _is_map_replay(call: nodes.NodeNG) -> bool:
-    """``list(map(lambda <p>: <call>, <name>))``, the replay of calls made in a loop."""
-    if not (isinstance(call, nodes.Call) and isinstance(call.func, nodes.Name) and call.func.name == "list"):
-        return False
-    if len(call.args) != 1 or call.keywords:
-        return False
-    inner = call.args[0]
-    return (
-        isinstance(inner, nodes.Call)
-        and isinstance(inner.func, nodes.Name)
-        and inner.func.name == "map"
-        and len(inner.args) == 2
-        and isinstance(inner.args[0], nodes.Lambda)
-        and isinstance(inner.args[1], nodes.Name)
-    )
-
-
-def _conditional_calls(body: nodes.NodeNG) -> Iterator[nodes.NodeNG]:
-    """The branches of ``a if t1 else b if t2 else c``."""
-    while isinstance(body, nodes.IfExp):
-        yield body.body
-        body = body.orelse
-    yield body
-
-
-def _only_plain_blocks_between(statement: nodes.NodeNG, function: nodes.FunctionDef) -> bool:
-    """No ``with``/``try``/``while`` between *statement* and *function*."""
-    node = statement.parent
-    while node is not None and node is not function:
-        if isinstance(node, (nodes.With, nodes.Try, nodes.TryStar, nodes.While, nodes.FunctionDef, nodes.Lambda)):
-            return False
-        node = node.parent
-    return node is function
-
 
 def _imported(func: nodes.NodeNG) -> bool:
     """The name at the root of ``a.b.c`` is bound by an import (not a parameter or local)."""
@@ -430,11 +242,12 @@ def _imported(func: nodes.NodeNG) -> bool:
         func = func.expr
     if not isinstance(func, nodes.Name):
         return False
-    bindings = _bindings(func)
+    bindings = name_bindings(func)
     return bool(bindings) and all(isinstance(b, (nodes.Import, nodes.ImportFrom)) for b in bindings)
 
 
-def _bindings(name: nodes.Name) -> list[nodes.NodeNG]:
+def name_bindings(name: nodes.Name) -> list[nodes.NodeNG]:
+    """What *name* may be bound to where it is read (astroid's scoped lookup; empty when unknown)."""
     try:
         _, assignments = name.lookup(name.name)
     except Exception:  # astroid lookups can fail on odd code; stay quiet

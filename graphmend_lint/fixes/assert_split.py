@@ -15,8 +15,9 @@ from astroid import nodes
 
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix
-from graphmend_lint.fixes.guard import _owns_its_lines, _spans_string_lines, torch_alias
+from graphmend_lint.fixes.guard import can_guard, spans_string_lines
 from graphmend_lint.fixes.host_sync import node_text
+from graphmend_lint.fixes.torch_name import torch_name_at
 
 
 def constant_message(message: nodes.NodeNG, text: str) -> str:
@@ -48,8 +49,10 @@ def split_assert_fix(analysis: FileAnalysis, statement: nodes.Assert) -> Fix | N
     ``torch.compile`` a failing check raises ``RuntimeError`` from the async
     assert, with the constant message, instead of ``AssertionError(msg)``.
     """
-    torch_name = torch_alias(analysis)
-    if torch_name is None or not _owns_its_lines(analysis, statement) or _spans_string_lines(analysis, statement):
+    if not can_guard(analysis, statement) or spans_string_lines(analysis, statement):
+        return None
+    torch = torch_name_at(analysis, statement)
+    if torch is None:
         return None
     start, end = analysis.start_of(statement), analysis.end_of(statement)
     indent = analysis.source.line(start.line)[: start.col]
@@ -58,11 +61,11 @@ def split_assert_fix(analysis: FileAnalysis, statement: nodes.Assert) -> Fix | N
     message = constant_message(statement.fail, node_text(analysis, statement.fail))
     compiled = f"assert {node_text(analysis, statement.test)}, {message}"
     content = (
-        f"if {torch_name}.compiler.is_compiling():\n{indent}    {compiled.replace(chr(10), chr(10) + '    ')}\n"
+        f"if {torch.name}.compiler.is_compiling():\n{indent}    {compiled.replace(chr(10), chr(10) + '    ')}\n"
         f"{indent}else:\n{indent}    {nested}"
     )
     return Fix(
-        edits=(Edit(start, end, content),),
+        edits=(*torch.edits, Edit(start, end, content)),
         applicability=Applicability.UNSAFE,
         message="Give the assert a constant message when compiling (Dynamo then checks it on the device)",
     )

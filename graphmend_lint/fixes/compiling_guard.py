@@ -13,8 +13,8 @@ from astroid import nodes
 
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix
-from graphmend_lint.fixes.guard import torch_alias
 from graphmend_lint.fixes.host_sync import node_text
+from graphmend_lint.fixes.torch_name import torch_name_at
 
 
 def _needs_parentheses(call: nodes.Call) -> bool:
@@ -25,20 +25,21 @@ def _needs_parentheses(call: nodes.Call) -> bool:
     return not (isinstance(parent, nodes.BoolOp) and parent.op == "and")
 
 
-def eager_only_check_fix(analysis: FileAnalysis, call: nodes.Call) -> Fix | None:
+def eager_only_check_fix(analysis: FileAnalysis, call: nodes.Call, gates_only_records: bool) -> Fix | None:
     """``logger.isEnabledFor(L)`` → ``not torch.compiler.is_compiling() and logger.isEnabledFor(L)``.
 
-    Unsafe: eagerly the value is unchanged, but under ``torch.compile`` the
-    check is ``False``, so the records (and anything else the check gates)
-    no longer appear in compiled runs.
+    Eagerly the value is unchanged. Under ``torch.compile`` the check is
+    ``False``, so what it gates no longer runs in compiled code. When it gates
+    nothing but log records (*gates_only_records*) that is what GM202's safe
+    guard does to a log call, and the fix is safe; otherwise it is unsafe.
     """
-    torch_name = torch_alias(analysis)
-    if torch_name is None:
+    torch = torch_name_at(analysis, call)
+    if torch is None:
         return None
-    guarded = f"not {torch_name}.compiler.is_compiling() and {node_text(analysis, call)}"
+    guarded = f"not {torch.name}.compiler.is_compiling() and {node_text(analysis, call)}"
     content = f"({guarded})" if _needs_parentheses(call) else guarded
     return Fix(
-        edits=(Edit(analysis.start_of(call), analysis.end_of(call), content),),
-        applicability=Applicability.UNSAFE,
+        edits=(*torch.edits, Edit(analysis.start_of(call), analysis.end_of(call), content)),
+        applicability=Applicability.SAFE if gates_only_records else Applicability.UNSAFE,
         message="Check the level only when not compiling (`not torch.compiler.is_compiling() and ...`)",
     )

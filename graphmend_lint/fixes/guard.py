@@ -1,35 +1,37 @@
-"""Guard a statement so that it only runs eagerly.
+"""Guard statements so that they only run eagerly.
 
 ``if not torch.compiler.is_compiling():`` is constant-folded by Dynamo, so the
-guarded statement vanishes from the graph and eager behaviour is unchanged.
-It is the idiom transformers itself uses (``is_torchdynamo_compiling()``).
+guarded statements vanish from the graph: no break is logged and
+``fullgraph=True`` passes (measured on torch 2.13). Eager behaviour is
+unchanged. It is the idiom transformers itself uses
+(``is_torchdynamo_compiling()``).
+
+The edit is made where the statements are: a run of consecutive statements
+gets one guard, indented one level deeper. A statement holding a string that
+spans lines (a triple-quoted message) cannot be re-indented without changing
+the string, so it is guarded on its own line instead:
+``if not torch.compiler.is_compiling(): logger.warning(\"\"\"...\"\"\")``.
 """
 
 from __future__ import annotations
 
 import io
 import tokenize
+from collections.abc import Sequence
 
 from astroid import nodes
 
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
+from graphmend_lint.fixes.torch_name import torch_name_at
 
 #: Tokens holding string text (3.12 splits f-strings into START/MIDDLE/END).
 _STRING_TOKENS = frozenset({tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)})
 GUARD_MESSAGE = "Run only when not compiling (`if not torch.compiler.is_compiling():`)"
 
 
-def torch_alias(analysis: FileAnalysis) -> str | None:
-    """The local name bound to the ``torch`` module, if the file imports it."""
-    for local, target in analysis.imports.aliases.items():
-        if target == "torch":
-            return local
-    return None
-
-
-def _owns_its_lines(analysis: FileAnalysis, statement: nodes.NodeNG) -> bool:
-    """True when nothing but whitespace or a comment shares the statement's lines."""
+def can_guard(analysis: FileAnalysis, statement: nodes.NodeNG) -> bool:
+    """Nothing but whitespace or a comment shares the statement's lines."""
     source = analysis.source
     start, end = analysis.start_of(statement), analysis.end_of(statement)
     before = source.line(start.line)[: start.col]
@@ -37,7 +39,7 @@ def _owns_its_lines(analysis: FileAnalysis, statement: nodes.NodeNG) -> bool:
     return not before.strip() and (not after or after.startswith("#"))
 
 
-def _spans_string_lines(analysis: FileAnalysis, statement: nodes.NodeNG) -> bool:
+def spans_string_lines(analysis: FileAnalysis, statement: nodes.NodeNG) -> bool:
     """Re-indenting would change a string token that spans lines (a triple-quoted one).
 
     Asked of the tokens, because astroid merges implicit concatenation
@@ -55,17 +57,35 @@ def _spans_string_lines(analysis: FileAnalysis, statement: nodes.NodeNG) -> bool
         return True
 
 
-def guard_statement(analysis: FileAnalysis, statement: nodes.NodeNG) -> Fix | None:
-    """Wrap *statement* in an is-compiling guard, or ``None`` when that isn't clean."""
-    torch_name = torch_alias(analysis)
-    if torch_name is None or not _owns_its_lines(analysis, statement) or _spans_string_lines(analysis, statement):
+def guard_statements(
+    analysis: FileAnalysis,
+    statements: Sequence[nodes.NodeNG],
+    applicability: Applicability,
+    message: str = GUARD_MESSAGE,
+) -> Fix | None:
+    """Wrap consecutive sibling *statements* in one is-compiling guard, or ``None`` when that isn't clean."""
+    if not statements or not all(can_guard(analysis, statement) for statement in statements):
         return None
-    start, end = analysis.start_of(statement), analysis.end_of(statement)
+    torch = torch_name_at(analysis, statements[0])
+    if torch is None:
+        return None
+    test = f"if not {torch.name}.compiler.is_compiling():"
+    start, end = analysis.start_of(statements[0]), analysis.end_of(statements[-1])
+    if any(spans_string_lines(analysis, statement) for statement in statements):
+        if len(statements) > 1:
+            return None
+        edit = Edit(start, start, test + " ")
+    else:
+        edit = Edit(start, end, _block(analysis, test, start, end))
+    return Fix(edits=(*torch.edits, edit), applicability=applicability, message=message)
+
+
+def _block(analysis: FileAnalysis, test: str, start: Position, end: Position) -> str:
+    """``test`` followed by the lines from *start* to *end*, one level deeper."""
     indent = analysis.source.line(start.line)[: start.col]
+    step = "\t" if indent.startswith("\t") else "    "
     lines = [analysis.source.line(n) for n in range(start.line, end.line + 1)]
     lines[-1] = lines[-1][: end.col]
-    lines[0] = lines[0][start.col :]
-    body = "\n".join([lines[0], *(("    " + line) if line.strip() else line for line in lines[1:])])
-    content = f"if not {torch_name}.compiler.is_compiling():\n{indent}    {body}"
-    edit = Edit(Position(start.line, start.col), Position(end.line, end.col), content)
-    return Fix(edits=(edit,), applicability=Applicability.UNSAFE, message=GUARD_MESSAGE)
+    lines[0] = indent + lines[0][start.col :]
+    body = "\n".join((step + line) if line.strip() else "" for line in lines)
+    return f"{test}\n{body}"

@@ -12,7 +12,8 @@ both sides and the graph stays whole:
   and a call that differs only in tensor arguments selects those arguments
   (the Phi-3 LongRoPE ``register_buffer`` pattern);
 * ``a if c else b`` → ``torch.where(c, a, b)``;
-* ``if c: raise E(msg)`` → ``torch._assert_async(~(c), msg)``;
+* ``if c: raise E(msg)`` → ``torch._assert_async(~(c), msg)`` when compiling, the original
+  ``if`` (now an ``elif``) when eager (GM104, opt-in: the compiled error is a ``RuntimeError``);
 * an ``if`` whose branch values call submodules or user functions →
   ``torch.cond`` with local branch functions, built in
   :mod:`graphmend_lint.fixes.predicate_cond`, so only the taken side runs.
@@ -30,14 +31,14 @@ import io
 import textwrap
 import tokenize
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from astroid import nodes
 
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
-from graphmend_lint.fixes.guard import torch_alias
+from graphmend_lint.fixes.torch_name import torch_name_at
 
 #: Tensor methods and torch functions that return booleans: usable as a ``where`` condition as is.
 BOOLEAN_PRODUCERS = frozenset(
@@ -67,6 +68,11 @@ SHAPE_OPERATIONS = frozenset(
 FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "std", "var", "norm", "any", "all"})
 
 
+_BOTH_SIDES_MESSAGE = (
+    "Select with `torch.where` (both branches are computed, including the calls `torch.cond` could not take)"
+)
+
+
 class Declined(Exception):
     """The rewrite cannot be proven to keep meaning; the message says why."""
 
@@ -85,13 +91,15 @@ class Rewrite:
 class Predicator:
     """Build predicated rewrites for one file."""
 
-    def __init__(self, analysis: FileAnalysis) -> None:
+    def __init__(self, analysis: FileAnalysis, node: nodes.NodeNG) -> None:
         self.analysis = analysis
         self.values: ValueOracle = analysis.values
-        torch_name = torch_alias(analysis)
+        torch_name = torch_name_at(analysis, node)
         if torch_name is None:
-            raise Declined("the file does not `import torch`, so `torch.where` has no name here")
-        self.torch = torch_name
+            raise Declined("the name `torch` is bound to something else here, so `torch.where` has no name")
+        self.torch = torch_name.name
+        #: ``import torch``, when the rewrite names torch where nothing imports it
+        self.import_edits = torch_name.edits
 
     # -- public rewrites ------------------------------------------------------------
 
@@ -105,7 +113,23 @@ class Predicator:
         from graphmend_lint.fixes import predicate_cond
 
         if predicate_cond.needs_cond(self, node):
-            return predicate_cond.cond_rewrite(self, node)
+            try:
+                return predicate_cond.cond_rewrite(self, node)
+            except predicate_cond.NestedControlFlow as cond_reason:
+                # A branch holding an `if` cannot become a cond branch, but computing both sides is still
+                # correct when the callees are free of effects and the where rewrite proves the rest
+                # (Phi-3's LongRoPE: a memoising init hoisted, one `register_buffer` with selected arguments).
+                effect = predicate_cond.callee_effect(self, node)
+                if effect is not None:
+                    raise Declined(f"{cond_reason}; and both sides cannot run: {effect}") from None
+                try:
+                    rewrite = self._where_rewrite(node)
+                except Declined as where_reason:
+                    raise Declined(f"{cond_reason}; and `torch.where`: {where_reason}") from None
+                return replace(rewrite, safe=False, message=_BOTH_SIDES_MESSAGE)
+        return self._where_rewrite(node)
+
+    def _where_rewrite(self, node: nodes.If) -> Rewrite:
         returns = self._return_pair(node)
         if returns is not None:
             return self._predicated_return(node, *returns)
@@ -121,12 +145,23 @@ class Predicator:
         return Rewrite(self.analysis.start_of(node), self.analysis.end_of(node), text, safe)
 
     def validation_guard(self, node: nodes.If) -> Rewrite:
-        """``if c: raise E(msg)`` → ``torch._assert_async(~(c), msg)``."""
+        """``if c: raise E(msg)`` checked on the device when compiling, unchanged when eager.
+
+        Inserts ``if torch.compiler.is_compiling(): torch._assert_async(~(c), msg)`` and turns the
+        original ``if`` into its ``elif``, so the eager path (and the exception it raises) is the
+        original code, untouched.
+        """
         raise_node = node.body[0]
         condition = self.condition(node.test)
         message = self._raise_message(raise_node, node.test)
-        statement = f"{self.torch}._assert_async({self._negate(condition)}, {message})"
-        return self.statement_rewrite(node, node, [statement], safe=False)
+        start = self.analysis.start_of(node)
+        indent = self.analysis.source.line(start.line)[: start.col]
+        if indent.strip():
+            raise Declined("the `if` shares its line with other code")
+        check = _wrap(f"{self.torch}._assert_async({self._negate(condition)}, {message})")
+        body = "\n".join(indent + "    " + line for line in check.split("\n"))
+        content = f"if {self.torch}.compiler.is_compiling():\n{body}\n{indent}el"
+        return Rewrite(start, start, content, safe=False)
 
     def truthiness(self, node: nodes.NodeNG) -> Rewrite:
         """``a and b`` / ``a or b`` / ``not a`` used as a value → ``&``, ``|``, ``~``.
@@ -490,18 +525,20 @@ class Predicator:
         return Rewrite(Position(start.line, start.col), end, content, safe)
 
 
-def as_fix(rewrite: Rewrite, message: str) -> Fix:
+def as_fix(rewrite: Rewrite, message: str, import_edits: tuple[Edit, ...] = ()) -> Fix:
     applicability = Applicability.SAFE if rewrite.safe else Applicability.UNSAFE
-    return Fix(edits=(Edit(rewrite.start, rewrite.end, rewrite.content),), applicability=applicability, message=message)
+    edit = Edit(rewrite.start, rewrite.end, rewrite.content)
+    return Fix(edits=(*import_edits, edit), applicability=applicability, message=message)
 
 
 def predicated_fix(analysis: FileAnalysis, build: str, node: nodes.NodeNG, message: str) -> Fix:
     """Run one of :class:`Predicator`'s rewrites; a decline becomes a display-only fix saying why."""
     try:
-        rewrite = getattr(Predicator(analysis), build)(node)
+        predicator = Predicator(analysis, node)
+        rewrite = getattr(predicator, build)(node)
     except Declined as reason:
         return declined_fix(str(reason))
-    return as_fix(rewrite, rewrite.message or message)
+    return as_fix(rewrite, rewrite.message or message, predicator.import_edits)
 
 
 def declined_fix(reason: str) -> Fix:

@@ -144,8 +144,14 @@ DTYPE_METHODS = {"float": "float32", "double": "float64", "half": "float16", "bf
 DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
                  "short": "int16", "cfloat": "complex64", "cdouble": "complex128"}  # fmt: skip
 _LEAVES = (nodes.Return, nodes.Raise, nodes.Break, nodes.Continue)
+#: torch calls with an effect of their own (GM201's fix writes the first one).
+EFFECTFUL_TORCH_CALLS = frozenset({"torch._higher_order_ops.print", "torch._assert_async"})
 _BLOCKS = (nodes.If, nodes.For, nodes.While, nodes.With, nodes.Try, nodes.Match)
 _CALLEE_DEPTH = 2
+
+
+class NestedControlFlow(Declined):
+    """A branch holds an ``if``/loop/``with``/``try``: no ``torch.cond``, though computing both sides may do."""
 
 
 def needs_cond(predicator: Predicator, node: nodes.If) -> bool:
@@ -153,6 +159,22 @@ def needs_cond(predicator: Predicator, node: nodes.If) -> bool:
     return any(
         _runs_user_code(predicator, call) for value in _branch_values(node) for call in value.nodes_of_class(nodes.Call)
     )
+
+
+def callee_effect(predicator: Predicator, node: nodes.If) -> str | None:
+    """Why the project code the branch values call must not run on both sides, or ``None`` when it may.
+
+    The same one-level check ``torch.cond`` applies (mutation, I/O, globals, in-place layers), for a
+    fallback that computes both branches.
+    """
+    builder = _CondBuilder(predicator, node)
+    try:
+        for value in _branch_values(node):
+            for call in value.nodes_of_class(nodes.Call):
+                builder._check_callee(call)
+    except Declined as reason:
+        return str(reason)
+    return None
 
 
 def cond_rewrite(predicator: Predicator, node: nodes.If) -> Rewrite:
@@ -290,7 +312,7 @@ class _CondBuilder:
         elif isinstance(statement, _LEAVES):
             raise Declined(f"{where} leaves the branch early")
         elif isinstance(statement, _BLOCKS):
-            raise Declined(f"{where}: nested control flow inside a branch is not moved into `torch.cond`")
+            raise NestedControlFlow(f"{where}: nested control flow inside a branch is not moved into `torch.cond`")
         if not isinstance(target, nodes.AssignName):
             raise Declined(f"{where} is not a plain assignment to a local name")
         if target.name in self.mutations.declared_global:
@@ -497,6 +519,8 @@ class _CondBuilder:
             effect = finder.classify(inner)
             if effect is not None:
                 return f"calls `{effect.label}` (line {inner.lineno})"
+            if self.p.values.qualified_name(inner.func) in EFFECTFUL_TORCH_CALLS:
+                return f"prints from the graph (line {inner.lineno})"
         return None
 
     def _callee(self, call: nodes.Call) -> nodes.FunctionDef | None:

@@ -34,7 +34,7 @@ from graphmend_lint.analysis.host_values import (
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix
-from graphmend_lint.fixes.guard import torch_alias
+from graphmend_lint.fixes.torch_name import torch_name_at
 from graphmend_lint.fixes.host_sync import node_text
 
 REDUCTIONS = ("sum", "mean", "max", "min")
@@ -165,13 +165,13 @@ def masked_reduction_fix(analysis: FileAnalysis, found: MaskedReduction) -> Fix 
     ``max``/``min`` of an empty selection give ``∓inf`` instead of raising.
     ``sum`` and ``mean`` of an empty selection agree (``0`` and ``nan``).
     """
-    torch_name = torch_alias(analysis)
-    if torch_name is None or any(isinstance(n, (nodes.NamedExpr, nodes.Starred)) for n in (found.mask, found.tensor)):
+    torch = torch_name_at(analysis, found.call)
+    if torch is None or any(isinstance(n, (nodes.NamedExpr, nodes.Starred)) for n in (found.mask, found.tensor)):
         return None
-    replacement = _replacement(analysis, found, torch_name)
+    replacement = _replacement(analysis, found, torch.name)
     if replacement is None:
         return None
-    edit = Edit(analysis.start_of(found.call), analysis.end_of(found.call), replacement)
+    edits = (*torch.edits, Edit(analysis.start_of(found.call), analysis.end_of(found.call), replacement))
     problems = []
     if not mask_matches_shape(analysis, found.mask, found.tensor):
         problems.append("the mask is not provably shaped like the tensor")
@@ -179,13 +179,13 @@ def masked_reduction_fix(analysis: FileAnalysis, found: MaskedReduction) -> Fix 
         problems.append(f"`{found.reduction}` needs a floating tensor for an infinite identity")
     if problems:
         return Fix(
-            edits=(edit,),
+            edits=edits,
             applicability=Applicability.DISPLAY_ONLY,
             message=f"Reduce with `torch.where` (not applied: {'; '.join(problems)})",
         )
     empty = "gives ∓inf instead of raising" if found.reduction in {"max", "min"} else "agrees"
     return Fix(
-        edits=(edit,),
+        edits=edits,
         applicability=Applicability.UNSAFE,
         message=f"Reduce over `torch.where` instead of the masked selection (an empty selection {empty})",
     )

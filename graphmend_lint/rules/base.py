@@ -50,8 +50,10 @@ class Rule(abc.ABC):
     #: Ids from ``torch/_dynamo/graph_break_registry.json`` this rule prevents,
     #: each with the ``Gb_type`` it is expected to carry there.
     dynamo_gb: ClassVar[Mapping[str, str]] = {}
-    #: ``None`` when the rule never offers a fix.
-    default_applicability: ClassVar[Applicability | None] = None
+    #: Every applicability this rule's fixes can have, surest first (empty: no fix at all).
+    #: A test checks the rule's examples and catalog produce each of them and nothing else,
+    #: so the rules table and the rule pages say what ``--fix`` really does.
+    fix_applicabilities: ClassVar[tuple[Applicability, ...]] = ()
     #: Per-rule options and their defaults, settable in
     #: ``[tool.graphmend-lint.<code or name>]``.
     options: ClassVar[Mapping[str, Any]] = {}
@@ -64,7 +66,13 @@ class Rule(abc.ABC):
 
     @classmethod
     def fixable(cls) -> bool:
-        return cls.default_applicability not in (None, Applicability.DISPLAY_ONLY)
+        """Some finding of this rule can be fixed (with ``--fix`` or ``--unsafe-fixes``)."""
+        return any(a is not Applicability.DISPLAY_ONLY for a in cls.fix_applicabilities)
+
+    @classmethod
+    def fix_label(cls) -> str:
+        """``safe``, ``safe/unsafe``, ``display-only`` or ``-``: the rules table's fix column."""
+        return "/".join(a.value for a in cls.fix_applicabilities) or "-"
 
     @classmethod
     def validate_definition(cls) -> None:

@@ -110,7 +110,7 @@ class TensorDependentBranch(Rule):
     name = "tensor-dependent-branch"
     summary = "`if` on a tensor value splits the graph"
     dynamo_gb = DATA_DEPENDENT_BRANCHING
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         "import torch\n\n@torch.compile\ndef f(x):\n    if x.shape[0] > 1:\n        x = x * 2\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, mask=None):\n    if mask is not None:\n        x = x * mask\n    return x\n",

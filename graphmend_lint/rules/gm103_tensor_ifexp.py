@@ -47,7 +47,7 @@ class TensorDependentConditionalExpression(Rule):
     name = "tensor-dependent-conditional-expression"
     summary = "`a if <tensor> else b` splits the graph"
     dynamo_gb = DATA_DEPENDENT_BRANCHING
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = ("import torch\n\n@torch.compile\ndef f(x):\n    return x * 2 if x.dim() == 2 else x\n",)
     invalid = (
         Example(

@@ -62,7 +62,7 @@ class TensorTruthiness(Rule):
     name = "tensor-truthiness"
     summary = "`and`/`or`/`not` on a tensor value forces a host sync"
     dynamo_gb = {"GB0170": "Data-dependent branching", "GB0033": "Data dependent operator"}
-    default_applicability = Applicability.SAFE
+    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     valid = (
         "import torch\n\n@torch.compile\ndef f(x):\n    if (x > 0).any() and x.sum() > 1:\n        x = x * 2\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, a: bool, b: bool):\n    ok = a and b\n    return x * ok\n",

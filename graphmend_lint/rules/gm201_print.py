@@ -2,7 +2,8 @@
 
 Also home of :class:`SideEffectRule`, the loop GM201-GM204 share: find the
 calls of some :class:`~graphmend_lint.analysis.side_effects.Effect` kinds in
-traced code, skip those already in an epilogue, report each with its fix.
+traced code and report each with its fix. A call at the end of the function is
+reported too: Dynamo still logs the break there and ``fullgraph=True`` fails.
 """
 
 from __future__ import annotations
@@ -14,16 +15,10 @@ from typing import ClassVar
 from astroid import nodes
 
 from graphmend_lint.analysis.scope import TracedFunction
-from graphmend_lint.analysis.side_effects import (
-    Effect,
-    LoggerConfig,
-    SideEffect,
-    SideEffectFinder,
-    compiled_with_fullgraph,
-)
+from graphmend_lint.analysis.side_effects import Effect, LoggerConfig, SideEffect, SideEffectFinder
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
-from graphmend_lint.fixes.defer import SideEffectFixes
+from graphmend_lint.fixes.side_effect_fix import SideEffectFixes
 from graphmend_lint.rules.base import Example, Rule
 
 
@@ -33,38 +28,23 @@ class SideEffectRule(Rule):
     effects: ClassVar[frozenset[Effect]]
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
-        # Every side-effect rule reads GM202's logger options, so that the
-        # deferral plan (shared by GM201 and GM202) is the same in each.
+        # Every side-effect rule reads GM202's logger options, so that a guard
+        # shared by neighbouring print and log calls is the same in each rule.
         loggers = LoggerConfig.from_options(ctx.analysis.settings.options_for("GM202"))
         finder = SideEffectFinder(ctx.values, loggers)
         fixes = SideEffectFixes(ctx.analysis, finder)
         classified = ctx.analysis.shared("side-effect calls", lambda: _side_effect_calls(ctx, finder))
         for call, traced, effect in classified:
-            if effect.effect not in self.effects:
-                continue
-            function = _enclosing_function(call)
-            if function is None:
-                continue
-            if not compiled_with_fullgraph(traced) and finder.in_epilogue(call, function):
-                continue
-            fix = self.fix(ctx, call, effect, function, traced, fixes)
-            yield ctx.report(call, self.message(effect), traced, fix)
+            if effect.effect in self.effects:
+                yield ctx.report(call, self.message(effect), traced, self.fix(call, effect, fixes))
 
     @abc.abstractmethod
     def message(self, effect: SideEffect) -> str:
         """The finding's text for one recognised call."""
 
-    @abc.abstractmethod
-    def fix(
-        self,
-        ctx: RuleContext,
-        call: nodes.Call,
-        effect: SideEffect,
-        function: nodes.FunctionDef,
-        traced: TracedFunction,
-        fixes: SideEffectFixes,
-    ) -> Fix | None:
-        """The fix for one finding, or ``None``."""
+    def fix(self, call: nodes.Call, effect: SideEffect, fixes: SideEffectFixes) -> Fix | None:
+        """The fix for one finding: the print op or the guard, chosen per call (see ``fixes/side_effect_fix.py``)."""
+        return fixes.fix_for(call, effect.effect)
 
 
 def _side_effect_calls(ctx: RuleContext, finder: SideEffectFinder) -> list[tuple[nodes.Call, TracedFunction, SideEffect]]:
@@ -73,105 +53,92 @@ def _side_effect_calls(ctx: RuleContext, finder: SideEffectFinder) -> list[tuple
     return [(call, traced, effect) for call, traced, effect in classified if effect is not None]
 
 
-def _enclosing_function(node: nodes.NodeNG) -> nodes.FunctionDef | None:
-    parent = node.parent
-    while parent is not None and not isinstance(parent, nodes.FunctionDef):
-        parent = parent.parent
-    return parent
-
-
-class DeferrableSideEffectRule(SideEffectRule):
-    """GM201/GM202: defer to the epilogue (``side-effect-fix = "defer"``) or guard."""
-
-    def fix(
-        self,
-        ctx: RuleContext,
-        call: nodes.Call,
-        effect: SideEffect,
-        function: nodes.FunctionDef,
-        traced: TracedFunction,
-        fixes: SideEffectFixes,
-    ) -> Fix | None:
-        return fixes.fix_for(call, function, traced)
-
-
-class PrintInCompiledScope(DeferrableSideEffectRule):
+class PrintInCompiledScope(SideEffectRule):
     """## What it does
     Flags calls to the builtin `print` in functions that `torch.compile` traces.
 
     ## Why is this bad
-    Dynamo cannot put I/O into an FX graph. At a `print` it stops the graph,
-    runs the call eagerly and starts a new graph after it (GB0059): the model
-    loses fusion across the call and pays an extra graph launch on every step.
-    In a loop it is worse: Dynamo gives up on the whole function.
+    Dynamo cannot put a Python `print` into an FX graph. At a `print` it stops
+    the graph, runs the call eagerly and resumes in a new frame (GB0059): the
+    model loses fusion across the call and pays an extra graph launch on every
+    step, and `torch.compile(..., fullgraph=True)` fails. A `print` after the
+    last tensor op is no exception: Dynamo still logs the break there. In a
+    loop it is worse: Dynamo gives up on the whole function.
 
     ## Example
     ```python
     @torch.compile
     def step(x):
         y = x * 2
-        print("y", y.shape)
+        print("y", y, "norm", y.norm().item())
         return y.relu()
     ```
 
     ## Use instead
-    Print after the last tensor op, where no second graph forms:
+    Print from inside the graph with the print op (torch >= 2.10):
     ```python
     @torch.compile
     def step(x):
         y = x * 2
-        _gm_ret = y.relu()
-        print("y", y.shape)
-        return _gm_ret
+        torch._higher_order_ops.print("y {!s} norm {}", y, y.norm())
+        return y.relu()
     ```
-    A `print` already in that position (followed only by other such calls and
-    a `return` of plain names) is not flagged.
 
     ## Fix safety
-    The default fix (`side-effect-fix = "defer"`) moves every print and log
-    call of the function to its epilogue, in order and with the same text:
-    arguments are evaluated at the original point (tensors mutated later are
-    snapshotted), calls under a condition set a flag, calls in a loop are
-    collected in a list. It is **unsafe**: the output now appears after the
-    function's computation, and if the function raises in between the message
-    is lost. When deferring could change behaviour (the call's value is used,
-    `*args`, a `return` inside `with`/`try`, or the function is a helper that
-    another traced function calls, where a deferred call would still split the
-    caller's graph) the fix wraps the statement in
-    `if not torch.compiler.is_compiling():` instead, which is also what
-    `side-effect-fix = "guard"` always does. That is **unsafe** too: eager
-    behaviour is unchanged, but under `torch.compile` the message vanishes.
+    When every printed value is provably a tensor, a number, a string or
+    tensor metadata, and the target torch (`target-torch`, default: the
+    installed one) has the op, the fix rewrites the call to
+    `torch._higher_order_ops.print`. It is **safe**: eagerly the op calls
+    `print(fmt.format(*values))` with a format string that reproduces
+    `print`'s own text (`{!s}` per argument, `sep` between them, f-string
+    fields kept as written), measured equal; `x.shape` is passed as
+    `str(x.shape)` and `y.sum().item()` as the 0-d tensor, whose format is its
+    item's. Under `torch.compile` the values are printed at run time, in
+    program order, with no break (measured on torch 2.13 with the `eager`,
+    `aot_eager` and `inductor` backends and `fullgraph=True`). Differences
+    under compile: a tensor that requires grad prints without its `grad_fn`,
+    and the op's behaviour under CUDA graphs (`mode="reduce-overhead"`) was
+    not measured here.
+
+    Otherwise (`print(..., file=...)`, `end=`, values that may be lists or
+    objects, an older torch, or `side-effect-fix = "guard"`) the fix wraps the
+    statement in `if not torch.compiler.is_compiling():`. That is **unsafe**:
+    eager behaviour is unchanged, but under `torch.compile` the text is not
+    printed. Both fixes add `import torch` where the name is not bound.
     """
 
     code = "GM201"
     name = "print-in-compiled-scope"
     summary = "`print()` in compiled code splits the graph"
     dynamo_gb = {"GB0059": "Failed to trace builtin operator"}
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     effects = frozenset({Effect.PRINT})
     valid = (
         "import torch\n\ndef f(x):\n    print(x)\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x):\n    if not torch.compiler.is_compiling():\n        print(x)\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, print=print):\n    return x\n",
-        # already in the epilogue: after the last tensor op, before a plain return
-        "import torch\n\n@torch.compile\ndef f(x):\n    y = x * 2\n    print('y', y.shape)\n    return y\n",
+        "import torch\n\n@torch.compile\ndef f(x):\n    y = x * 2\n    torch._higher_order_ops.print('y {!s}', y)\n    return y\n",
     )
     invalid = (
         Example(
-            "import torch\n\n@torch.compile\ndef f(x):\n    print(x)  # debug\n    return x * 2\n",
-            fixed="import torch\n\n@torch.compile\ndef f(x):\n    _gm_ret = x * 2\n    print(x)  # debug\n"
-            "    return _gm_ret\n",
-            unsafe=True,
+            "import torch\n\n@torch.compile\ndef f(x):\n    y = x * 2\n    print('y', y, y.shape)  # debug\n    return y\n",
+            fixed="import torch\n\n@torch.compile\ndef f(x):\n    y = x * 2\n"
+            "    torch._higher_order_ops.print('y {!s} {}', y, str(y.shape))  # debug\n    return y\n",
         ),
         Example(
-            "import torch\n\n@torch.compile\ndef f(x, verbose=True):\n    y = x + 1\n    if verbose:\n"
-            "        print(f'y={y.sum().item():.2f}')\n    y.mul_(2)\n    return y\n",
-            fixed="import torch\n\n@torch.compile\ndef f(x, verbose=True):\n    _gm_flag_1 = False\n    y = x + 1\n"
-            "    if verbose:\n        _gm_msg_1 = y.sum()\n        _gm_flag_1 = True\n    y.mul_(2)\n"
-            "    if _gm_flag_1:\n        print(f'y={_gm_msg_1.item():.2f}')\n    return y\n",
+            "import torch\n\n@torch.compile\ndef f(x):\n    y = x.cos()\n    print(f'loss={y.sum().item():.3f}')\n"
+            "    return y\n",
+            fixed="import torch\n\n@torch.compile\ndef f(x):\n    y = x.cos()\n"
+            "    torch._higher_order_ops.print('loss={:.3f}', y.sum())\n    return y\n",
+        ),
+        Example(
+            "import sys\nimport torch\n\n@torch.compile\ndef f(x, items):\n    print('items', items, file=sys.stderr)\n"
+            "    return x * 2\n",
+            fixed="import sys\nimport torch\n\n@torch.compile\ndef f(x, items):\n"
+            "    if not torch.compiler.is_compiling():\n        print('items', items, file=sys.stderr)\n"
+            "    return x * 2\n",
             unsafe=True,
         ),
-        Example("import torch as T\n\n@T.compile(fullgraph=False)\ndef f(x):\n    y = x + 1\n    print('y', y.shape)\n    return y * 2\n"),
     )
 
     def message(self, effect: SideEffect) -> str:

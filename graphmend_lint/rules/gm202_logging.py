@@ -10,12 +10,12 @@ from graphmend_lint.analysis.side_effects import (
 )
 from graphmend_lint.diagnostics import Applicability
 from graphmend_lint.rules.base import Example
-from graphmend_lint.rules.gm201_print import DeferrableSideEffectRule
+from graphmend_lint.rules.gm201_print import SideEffectRule
 
 _HF = "from transformers.utils import logging\n\nlogger = logging.get_logger(__name__)\n"
 
 
-class LoggingInCompiledScope(DeferrableSideEffectRule):
+class LoggingInCompiledScope(SideEffectRule):
     """## What it does
     Flags logging calls in functions that `torch.compile` traces: methods of a
     `logging.Logger` (`debug`, `info`, `warning`, `warn`, `error`,
@@ -50,27 +50,28 @@ class LoggingInCompiledScope(DeferrableSideEffectRule):
     ```
 
     ## Use instead
-    Log after the last tensor op, where no second graph forms:
+    Log only when running eagerly, as transformers does with its own warnings:
     ```python
     @torch.compile
     def step(x):
         y = x * 2
-        _gm_msg_1 = y.norm()
-        _gm_ret = y.relu()
-        logger.info("norm %s", _gm_msg_1)
-        return _gm_ret
+        if not torch.compiler.is_compiling():
+            logger.info("norm %s", y.norm())
+        return y.relu()
     ```
 
     ## Fix safety
-    As for GM201: the default fix (`side-effect-fix = "defer"`) moves the
-    call to the function's epilogue with its arguments captured at the
-    original point; it is **unsafe** because the record is emitted after the
-    computation (lost if the function raises in between) and its `lineno`
-    is the epilogue's. `logger.exception(...)` and `exc_info=`/`stack_info=`
-    calls are not deferred (the epilogue has no current exception); they,
-    helpers that another traced function calls, and
-    `side-effect-fix = "guard"` get `if not torch.compiler.is_compiling():`
-    instead, which is **unsafe** as well: under compile the record vanishes.
+    The fix wraps the statement (and neighbouring log statements) in
+    `if not torch.compiler.is_compiling():`, adding `import torch` where the
+    name is not bound. Dynamo folds the test to `False` while tracing, so no
+    break is logged and `fullgraph=True` passes (measured on torch 2.13). It
+    is **safe**: eager behaviour, including the record and its line number,
+    is unchanged. Under `torch.compile` the record is *not emitted*. Nothing
+    at the call site can keep it and remove the break (measured): Dynamo's
+    `reorderable_logging_functions` refuses logger methods, and
+    `torch._dynamo.config.ignore_logger_methods` drops the call as well while
+    needing a setting at the compile site. A statement holding a triple-quoted
+    message is guarded on its own line so the string is not re-indented.
 
     ## Options
     `logger-names` (names that always mean a logger) and `logger-factories`
@@ -85,7 +86,7 @@ class LoggingInCompiledScope(DeferrableSideEffectRule):
         "GB4841": "Unsupported python_type() call",
         "GB0007": "Attempted to call function marked as skipped",
     }
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.SAFE,)
     effects = frozenset({Effect.LOG, Effect.WARN})
     options = {"logger-names": DEFAULT_LOGGER_NAMES, "logger-factories": DEFAULT_LOGGER_FACTORIES}
     valid = (
@@ -97,33 +98,30 @@ class LoggingInCompiledScope(DeferrableSideEffectRule):
             "import logging\nimport torch\n\nlog = logging.getLogger(__name__)\n\n@torch.compile\ndef f(x):\n"
             "    if not torch.compiler.is_compiling():\n        log.warning('eager')\n    return x * 2\n"
         ),
-        # already in the epilogue
-        (
-            "import warnings\nimport torch\n\n@torch.compile\ndef f(x):\n    y = x * 2\n    warnings.warn('done')\n"
-            "    return y\n"
-        ),
     )
     invalid = (
         Example(
             "import torch\n" + _HF + "\n\n@torch.compile\ndef f(x, use_cache=True):\n    if use_cache and x.dim() > 1:\n"
             "        logger.warning_once('caching')\n    return x * 2\n",
-            fixed="import torch\n" + _HF + "\n\n@torch.compile\ndef f(x, use_cache=True):\n    _gm_flag_1 = False\n"
-            "    if use_cache and x.dim() > 1:\n        _gm_flag_1 = True\n    _gm_ret = x * 2\n    if _gm_flag_1:\n"
-            "        logger.warning_once('caching')\n    return _gm_ret\n",
-            unsafe=True,
+            fixed="import torch\n" + _HF + "\n\n@torch.compile\ndef f(x, use_cache=True):\n"
+            "    if use_cache and x.dim() > 1:\n        if not torch.compiler.is_compiling():\n"
+            "            logger.warning_once('caching')\n    return x * 2\n",
         ),
         Example(
             "import logging\nimport torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
             "        self.events = logging.getLogger('events')\n\n    def forward(self, x):\n"
-            "        self.events.debug('x=%s', x.shape)\n        return x + 1\n\n\nm = torch.compile(M())\n",
+            "        self.events.debug('x=%s', x.shape)\n        self.events.debug('done')  # trace\n        return x + 1\n"
+            "\n\nm = torch.compile(M())\n",
             fixed="import logging\nimport torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n"
             "        super().__init__()\n        self.events = logging.getLogger('events')\n\n    def forward(self, x):\n"
-            "        _gm_ret = x + 1\n        self.events.debug('x=%s', x.shape)\n        return _gm_ret\n\n\n"
-            "m = torch.compile(M())\n",
-            unsafe=True,
+            "        if not torch.compiler.is_compiling():\n            self.events.debug('x=%s', x.shape)\n"
+            "            self.events.debug('done')  # trace\n        return x + 1\n\n\nm = torch.compile(M())\n",
         ),
         Example(
-            "import logging\nimport torch\n\n@torch.compile\ndef f(x):\n    logging.info('f')\n    return x.cos()\n",
+            "import warnings\n\nfrom torch import compile\n\n@compile\ndef f(x):\n    y = x.cos()\n"
+            "    warnings.warn('cos')\n    return y\n",
+            fixed="import warnings\n\nfrom torch import compile\nimport torch\n\n@compile\ndef f(x):\n    y = x.cos()\n"
+            "    if not torch.compiler.is_compiling():\n        warnings.warn('cos')\n    return y\n",
         ),
     )
 

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from astroid import nodes
 
-from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.analysis.side_effects import Effect, SideEffect
-from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Fix
-from graphmend_lint.fixes.defer import SideEffectFixes
+from graphmend_lint.fixes.side_effect_fix import SideEffectFixes
 from graphmend_lint.rules.base import Example
 from graphmend_lint.rules.gm201_print import SideEffectRule
 
@@ -78,7 +76,7 @@ class UntraceableStdlibCall(SideEffectRule):
         "GB0007": "Attempted to call function marked as skipped",
         "GB0156": "Unsupported method call",
     }
-    default_applicability = Applicability.DISPLAY_ONLY
+    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     effects = frozenset(_WHY)
     valid = (
         "import random\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * random.randint(1, 3)\n",
@@ -95,13 +93,5 @@ class UntraceableStdlibCall(SideEffectRule):
     def message(self, effect: SideEffect) -> str:
         return f"`{effect.label}` in compiled code causes a graph break: {_WHY[effect.effect]}"
 
-    def fix(
-        self,
-        ctx: RuleContext,
-        call: nodes.Call,
-        effect: SideEffect,
-        function: nodes.FunctionDef,
-        traced: TracedFunction,
-        fixes: SideEffectFixes,
-    ) -> Fix | None:
+    def fix(self, call: nodes.Call, effect: SideEffect, fixes: SideEffectFixes) -> Fix | None:
         return Fix(edits=(), applicability=Applicability.DISPLAY_ONLY, message=f"no source fix: {_INSTEAD[effect.effect]}")

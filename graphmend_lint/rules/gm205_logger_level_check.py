@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.gates import gate_note, never_traced
-from graphmend_lint.analysis.side_effects import LoggerConfig, SideEffectFinder
+from graphmend_lint.analysis.side_effects import Effect, LoggerConfig, SideEffectFinder
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.compiling_guard import eager_only_check_fix
@@ -15,6 +15,7 @@ from graphmend_lint.rules.base import Example, Rule
 
 #: Logger methods that read the level; each is a logger method call to Dynamo.
 LEVEL_METHODS = frozenset({"isEnabledFor", "getEffectiveLevel"})
+_RECORDS = frozenset({Effect.LOG, Effect.WARN})
 NO_FIX = Fix(
     edits=(),
     applicability=Applicability.DISPLAY_ONLY,
@@ -26,6 +27,23 @@ _HEADER = (
     "import logging\n\nimport torch\n\nlogger = logging.getLogger(__name__)\n\n\n"
     "@torch.compile\ndef f(x: torch.Tensor):\n"
 )
+
+
+def _gates_only_records(finder: SideEffectFinder, call: nodes.Call) -> bool:
+    """*call* is the test, or an ``and`` operand of the test, of an ``if`` (no ``else``) whose body only logs."""
+    node: nodes.NodeNG = call
+    while isinstance(node.parent, nodes.BoolOp) and node.parent.op == "and":
+        node = node.parent
+    statement = node.parent
+    if not (isinstance(statement, nodes.If) and statement.test is node and not statement.orelse):
+        return False
+    for child in statement.body:
+        if not (isinstance(child, nodes.Expr) and isinstance(child.value, nodes.Call)):
+            return False
+        effect = finder.classify(child.value)
+        if effect is None or effect.effect not in _RECORDS:
+            return False
+    return True
 
 
 class LoggerLevelCheck(Rule):
@@ -68,9 +86,13 @@ class LoggerLevelCheck(Rule):
     `logger.isEnabledFor(level)` becomes
     `not torch.compiler.is_compiling() and logger.isEnabledFor(level)`
     (parenthesised unless it is an `if`/`while` test or an `and` operand).
-    Eagerly the value is the same (`not False and x` is `x`). It is
-    **unsafe**: Dynamo folds the check to `False`, so under `torch.compile`
-    whatever it gates (usually debug logging) no longer runs.
+    Eagerly the value is the same (`not False and x` is `x`); Dynamo folds
+    the check to `False`, so under `torch.compile` whatever it gates no
+    longer runs. The fix is **safe** when it is the test (or an `and`
+    operand of the test) of an `if` without `else` whose body only logs or
+    warns: under compile those records are dropped, exactly as GM202's safe
+    guard drops a log call. It is **unsafe** otherwise: gated computation
+    would stop running in compiled code.
     `getEffectiveLevel()` and `.level` comparisons get advice only: a
     `False` there would read as level 0, which enables everything.
     """
@@ -82,7 +104,7 @@ class LoggerLevelCheck(Rule):
         "GB0291": "logging.Logger method not supported for non-export cases",
         "GB6215": "Unresolved GetAttrVariable comparison",
     }
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         _HEADER + "    if not torch.compiler.is_compiling() and logger.isEnabledFor(logging.DEBUG):\n"
         "        logger.debug('x')\n    return x\n",
@@ -94,7 +116,6 @@ class LoggerLevelCheck(Rule):
         Example(
             _HEADER + _DEBUG_BLOCK.format(test="logger.isEnabledFor(logging.DEBUG)"),
             fixed=_HEADER + _DEBUG_BLOCK.format(test="not torch.compiler.is_compiling() and logger.isEnabledFor(logging.DEBUG)"),
-            unsafe=True,
         ),
         Example(
             _HEADER + "    verbose = logger.isEnabledFor(logging.INFO)\n    return x, verbose\n",
@@ -117,7 +138,9 @@ class LoggerLevelCheck(Rule):
                     continue
                 if not finder.is_logger(func.expr):
                     continue
-                fix = eager_only_check_fix(ctx.analysis, node) if func.attrname == "isEnabledFor" else None
+                fix = None
+                if func.attrname == "isEnabledFor":
+                    fix = eager_only_check_fix(ctx.analysis, node, _gates_only_records(finder, node))
                 message = f"`{func.attrname}()` on a logger in compiled code causes a graph break"
                 yield ctx.report(node, message + gate_note(ctx.values, node), traced, fix or NO_FIX)
                 continue

@@ -103,7 +103,7 @@ class TensorToPythonScalar(Rule):
     name = "tensor-to-python-scalar"
     summary = "`.item()` / `int(tensor)` copies a tensor to Python and splits the graph"
     dynamo_gb = {**ITEM_GB, "GB0059": "Failed to trace builtin operator", **DATA_DEPENDENT_BRANCHING}
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     options = {"capture-scalar-outputs": False}
     valid = (
         "import torch\n\n\ndef f(x):\n    return x.sum().item()\n",

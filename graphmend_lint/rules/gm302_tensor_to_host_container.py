@@ -79,7 +79,7 @@ class TensorToHostContainer(Rule):
         "GB0033": "Data dependent operator",
         **DATA_DEPENDENT_BRANCHING,
     }
-    default_applicability = Applicability.DISPLAY_ONLY
+    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     valid = (
         _HEADER + "    a = x.numpy()\n    b = np.asarray(x) * 2\n    return x + 1, a, b.sum()\n",
         _HEADER + "    sizes = [1, 2, 3]\n    return x * len(sizes), list(x.shape), sizes.copy()\n",

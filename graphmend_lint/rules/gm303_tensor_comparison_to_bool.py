@@ -77,7 +77,7 @@ class TensorComparisonToBool(Rule):
     name = "tensor-comparison-to-python-bool"
     summary = "`torch.equal` / `torch.allclose` turn tensor data into a Python bool and split the graph"
     dynamo_gb = DATA_DEPENDENT_OPERATOR
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         "import torch\n\n\ndef f(x, y):\n    return torch.equal(x, y)\n",
         _HEADER + "    same = torch.isclose(x, y).all()\n    return torch.where(same, x, y), x.eq(y)\n",

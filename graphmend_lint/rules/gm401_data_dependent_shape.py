@@ -168,7 +168,7 @@ class DataDependentOutputShape(Rule):
     name = "data-dependent-output-shape"
     summary = "an operator whose output size depends on tensor data splits the graph"
     dynamo_gb = {"GB0036": "Dynamic shape operator", **DATA_DEPENDENT_BRANCHING}
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     options = {"capture-dynamic-output-shape-ops": False}
     valid = (
         _HEADER + "    x[x < 0] = 0\n    return x[r.argsort()], torch.where(x > 0, x, 0)\n",

@@ -98,7 +98,7 @@ class TensorValuedSliceBound(Rule):
     name = "tensor-valued-slice-bound"
     summary = "a slice bound taken from a tensor value splits the graph"
     dynamo_gb = ITEM_GB
-    default_applicability = Applicability.DISPLAY_ONLY
+    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     options = {"capture-scalar-outputs": False}
     valid = (
         _HEADER + "    n = x.shape[0] // 2\n    return x[:n], x[: len(m)], x[1:-1:2]\n",

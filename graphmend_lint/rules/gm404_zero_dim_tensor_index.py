@@ -96,7 +96,7 @@ class ZeroDimTensorIndex(Rule):
     name = "zero-dim-tensor-index"
     summary = "indexing with a 0-d tensor copies it to a Python int and splits the graph"
     dynamo_gb = DATA_DEPENDENT_OPERATOR
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.UNSAFE,)
     valid = (
         _HEADER + "    idx = x.argmax(-1)\n    return table[idx], table[x.argsort()], table[0]\n",
         "import torch\n\n\ndef f(x, table):\n    return table[x.argmax()]\n",

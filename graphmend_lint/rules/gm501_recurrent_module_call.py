@@ -75,7 +75,7 @@ class RecurrentModuleCall(Rule):
     name = "recurrent-module-call"
     summary = "calling `nn.LSTM` / `nn.GRU` / `nn.RNN` makes Dynamo run the caller eagerly"
     dynamo_gb = {"GB0014": "Attempted to wrap RNN, GRU, or LSTM"}
-    default_applicability = Applicability.DISPLAY_ONLY
+    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     options = {"allow-rnn": False}
     valid = (
         _MODULE.format(layer="nn.LSTMCell(4, 4)"),

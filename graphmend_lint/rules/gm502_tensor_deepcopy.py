@@ -90,7 +90,7 @@ class TensorDeepcopy(Rule):
     name = "tensor-deepcopy"
     summary = "`copy.deepcopy` of a tensor or module in compiled code splits the graph"
     dynamo_gb = {"GB4198": "Attempted to copy.deepcopy a tensor"}
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         _HEADER + "    cfg = copy.deepcopy({'a': 1})\n    return x * cfg['a']\n",
         "import copy\n\nimport torch\n\n\ndef f(x):\n    return copy.deepcopy(x)\n",

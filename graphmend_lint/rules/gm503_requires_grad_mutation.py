@@ -176,7 +176,7 @@ class RequiresGradMutation(Rule):
         "GB8985": "requires_grad_() intermediate leaked as output",
         "GB0225": "Attempted to use tensor creation function with requires_grad=True",
     }
-    default_applicability = Applicability.DISPLAY_ONLY
+    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     valid = (
         _HEADER + "    y = x * 2\n    x.requires_grad_(False)\n    z = torch.zeros(4)\n    z.requires_grad_()\n"
         "    return y + 1, (z * 3).sum().detach()\n",

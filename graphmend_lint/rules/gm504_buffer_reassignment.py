@@ -107,7 +107,7 @@ class BufferReassignment(Rule):
     name = "buffer-reassignment-in-forward"
     summary = "re-assigning an `nn.Buffer` attribute in compiled code splits the graph"
     dynamo_gb = {"GB4841": "Unsupported python_type() call"}
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         _MODULE.format(buffer="torch.randn(4, 4)", statement="self.pos = self.pos.to(x.dtype)"),
         _MODULE.format(buffer="nn.Buffer(torch.randn(4, 4))", statement="self.pos = x.detach()[:1] + self.pos"),

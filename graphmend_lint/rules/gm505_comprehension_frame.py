@@ -118,7 +118,7 @@ class ComprehensionFrame(Rule):
     name = "comprehension-frame-iterator"
     summary = "a comprehension over a non-tuple breaks in its own frame when Dynamo skips the function"
     dynamo_gb = {"GB4347": "Missing tp_iternext"}
-    default_applicability = Applicability.UNSAFE
+    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     options = {"target-version": "3.11"}
     valid = (
         _HEADER.format(comprehension=_CAPTURING.format(flags="tuple(FLAGS)")),

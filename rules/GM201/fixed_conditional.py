@@ -9,14 +9,10 @@ class Scorer(nn.Module):
         self.proj = nn.Linear(dim, dim)
 
     def forward(self, x, verbose=False):
-        _gm_flag_1 = False
         h = self.proj(x)
         if verbose and h.dim() > 1:
-            _gm_flag_1 = True
-        _gm_ret = h.softmax(dim=-1)
-        if _gm_flag_1:
-            print("scores", h.shape, h.dtype)
-        return _gm_ret
+            torch._higher_order_ops.print("scores {} {}", str(h.shape), str(h.dtype))
+        return h.softmax(dim=-1)
 
 
 def make():

@@ -9,14 +9,11 @@ class Stack(nn.Module):
         self.layers = nn.ModuleList(nn.Linear(dim, dim) for _ in range(depth))
 
     def forward(self, x):
-        _gm_log_1 = []
         h = x
         for i, layer in enumerate(self.layers):
             h = torch.relu(layer(h))
-            _gm_log_1.append((i, h.norm()))
-        _gm_ret = h.mean(dim=0)
-        list(map(lambda _gm_args: print(f"layer {_gm_args[0]}: norm {_gm_args[1]:.4f}"), _gm_log_1))
-        return _gm_ret
+            torch._higher_order_ops.print("layer {}: norm {:.4f}", i, h.norm())
+        return h.mean(dim=0)
 
 
 def make():

@@ -4,10 +4,9 @@ import torch
 
 def normalize_(x):
     y = x.clone()
-    _gm_msg_1 = y.detach().clone()
+    torch._higher_order_ops.print("before {!s}", y)
     y.sub_(y.mean())
     y.div_(y.std() + 1e-6)
-    print("before", _gm_msg_1)
     return y
 
 

@@ -4,9 +4,8 @@ import torch
 
 def step(x):
     y = torch.tanh(x) * 2
-    _gm_ret = y.relu() + 1
-    print("y", y.shape)
-    return _gm_ret
+    torch._higher_order_ops.print("y {}", str(y.shape))
+    return y.relu() + 1
 
 
 def make():

@@ -4,19 +4,15 @@ import torch
 
 def route(x, mode="sum"):
     y = x * 2
+    if not torch.compiler.is_compiling():
+        print("routing", mode)
     if mode == "sum":
-        _gm_ret = y.sum(dim=0)
-        print("routing", mode)
-        print("sum over", y.shape[0], "rows")
-        return _gm_ret
+        torch._higher_order_ops.print("sum over {!s} rows", y.shape[0])
+        return y.sum(dim=0)
     if mode == "max":
-        _gm_ret = y.amax(dim=0)
-        print("routing", mode)
-        return _gm_ret
-    _gm_ret = y.mean(dim=0)
-    print("routing", mode)
-    print("mean fallback")
-    return _gm_ret
+        return y.amax(dim=0)
+    torch._higher_order_ops.print("mean fallback")
+    return y.mean(dim=0)
 
 
 def make():

@@ -5,14 +5,12 @@ import torch
 
 
 def refine(x, steps=3):
-    _gm_log_1 = []
     h = x
     for step in range(steps):
         h = h - 0.1 * torch.tanh(h)
-        _gm_log_1.append((step, (h - x).abs().mean()))
-    _gm_ret = h * 2
-    list(map(lambda _gm_args: logging.info("step %d residual %.5f", _gm_args[0], _gm_args[1]), _gm_log_1))
-    return _gm_ret
+        if not torch.compiler.is_compiling():
+            logging.info("step %d residual %.5f", step, (h - x).abs().mean())
+    return h * 2
 
 
 def make():

@@ -13,11 +13,10 @@ class RunningNorm(nn.Module):
 
     def forward(self, x):
         mean = x.mean(dim=0)
-        _gm_msg_1 = mean.detach().clone()
+        if not torch.compiler.is_compiling():
+            self.log.debug("batch mean %s", mean)
         mean.mul_(0.1)
-        _gm_ret = x - mean
-        self.log.debug("batch mean %s", _gm_msg_1)
-        return _gm_ret
+        return x - mean
 
 
 def make():

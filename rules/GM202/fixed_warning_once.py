@@ -14,27 +14,23 @@ class Decoder(nn.Module):
         self.gradient_checkpointing = False
 
     def forward(self, x, past_key_values=None, use_cache=True):
-        _gm_flag_1 = False
-        _gm_flag_2 = False
         if self.gradient_checkpointing and self.training and use_cache:
-            _gm_flag_1 = True
+            if not torch.compiler.is_compiling():
+                logger.warning_once("`use_cache=True` is incompatible with gradient checkpointing.")
             use_cache = False
         h = self.embed(x)
         return_legacy_cache = False
         if use_cache and not isinstance(past_key_values, dict):
             return_legacy_cache = True
-            _gm_flag_2 = True
+            if not torch.compiler.is_compiling():
+                logger.warning_once(
+                    "Passing a tuple of `past_key_values` is deprecated. "
+                    "You should pass a dict instead."
+                )
             past_key_values = {}
         out = self.head(torch.tanh(h))
         if return_legacy_cache:
             past_key_values = tuple(past_key_values.items())
-        if _gm_flag_1:
-            logger.warning_once("`use_cache=True` is incompatible with gradient checkpointing.")
-        if _gm_flag_2:
-            logger.warning_once(
-                "Passing a tuple of `past_key_values` is deprecated. "
-                "You should pass a dict instead."
-            )
         return out, past_key_values
 
 

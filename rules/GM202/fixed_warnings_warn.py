@@ -5,14 +5,11 @@ import torch
 
 
 def attention(q, k, v):
-    _gm_flag_1 = False
     scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
     if q.shape[-1] % 8:
-        _gm_flag_1 = True
-    _gm_ret = scores.softmax(dim=-1) @ v
-    if _gm_flag_1:
-        warnings.warn(f"head dim {q.shape[-1]} is not a multiple of 8: slower kernels", stacklevel=2)
-    return _gm_ret
+        if not torch.compiler.is_compiling():
+            warnings.warn(f"head dim {q.shape[-1]} is not a multiple of 8: slower kernels", stacklevel=2)
+    return scores.softmax(dim=-1) @ v
 
 
 def make():

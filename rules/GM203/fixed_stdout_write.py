@@ -8,7 +8,6 @@ def smooth(x):
     y = torch.cumsum(x, dim=-1)
     if not torch.compiler.is_compiling():
         sys.stdout.write(f"smoothing {tuple(y.shape)}\n")
-    if not torch.compiler.is_compiling():
         sys.stdout.flush()
     return y / torch.arange(1, x.shape[-1] + 1)
 
