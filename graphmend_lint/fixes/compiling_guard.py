@@ -25,13 +25,12 @@ def _needs_parentheses(call: nodes.Call) -> bool:
     return not (isinstance(parent, nodes.BoolOp) and parent.op == "and")
 
 
-def eager_only_check_fix(analysis: FileAnalysis, call: nodes.Call, gates_only_records: bool) -> Fix | None:
+def eager_only_check_fix(analysis: FileAnalysis, call: nodes.Call) -> Fix | None:
     """``logger.isEnabledFor(L)`` → ``not torch.compiler.is_compiling() and logger.isEnabledFor(L)``.
 
-    Eagerly the value is unchanged. Under ``torch.compile`` the check is
-    ``False``, so what it gates no longer runs in compiled code. When it gates
-    nothing but log records (*gates_only_records*) that is what GM202's safe
-    guard does to a log call, and the fix is safe; otherwise it is unsafe.
+    Unsafe: eagerly the value is unchanged, but under ``torch.compile`` the
+    check is ``False``, so whatever it gates no longer runs in compiled code.
+    (A check that only gates log records gets GM202's safe guard instead.)
     """
     torch = torch_name_at(analysis, call)
     if torch is None:
@@ -40,6 +39,6 @@ def eager_only_check_fix(analysis: FileAnalysis, call: nodes.Call, gates_only_re
     content = f"({guarded})" if _needs_parentheses(call) else guarded
     return Fix(
         edits=(*torch.edits, Edit(analysis.start_of(call), analysis.end_of(call), content)),
-        applicability=Applicability.SAFE if gates_only_records else Applicability.UNSAFE,
+        applicability=Applicability.UNSAFE,
         message="Check the level only when not compiling (`not torch.compiler.is_compiling() and ...`)",
     )

@@ -11,6 +11,7 @@ from graphmend_lint.analysis.side_effects import Effect, LoggerConfig, SideEffec
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.compiling_guard import eager_only_check_fix
+from graphmend_lint.fixes.guard import guard_statements
 from graphmend_lint.rules.base import Example, Rule
 
 #: Logger methods that read the level; each is a logger method call to Dynamo.
@@ -23,27 +24,31 @@ NO_FIX = Fix(
     "`if not torch.compiler.is_compiling() and logger.isEnabledFor(...)`",
 )
 _DEBUG_BLOCK = "    y = x * 2\n    if {test}:\n        logger.debug('y %s', y)\n    return y\n"
+_GUARDED_DEBUG_BLOCK = (
+    "    y = x * 2\n    if not torch.compiler.is_compiling():\n        if logger.isEnabledFor(logging.DEBUG):\n"
+    "            logger.debug('y %s', y)\n    return y\n"
+)
 _HEADER = (
     "import logging\n\nimport torch\n\nlogger = logging.getLogger(__name__)\n\n\n"
     "@torch.compile\ndef f(x: torch.Tensor):\n"
 )
 
 
-def _gates_only_records(finder: SideEffectFinder, call: nodes.Call) -> bool:
-    """*call* is the test, or an ``and`` operand of the test, of an ``if`` (no ``else``) whose body only logs."""
+def _record_only_branch(finder: SideEffectFinder, call: nodes.Call) -> nodes.If | None:
+    """The ``if`` (no ``else``) *call* is the test of (or an ``and`` operand of it) when its body only logs or warns."""
     node: nodes.NodeNG = call
     while isinstance(node.parent, nodes.BoolOp) and node.parent.op == "and":
         node = node.parent
     statement = node.parent
     if not (isinstance(statement, nodes.If) and statement.test is node and not statement.orelse):
-        return False
+        return None
     for child in statement.body:
         if not (isinstance(child, nodes.Expr) and isinstance(child.value, nodes.Call)):
-            return False
+            return None
         effect = finder.classify(child.value)
         if effect is None or effect.effect not in _RECORDS:
-            return False
-    return True
+            return None
+    return statement
 
 
 class LoggerLevelCheck(Rule):
@@ -77,22 +82,24 @@ class LoggerLevelCheck(Rule):
     @torch.compile
     def f(x):
         y = x * 2
-        if not torch.compiler.is_compiling() and logger.isEnabledFor(logging.DEBUG):
-            logger.debug("norm %s", y.norm())
+        if not torch.compiler.is_compiling():
+            if logger.isEnabledFor(logging.DEBUG):
+                logger.debug("norm %s", y.norm())
         return y + 1
     ```
 
     ## Fix safety
+    When the check is the test (or an `and` operand of the test) of an `if`
+    without `else` whose body only logs or warns, the whole `if` goes under
+    `if not torch.compiler.is_compiling():`, GM202's guard, and the fix is
+    **safe** for the same reason: eagerly nothing changes, and under
+    `torch.compile` the records are not emitted. Elsewhere
     `logger.isEnabledFor(level)` becomes
     `not torch.compiler.is_compiling() and logger.isEnabledFor(level)`
-    (parenthesised unless it is an `if`/`while` test or an `and` operand).
-    Eagerly the value is the same (`not False and x` is `x`); Dynamo folds
-    the check to `False`, so under `torch.compile` whatever it gates no
-    longer runs. The fix is **safe** when it is the test (or an `and`
-    operand of the test) of an `if` without `else` whose body only logs or
-    warns: under compile those records are dropped, exactly as GM202's safe
-    guard drops a log call. It is **unsafe** otherwise: gated computation
-    would stop running in compiled code.
+    (parenthesised unless it is an `if`/`while` test or an `and` operand):
+    eagerly the value is the same (`not False and x` is `x`), but Dynamo folds
+    it to `False`, so whatever it gates stops running in compiled code:
+    **unsafe**.
     `getEffectiveLevel()` and `.level` comparisons get advice only: a
     `False` there would read as level 0, which enables everything.
     """
@@ -115,7 +122,7 @@ class LoggerLevelCheck(Rule):
     invalid = (
         Example(
             _HEADER + _DEBUG_BLOCK.format(test="logger.isEnabledFor(logging.DEBUG)"),
-            fixed=_HEADER + _DEBUG_BLOCK.format(test="not torch.compiler.is_compiling() and logger.isEnabledFor(logging.DEBUG)"),
+            fixed=_HEADER + _GUARDED_DEBUG_BLOCK,
         ),
         Example(
             _HEADER + "    verbose = logger.isEnabledFor(logging.INFO)\n    return x, verbose\n",
@@ -140,7 +147,12 @@ class LoggerLevelCheck(Rule):
                     continue
                 fix = None
                 if func.attrname == "isEnabledFor":
-                    fix = eager_only_check_fix(ctx.analysis, node, _gates_only_records(finder, node))
+                    branch = _record_only_branch(finder, node)
+                    fix = (
+                        guard_statements(ctx.analysis, [branch], Applicability.SAFE)
+                        if branch is not None
+                        else eager_only_check_fix(ctx.analysis, node)
+                    )
                 message = f"`{func.attrname}()` on a logger in compiled code causes a graph break"
                 yield ctx.report(node, message + gate_note(ctx.values, node), traced, fix or NO_FIX)
                 continue

@@ -14,8 +14,9 @@ class Block(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.fc(x).relu()
-        if not torch.compiler.is_compiling() and logger.isEnabledFor(logging.DEBUG):
-            logger.debug("activation norm %s", h.norm())
+        if not torch.compiler.is_compiling():
+            if logger.isEnabledFor(logging.DEBUG):
+                logger.debug("activation norm %s", h.norm())
         return h + x
 
 
