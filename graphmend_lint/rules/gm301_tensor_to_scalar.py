@@ -24,7 +24,10 @@ CAPTURED_BRANCH = Fix(
     message="no automatic fix: keep the value a tensor (drop `.item()`) and select with `torch.where` / "
     "`torch.cond`, or decide outside the compiled function",
 )
-_CAPTURE = "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+_CAPTURE = (
+    "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n\n\n"
+    "@torch.compile\ndef f(x: torch.Tensor):\n"
+)
 
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, lengths: torch.Tensor, n: int):\n"
 

@@ -12,7 +12,7 @@ from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
 from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.host_values import condition_operands, is_bool_tensor
-from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.shape_dispatch import dense_dispatch_hint
@@ -31,6 +31,8 @@ CAPTURE_DYNAMIC = Fix(
 )
 #: Operators (as torch functions and tensor methods) whose output size is data-dependent.
 ALWAYS_DYNAMIC = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"})
+#: Methods no Python value but a tensor or a NumPy array has: their receiver needs no typing.
+TENSOR_ONLY_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique_consecutive", "bincount"})
 #: NumPy functions Dynamo traces as those operators (``torch._numpy``), on arrays and Python lists alike.
 NUMPY_DYNAMIC = frozenset({"unique", "nonzero", "flatnonzero", "argwhere"})
 CAPTURED_SIZE_BRANCH = Fix(
@@ -40,7 +42,9 @@ CAPTURED_SIZE_BRANCH = Fix(
     "or decide outside the compiled function",
 )
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, r: torch.Tensor):\n"
-_CAPTURE = _HEADER.replace("import torch\n", "import torch\n\ntorch._dynamo.config.capture_dynamic_output_shape_ops = True\n")
+_CAPTURE = _HEADER.replace(
+    "import torch\n", "import torch\n\ntorch._dynamo.config.capture_dynamic_output_shape_ops = True\n"
+)
 
 
 def _is_tensor_argument(values: ValueOracle, call: nodes.Call, index: int, keyword: str) -> bool:
@@ -64,6 +68,9 @@ def dynamic_operator(values: ValueOracle, call: nodes.Call) -> str | None:
         op, receiver_offset = name.split(".")[1], 1  # torch.op(input, ...)
     elif isinstance(func, nodes.Attribute) and values.is_tensor(func.expr):
         op, receiver_offset = func.attrname, 0  # input.op(...)
+    elif isinstance(func, nodes.Attribute) and func.attrname in TENSOR_ONLY_METHODS:
+        # only tensors (and NumPy arrays, which Dynamo traces as tensors) have these methods
+        return func.attrname if values.kind(func.expr) is not Kind.STATIC else None
     else:
         return None
     if op in ALWAYS_DYNAMIC:
@@ -103,7 +110,10 @@ class DataDependentOutputShape(Rule):
     `torch.bincount` (even with `minlength`), and their NumPy spellings
     `np.unique`, `np.nonzero`, `np.flatnonzero`, `np.argwhere` and
     single-argument `np.where(c)`, which Dynamo traces as the torch operators
-    (on arrays and on Python lists alike).
+    (on arrays and on Python lists alike). `.nonzero()`, `.argwhere()`,
+    `.masked_select()`, `.unique_consecutive()` and `.bincount()` are flagged
+    on any receiver not known to be a plain Python value: only tensors and
+    NumPy arrays have them.
 
     ## Why is this bad
     An FX graph needs every output size as a function of the input sizes.
@@ -199,7 +209,12 @@ class DataDependentOutputShape(Rule):
         Example(_HEADER + "    (idx,) = torch.where(x > 0)\n    return idx\n"),
         Example(_HEADER + "    return torch.repeat_interleave(x, r), torch.bincount(r, minlength=4)\n"),
         Example(_HEADER + "    x[x > 0] += 1\n    return x\n"),
-        Example("import numpy as np\n" + _HEADER + "    ids = np.unique(np.array([3, 1, 3]))\n    return x[: len(ids)]\n"),
+        Example(
+            "import torch\n\n\n@torch.compile\ndef f(x, mask):\n    return x.masked_select(mask), mask.nonzero()\n"
+        ),
+        Example(
+            "import numpy as np\n" + _HEADER + "    ids = np.unique(np.array([3, 1, 3]))\n    return x[: len(ids)]\n"
+        ),
         Example(
             _CAPTURE + "    idx = torch.nonzero(x > 0)\n    if len(idx) == 0:\n        x = x + 1\n    return x, idx\n"
         ),

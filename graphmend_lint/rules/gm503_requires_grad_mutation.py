@@ -8,7 +8,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.module_attributes import is_tensor_like
-from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule
@@ -26,32 +26,11 @@ _FACTORIES = frozenset(
                  "logspace", "eye", "tensor", "as_tensor", "zeros_like", "ones_like", "empty_like", "full_like",
                  "rand_like", "randn_like", "randint_like")
 )  # fmt: skip
-_PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
 
 
 def _is_true(node: nodes.NodeNG) -> bool:
     return isinstance(node, nodes.Const) and node.value is True
-
-
-def _iterates_parameters(name: nodes.NodeNG) -> bool:
-    """``p`` bound by ``for p in m.parameters()`` or ``for _, p in m.named_parameters()``."""
-    if not isinstance(name, nodes.Name):
-        return False
-    try:
-        _, bindings = name.lookup(name.name)
-    except Exception:
-        return False
-    for binding in bindings:
-        loop = binding.parent.parent if isinstance(binding.parent, nodes.Tuple) else binding.parent
-        iterable = loop.iter if isinstance(loop, nodes.For) else None
-        if (
-            isinstance(iterable, nodes.Call)
-            and isinstance(iterable.func, nodes.Attribute)
-            and iterable.func.attrname in _PARAMETER_ITERATORS
-        ):
-            return True
-    return False
 
 
 def _returned(name: nodes.Name) -> bool:
@@ -100,7 +79,10 @@ def _enables_grad(call: nodes.Call) -> bool:
 def requires_grad_change(values: ValueOracle, node: nodes.NodeNG) -> str | None:
     """A message for a ``requires_grad`` change Dynamo breaks on, else ``None``."""
     if isinstance(node, nodes.AssignAttr):
-        if node.attrname == "requires_grad" and (is_tensor_like(values, node.expr) or _iterates_parameters(node.expr)):
+        # only tensors have a `requires_grad` to set: any receiver not known to be a plain Python value counts
+        receiver = node.expr
+        is_self = isinstance(receiver, nodes.Name) and receiver.name == "self"  # a module's own attribute
+        if node.attrname == "requires_grad" and not is_self and values.kind(receiver) is not Kind.STATIC:
             return "setting `.requires_grad` in compiled code causes a graph break"
         return None
     if not isinstance(node, nodes.Call):
@@ -127,7 +109,8 @@ class RequiresGradMutation(Rule):
     """## What it does
     Flags changes of `requires_grad` in code that `torch.compile` traces:
 
-    * `t.requires_grad = ...` on a tensor or on parameters being iterated
+    * `t.requires_grad = ...` on anything not known to be a plain Python
+      value (only tensors have the attribute), e.g. parameters being iterated
       (`for p in self.parameters(): p.requires_grad = False`);
     * `t.requires_grad_()` (or `(True)`) on an input of the compiled
       function, on a module's tensor, or on a local tensor it returns;

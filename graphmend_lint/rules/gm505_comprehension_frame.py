@@ -6,11 +6,13 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
+from graphmend_lint.analysis.side_effects import LoggerConfig, SideEffectFinder
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.tuple_iterable import tuple_iterable_fix
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.break_sites import BreakFinder, Verdict
 
 COMPREHENSIONS = (nodes.ListComp, nodes.SetComp, nodes.DictComp)
 #: Callables whose result iterates as a tuple or range iterator, which Dynamo steps through.
@@ -19,15 +21,19 @@ _SKIPPED_BODY = (nodes.FunctionDef, nodes.ClassDef, nodes.Lambda)
 _CAPTURING = "keys = {{f'output_{{k}}': getattr(self, f'output_{{k}}', False) for k in {flags}}}"
 _HEADER = (
     "import torch\nfrom torch import nn\n\nFLAGS = {{'hidden_states': 1}}\n\n\nclass Wrapped(nn.Module):\n"
-    "    def __init__(self):\n        super().__init__()\n        self.inner = nn.Linear(4, 4)\n"
+    "    def __init__(self):\n        super().__init__()\n        self.inner = nn.{layer}(4, 4)\n"
     "        self.output_hidden_states = False\n\n    def forward(self, x: torch.Tensor):\n"
     "        {comprehension}\n        try:\n            out = self.inner(x)\n        finally:\n"
     "            keys.clear()\n        return out\n\n\nmodel = torch.compile(Wrapped())\n"
 )
+_ITEMS = (
+    "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, weights: list):\n"
+    "    return [(x * w).sum().item() for w in {sizes}]\n"
+)
 
 
 def _steps_as_tuple(values: ValueOracle, iterable: nodes.NodeNG) -> bool:
-    """The iterable's iterator is a tuple or range iterator (or a tensor's, not judged here)."""
+    """Dynamo can step the iterable's iterator in any frame: a tuple, a range or a tensor (measured)."""
     if isinstance(iterable, nodes.Tuple):
         return True
     if isinstance(iterable, nodes.List):
@@ -49,11 +55,27 @@ def _holds_module_or_tensor(values: ValueOracle, comprehension: nodes.NodeNG) ->
     return False
 
 
-def frame_skipping_try(function: nodes.FunctionDef) -> nodes.Try | None:
-    """The first ``try`` (with ``except`` or ``finally``) in *function* whose body calls something."""
-    for statement in function.nodes_of_class(nodes.Try, skip_klass=_SKIPPED_BODY):
-        if any(True for part in statement.body for _ in part.nodes_of_class(nodes.Call, skip_klass=_SKIPPED_BODY)):
-            return statement
+def frame_skipping_construct(
+    breaks: BreakFinder, function: nodes.FunctionDef, comprehension: nodes.NodeNG
+) -> tuple[str, int] | None:
+    """What in *function* can make Dynamo run it eagerly, as ``(what, line)``; ``None`` when nothing can.
+
+    A graph break inside a ``try`` block (in the block, or in code of this
+    file it calls; code this file does not hold counts as possibly
+    breaking), inside a ``for``/``while`` body, or inside another
+    comprehension leaves Dynamo no place to resume: it gives up on the frame.
+    """
+    for node in function.nodes_of_class((nodes.Try, nodes.For, nodes.While, *COMPREHENSIONS), skip_klass=_SKIPPED_BODY):
+        if node is comprehension:
+            continue
+        if isinstance(node, nodes.Try):
+            if any(breaks.verdict(statement) is not Verdict.CLEAN for statement in node.body):
+                return "anything in the `try`", node.lineno
+        elif isinstance(node, (nodes.For, nodes.While)):
+            if any(breaks.breaking_node(statement) is not None for statement in node.body):
+                return "the loop", node.lineno
+        elif breaks.breaking_node(node) is not None:
+            return "the comprehension", node.lineno
     return None
 
 
@@ -63,32 +85,39 @@ def _version(text: str) -> tuple[int, ...]:
 
 class ComprehensionFrame(Rule):
     """## What it does
-    Flags a list, set or dict comprehension over anything but a tuple or a
-    `range` (a dict, its `.items()`, a list, `enumerate(...)`, ...) that
-    closes over `self` or a tensor, in a compiled function that also has a
-    `try` block calling other code. This is the construct in transformers'
-    output-capturing wrapper (`utils/output_capturing.py`,
-    `recordable_keys = {... for k in capturable_flags}`) that breaks in every
-    model whose forward breaks anywhere else.
+    Flags a list, set or dict comprehension over anything but a tuple, a
+    `range` or a tensor (a dict, its `.items()`, a list, `zip(...)`,
+    `enumerate(...)`, ...) in compiled code, when Dynamo will compile the
+    comprehension's frame on its own:
+
+    * the comprehension's body breaks the graph itself (`.item()`, a mask
+      read, a print...), or
+    * it closes over `self` or a tensor, and its function also holds what
+      makes Dynamo give up on a whole frame: a `try` block calling code that
+      breaks (or code this file does not show), a loop whose body breaks, or
+      another comprehension that breaks.
+
+    The second case is transformers' output-capturing wrapper
+    (`utils/output_capturing.py`, `recordable_keys = {... for k in
+    capturable_flags}` before `try: outputs = func(self, ...)`), which breaks
+    in every model whose forward breaks anywhere.
 
     ## Why is this bad
-    A graph break inside a `try` block (in the function, or in anything it
-    calls there) makes Dynamo give up on the whole function and run it
-    eagerly. On Python 3.11 and older a comprehension runs in a frame of its
-    own, so Dynamo then meets the comprehension's frame separately, with an
-    iterator as its argument, and can step only through tuple and range
-    iterators: over a dict, list or set it breaks again (GB4347, "Missing
-    tp_iternext", measured on torch 2.13 / Python 3.11 for dict, `.items()`,
-    `.keys()`, list, set, `enumerate`, `zip`, `sorted` and str iterables). The
-    finding only matters when something in the `try` breaks, which is often
-    the case for a wrapper around a whole model's forward.
+    On Python 3.11 and older a comprehension runs in a frame of its own that
+    receives an iterator over its first iterable. When Dynamo cannot inline
+    it (its body breaks), or runs its function eagerly (a break inside a
+    `try` or a loop leaves no place to resume), it compiles that frame
+    separately, and there it can step only through tuple, range and tensor
+    iterators: over anything else it breaks again (GB4347, "Missing
+    tp_iternext"; measured on torch 2.13 / Python 3.11 for dicts, `.items()`,
+    `.keys()`, lists, sets, `zip`, `enumerate`, `sorted` and strings).
 
     ## Example
     ```python
     def forward(self, x):
         keys = {f"output_{k}": getattr(self, f"output_{k}", False) for k in FLAGS}
         try:
-            out = self.inner(x)
+            out = self.lstm(x)[0]    # breaks: Dynamo gives up on forward
         finally:
             keys.clear()
         return out
@@ -101,12 +130,18 @@ class ComprehensionFrame(Rule):
 
     ## Fix safety
     The fix wraps the first iterable in `tuple(...)`: same items, same
-    order, taken before the first item is evaluated. It is **safe** when the
-    comprehension's expressions make no calls, attribute reads or
+    order, taken before the first item is evaluated. It removes this break
+    only; the one that made Dynamo compile the frame stays. It is **safe**
+    when the comprehension's expressions make no calls, attribute reads or
     assignments (nothing can mutate the iterable while it is iterated), and
     **unsafe** otherwise: an expression that mutates the iterable would see
     the change, or raise "changed size during iteration", only in the
     original.
+
+    ## Known limitations
+    Whether the code a `try` calls breaks is followed only into this file;
+    a wrapper whose `try` calls code of another file is flagged whether or
+    not that code breaks (the fix is harmless then).
 
     ## Options
     `target-version` (default `"3.11"`): the oldest Python the code runs on.
@@ -121,39 +156,48 @@ class ComprehensionFrame(Rule):
     fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     options = {"target-version": "3.11"}
     valid = (
-        _HEADER.format(comprehension=_CAPTURING.format(flags="tuple(FLAGS)")),
-        _HEADER.format(comprehension="keys = {f'output_{k}': False for k in FLAGS}"),
-        _HEADER.format(comprehension="keys = [getattr(self, k, None) for k in ('a', 'b')] + [self for _ in range(2)]"),
+        _HEADER.format(layer="LSTM", comprehension=_CAPTURING.format(flags="tuple(FLAGS)")),
+        _HEADER.format(layer="LSTM", comprehension="keys = {f'output_{k}': False for k in FLAGS}"),
+        _HEADER.format(layer="Linear", comprehension=_CAPTURING.format(flags="FLAGS")),
+        _ITEMS.format(sizes="tuple(weights)"),
     )
     invalid = (
         Example(
-            _HEADER.format(comprehension=_CAPTURING.format(flags="FLAGS")),
-            fixed=_HEADER.format(comprehension=_CAPTURING.format(flags="tuple(FLAGS)")),
+            _HEADER.format(layer="LSTM", comprehension=_CAPTURING.format(flags="FLAGS")),
+            fixed=_HEADER.format(layer="LSTM", comprehension=_CAPTURING.format(flags="tuple(FLAGS)")),
             unsafe=True,
         ),
         Example(
-            _HEADER.format(comprehension="keys = [x for _ in FLAGS.items()]"),
-            fixed=_HEADER.format(comprehension="keys = [x for _ in tuple(FLAGS.items())]"),
+            _HEADER.format(layer="GRU", comprehension="keys = [x for _ in FLAGS.items()]"),
+            fixed=_HEADER.format(layer="GRU", comprehension="keys = [x for _ in tuple(FLAGS.items())]"),
         ),
+        Example(_ITEMS.format(sizes="weights"), fixed=_ITEMS.format(sizes="tuple(weights)"), unsafe=True),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         if _version(ctx.options.get("target-version", "3.11")) >= (3, 12):
             return
+        loggers = LoggerConfig.from_options(ctx.analysis.settings.options_for("GM202"))
+        breaks = BreakFinder(ctx.values, SideEffectFinder(ctx.values, loggers))
         for comprehension, traced in ctx.traced_nodes(*COMPREHENSIONS):
             function = comprehension.frame()
             if not isinstance(function, nodes.FunctionDef):
                 continue
             if _steps_as_tuple(ctx.values, comprehension.generators[0].iter):
                 continue
-            if not _holds_module_or_tensor(ctx.values, comprehension):
-                continue
-            guarded = frame_skipping_try(function)
-            if guarded is None:
-                continue
-            message = (
-                f"comprehension over a non-tuple iterable: if anything in the `try` at line {guarded.lineno} breaks "
-                "the graph, Dynamo runs this function eagerly and breaks again in the comprehension's own frame "
-                "(Python <= 3.11)"
-            )
+            inside = breaks.breaking_node(comprehension)
+            if inside is not None:
+                why = f"the graph break inside it (line {inside.lineno}) makes Dynamo compile its frame on its own"
+            else:
+                skipping = _holds_module_or_tensor(ctx.values, comprehension) and frame_skipping_construct(
+                    breaks, function, comprehension
+                )
+                if not skipping:
+                    continue
+                what, line = skipping
+                why = (
+                    f"if {what} at line {line} breaks the graph, Dynamo runs this function eagerly "
+                    "and compiles the comprehension's frame on its own"
+                )
+            message = f"comprehension over a non-tuple iterable: {why}, which breaks again there (Python <= 3.11)"
             yield ctx.report(comprehension, message, traced, tuple_iterable_fix(ctx.analysis, comprehension))
