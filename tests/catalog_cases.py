@@ -92,3 +92,13 @@ def measure_catalog(names: Iterable[str], pairs: Iterable[tuple[str, str]] = ())
         "programs": {name: raw["programs"][str(CATALOG / name)] for name in names},
         "pairs": {(b, f): raw["pairs"][f"{CATALOG / b}|{CATALOG / f}"] for b, f in pairs},
     }
+
+
+def check_cases_cover_the_catalog(codes: Iterable[str], cases: dict[str, Case]) -> None:
+    """Every program of *codes* has a case and every case a program; every rule has a bad and a negative program."""
+    codes = list(codes)
+    assert set(catalog_programs(codes)) == set(cases)
+    for code in codes:
+        names = [name for name in cases if name.startswith(code)]
+        assert any("/bad_" in name for name in names), code
+        assert any("/neg_" in name for name in names), code

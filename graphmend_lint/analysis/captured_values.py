@@ -11,11 +11,16 @@ operand, the captured value it depends on, through local names.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import bound_values
+from graphmend_lint.analysis.host_values import bound_values, condition_operands
+
+if TYPE_CHECKING:
+    from graphmend_lint.analysis.scope import TracedFunction
+    from graphmend_lint.context import FileAnalysis
 
 #: Reads of a tensor's size: ``len(v)``, ``v.shape``, ``v.size()``, ``v.numel()``.
 SIZE_METHODS = frozenset({"size", "numel", "nelement", "dim"})
@@ -66,3 +71,10 @@ def dynamic_size_origin(
             if found is not None:
                 return found
     return None
+
+
+def branch_operands(analysis: FileAnalysis) -> Iterator[tuple[nodes.NodeNG, TracedFunction]]:
+    """Every operand an ``if``, ``while`` or conditional expression in traced code jumps on."""
+    for node, traced in analysis.traced_nodes(nodes.If, nodes.While, nodes.IfExp):
+        for operand in condition_operands(node.test):
+            yield operand, traced

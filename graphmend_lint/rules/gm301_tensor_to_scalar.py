@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.captured_values import captured_origin
+from graphmend_lint.analysis.captured_values import branch_operands, captured_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
 from graphmend_lint.analysis.gates import gate_note
-from graphmend_lint.analysis.host_values import condition_operands, scalar_conversion
+from graphmend_lint.analysis.host_values import scalar_conversion
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.host_sync import scalar_fix
@@ -156,13 +156,12 @@ class TensorToPythonScalar(Rule):
         def is_capture(node: nodes.NodeNG) -> bool:
             return scalar_conversion(ctx.values, node) is not None
 
-        for node, traced in ctx.traced_nodes(nodes.If, nodes.While, nodes.IfExp):
-            for operand in condition_operands(node.test):
-                origin = captured_origin(operand, is_capture)
-                if origin is None:
-                    continue
-                message = (
-                    f"branch on `{snippet(operand)}`, a scalar captured from a tensor (line {origin.lineno}, "
-                    f"capture_scalar_outputs): graph break{gate_note(ctx.values, operand)}"
-                )
-                yield ctx.report(operand, message, traced, CAPTURED_BRANCH)
+        for operand, traced in branch_operands(ctx.analysis):
+            origin = captured_origin(operand, is_capture)
+            if origin is None:
+                continue
+            message = (
+                f"branch on `{snippet(operand)}`, a scalar captured from a tensor (line {origin.lineno}, "
+                f"capture_scalar_outputs): graph break{gate_note(ctx.values, operand)}"
+            )
+            yield ctx.report(operand, message, traced, CAPTURED_BRANCH)

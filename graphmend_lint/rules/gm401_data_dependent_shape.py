@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from astroid import nodes
 from astroid.const import Context
 
-from graphmend_lint.analysis.captured_values import dynamic_size_origin
+from graphmend_lint.analysis.captured_values import branch_operands, dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
 from graphmend_lint.analysis.gates import gate_note
-from graphmend_lint.analysis.host_values import condition_operands, is_bool_tensor
+from graphmend_lint.analysis.host_values import is_bool_tensor
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
@@ -252,13 +252,12 @@ class DataDependentOutputShape(Rule):
                 return dynamic_operator(values, node) is not None
             return isinstance(node, nodes.Subscript) and boolean_index(values, node) is not None
 
-        for node, traced in ctx.traced_nodes(nodes.If, nodes.While, nodes.IfExp):
-            for operand in condition_operands(node.test):
-                origin = dynamic_size_origin(operand, is_dynamic)
-                if origin is None:
-                    continue
-                message = (
-                    f"branch on `{snippet(operand)}`, the size of a data-dependent result (line {origin.lineno}, "
-                    f"capture_dynamic_output_shape_ops): graph break{gate_note(values, operand)}"
-                )
-                yield ctx.report(operand, message, traced, CAPTURED_SIZE_BRANCH)
+        for operand, traced in branch_operands(ctx.analysis):
+            origin = dynamic_size_origin(operand, is_dynamic)
+            if origin is None:
+                continue
+            message = (
+                f"branch on `{snippet(operand)}`, the size of a data-dependent result (line {origin.lineno}, "
+                f"capture_dynamic_output_shape_ops): graph break{gate_note(values, operand)}"
+            )
+            yield ctx.report(operand, message, traced, CAPTURED_SIZE_BRANCH)
