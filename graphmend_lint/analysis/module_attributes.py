@@ -18,6 +18,7 @@ from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, en
 #: Attributes of a ``torch.nn`` layer that are parameters (tensors) whenever they are set.
 PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
 _MAX_BINDINGS = 8
+_CACHE_ATTRIBUTE = "_graphmend_constructors"
 
 
 def _constructor_name(values: ValueOracle, value: nodes.NodeNG) -> str | None:
@@ -36,15 +37,19 @@ def _single(names: list[str | None]) -> str | None:
 def self_attribute_constructor(values: ValueOracle, node: nodes.NodeNG) -> str | None:
     """``torch.nn.LSTM`` when every assignment of ``self.<attr>`` in the class calls that constructor.
 
-    *node* is ``self.<attr>``; anything else answers ``None``.
+    *node* is ``self.<attr>``; anything else answers ``None``. Answers are
+    kept on the class node (every ``self.layer(...)`` of a class asks).
     """
     if not (isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self"):
         return None
     klass = enclosing_class(node)
     if klass is None:
         return None
-    assigned = list(assigned_self_values(klass, node.attrname))[:_MAX_BINDINGS]
-    return _single([_constructor_name(values, value) for value in assigned])
+    known: dict[str, str | None] = klass.__dict__.setdefault(_CACHE_ATTRIBUTE, {})
+    if node.attrname not in known:
+        assigned = list(assigned_self_values(klass, node.attrname))[:_MAX_BINDINGS]
+        known[node.attrname] = _single([_constructor_name(values, value) for value in assigned])
+    return known[node.attrname]
 
 
 def constructor_of(values: ValueOracle, node: nodes.NodeNG) -> str | None:

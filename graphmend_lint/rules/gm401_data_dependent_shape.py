@@ -226,12 +226,12 @@ class DataDependentOutputShape(Rule):
             yield from self._size_branches(ctx)
             return
         for node, traced in ctx.traced_nodes(nodes.Call, nodes.Subscript):
-            gate = gate_note(values, node)
             if isinstance(node, nodes.Call):
                 op = dynamic_operator(values, node)
                 if op is not None:
                     fix = dense_dispatch_hint(node) or CAPTURE_DYNAMIC
-                    yield ctx.report(node, f"`{op}` has a data-dependent output size: graph break{gate}", traced, fix)
+                    message = f"`{op}` has a data-dependent output size: graph break{gate_note(values, node)}"
+                    yield ctx.report(node, message, traced, fix)
                 continue
             mask = boolean_index(values, node)
             if mask is None:
@@ -239,7 +239,8 @@ class DataDependentOutputShape(Rule):
             found = masked_reduction(values, node)
             fix = masked_reduction_fix(ctx.analysis, found) if found is not None else None
             message = (
-                f"boolean-mask indexing with `{snippet(mask)}` has a data-dependent output size: graph break{gate}"
+                f"boolean-mask indexing with `{snippet(mask)}` has a data-dependent output size: graph break"
+                f"{gate_note(values, node)}"
             )
             yield ctx.report(node, message, traced, fix or CAPTURE_DYNAMIC)
 

@@ -28,6 +28,13 @@ _MODULE = (
 )
 
 
+def _may_call_a_module(func: nodes.NodeNG) -> bool:
+    """``self.<attr>(...)`` or ``name(...)``: the shapes of a module call (a cheap filter before the lookup)."""
+    if isinstance(func, nodes.Attribute):
+        return isinstance(func.expr, nodes.Name) and func.expr.name == "self"
+    return isinstance(func, nodes.Name)
+
+
 class RecurrentModuleCall(Rule):
     """## What it does
     Flags calls of `nn.LSTM`, `nn.GRU` and `nn.RNN` modules (a `self.<attr>`
@@ -96,6 +103,8 @@ class RecurrentModuleCall(Rule):
             return
         reported: set[nodes.NodeNG] = set()
         for call, traced in ctx.traced_nodes(nodes.Call):
+            if not _may_call_a_module(call.func):
+                continue
             constructor = constructor_of(ctx.values, call.func)
             if constructor not in RECURRENT_MODULES or call.frame() in reported:
                 continue

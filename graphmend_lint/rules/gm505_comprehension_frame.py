@@ -55,27 +55,21 @@ def _holds_module_or_tensor(values: ValueOracle, comprehension: nodes.NodeNG) ->
     return False
 
 
-def frame_skipping_construct(
-    breaks: BreakFinder, function: nodes.FunctionDef, comprehension: nodes.NodeNG
-) -> tuple[str, int] | None:
+def frame_skipping_construct(breaks: BreakFinder, function: nodes.FunctionDef) -> tuple[str, int] | None:
     """What in *function* can make Dynamo run it eagerly, as ``(what, line)``; ``None`` when nothing can.
 
     A graph break inside a ``try`` block (in the block, or in code of this
     file it calls; code this file does not hold counts as possibly
-    breaking), inside a ``for``/``while`` body, or inside another
-    comprehension leaves Dynamo no place to resume: it gives up on the frame.
+    breaking), or inside a ``for``/``while`` body, leaves Dynamo no place to
+    resume: it gives up on the frame (measured). A break inside another
+    comprehension does not: Dynamo resumes after it (measured).
     """
-    for node in function.nodes_of_class((nodes.Try, nodes.For, nodes.While, *COMPREHENSIONS), skip_klass=_SKIPPED_BODY):
-        if node is comprehension:
-            continue
+    for node in function.nodes_of_class((nodes.Try, nodes.For, nodes.While), skip_klass=_SKIPPED_BODY):
         if isinstance(node, nodes.Try):
             if any(breaks.verdict(statement) is not Verdict.CLEAN for statement in node.body):
                 return "anything in the `try`", node.lineno
-        elif isinstance(node, (nodes.For, nodes.While)):
-            if any(breaks.breaking_node(statement) is not None for statement in node.body):
-                return "the loop", node.lineno
-        elif breaks.breaking_node(node) is not None:
-            return "the comprehension", node.lineno
+        elif any(breaks.breaking_node(statement) is not None for statement in node.body):
+            return "the loop", node.lineno
     return None
 
 
@@ -94,8 +88,9 @@ class ComprehensionFrame(Rule):
       read, a print...), or
     * it closes over `self` or a tensor, and its function also holds what
       makes Dynamo give up on a whole frame: a `try` block calling code that
-      breaks (or code this file does not show), a loop whose body breaks, or
-      another comprehension that breaks.
+      breaks (or code this file does not show), or a loop whose body breaks.
+      (A break inside another comprehension does not: Dynamo resumes after
+      it, measured.)
 
     The second case is transformers' output-capturing wrapper
     (`utils/output_capturing.py`, `recordable_keys = {... for k in
@@ -190,7 +185,7 @@ class ComprehensionFrame(Rule):
                 why = f"the graph break inside it (line {inside.lineno}) makes Dynamo compile its frame on its own"
             else:
                 skipping = _holds_module_or_tensor(ctx.values, comprehension) and frame_skipping_construct(
-                    breaks, function, comprehension
+                    breaks, function
                 )
                 if not skipping:
                     continue
