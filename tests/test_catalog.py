@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -54,17 +55,23 @@ def test_program_runs_eagerly(program: Path) -> None:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    if not hasattr(module, "make"):
-        pytest.fail(f"{_id(program)} has no make()")
-    torch.manual_seed(0)
-    fn, inputs = module.make()
-    assert inputs, "make() must return at least one input set"
-    raising = getattr(module, "RAISING_INPUTS", {})
-    for index, args in enumerate(inputs):
-        if index in raising:
-            with pytest.raises(Exception) as caught:
+    saved = torch._dynamo.config.get_config_copy()  # some programs switch Dynamo settings on at import
+    try:
+        spec.loader.exec_module(module)
+        if not hasattr(module, "make"):
+            pytest.fail(f"{_id(program)} has no make()")
+        torch.manual_seed(0)
+        fn, inputs = module.make()
+        assert inputs, "make() must return at least one input set"
+        raising = getattr(module, "RAISING_INPUTS", {})
+        for index, args in enumerate(inputs):
+            if index in raising:
+                with pytest.raises(Exception) as caught:
+                    fn(*args)
+                assert type(caught.value).__name__ == raising[index]
+            else:
                 fn(*args)
-            assert type(caught.value).__name__ == raising[index]
-        else:
-            fn(*args)
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # writing back deprecated keys warns
+            torch._dynamo.config.load_config(saved)

@@ -10,29 +10,14 @@ otherwise carry stale markers. The break columns were measured with
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
-
 import pytest
+from catalog_cases import CATALOG, Case, case, check_cases_cover_the_catalog
+from catalog_cases import findings as _findings
+from catalog_cases import fix_pairs as _pairs
 
-from graphmend_lint import fix_source, lint_source
+from graphmend_lint import fix_source
 
-REPO = Path(__file__).resolve().parents[1]
-CATALOG = REPO / "rules"
 CODES = ("GM301", "GM302", "GM401", "GM402", "GM403")
-
-
-@dataclass(frozen=True)
-class Case:
-    """What one catalog program must produce: lint findings and real Dynamo breaks, by line."""
-
-    findings: frozenset[tuple[int, str]] = field(default_factory=frozenset)
-    breaks: frozenset[tuple[int, str]] = field(default_factory=frozenset)
-    frame_skipped: bool = False
-
-
-def case(findings: set[tuple[int, str]] = frozenset(), breaks: set[tuple[int, str]] = frozenset(), **kw) -> Case:
-    return Case(frozenset(findings), frozenset(breaks), **kw)
 
 
 CASES: dict[str, Case] = {
@@ -45,6 +30,9 @@ CASES: dict[str, Case] = {
     "GM301/fixed_branch_flag.py": case(),
     "GM301/bad_flag_passed_on.py": case({(31, "GM301")}, {(31, "GB0124")}),
     "GM301/neg_item_outside_scope.py": case(),
+    # capture_scalar_outputs is on: the conversion traces, the branch on it breaks
+    "GM301/bad_captured_branch.py": case({(16, "GM301")}, {(16, "GB0170")}),
+    "GM301/neg_captured_arithmetic.py": case(),
     "GM302/bad_tolist.py": case({(13, "GM302")}, {(13, "GB0109")}),
     "GM302/bad_numpy_branch.py": case({(18, "GM302"), (20, "GM302")}, {(18, "GB0170"), (20, "GB0033")}),
     "GM302/neg_numpy_traced.py": case(),
@@ -62,6 +50,9 @@ CASES: dict[str, Case] = {
         frame_skipped=True,
     ),
     "GM401/neg_masked_write.py": case(),
+    "GM401/bad_np_unique.py": case({(8, "GM401")}, {(8, "GB0036")}),
+    # capture_dynamic_output_shape_ops is on: nonzero traces, the branch on its size breaks
+    "GM401/bad_captured_size_branch.py": case({(15, "GM401")}, {(15, "GB0170")}),
     "GM402/bad_slice_by_count.py": case({(18, "GM402")}, {(18, "GB0124")}),
     # The break is at the conversion (GM301); GM402 reports the shape it feeds.
     "GM402/bad_slice_by_item.py": case({(8, "GM301"), (9, "GM402")}, {(8, "GB0124")}),
@@ -73,38 +64,23 @@ CASES: dict[str, Case] = {
     "GM403/bad_np_sum.py": case({(13, "GM403")}, {(14, "GB0170")}),
     "GM403/fixed_np_sum.py": case(),
     "GM403/neg_np_outside_scope.py": case(),
+    # BigBird's plan: np.sum over a list sizes np.zeros (GB0033)
+    "GM403/bad_block_plan.py": case({(19, "GM403")}, {(19, "GB0033")}),
+    "GM403/fixed_block_plan.py": case(),
 }
-
-
-def catalog_programs() -> list[str]:
-    """Every program in the owned catalog folders, as ``CODE/name.py``."""
-    return sorted(str(path.relative_to(CATALOG)) for code in CODES for path in (CATALOG / code).glob("*.py"))
 
 
 def fix_pairs() -> list[tuple[str, str]]:
     """``(bad, fixed)`` for every bad program that has a fixed twin."""
-    pairs = []
-    for name in catalog_programs():
-        folder, _, base = name.partition("/")
-        if base.startswith("bad_") and (CATALOG / folder / f"fixed_{base[4:]}").exists():
-            pairs.append((name, f"{folder}/fixed_{base[4:]}"))
-    return pairs
+    return _pairs(CODES)
 
 
 def findings(name: str) -> set[tuple[int, str]]:
-    text = (CATALOG / name).read_text()
-    return {(d.start.line, d.code) for d in lint_source(text, str(CATALOG / name)) if d.code in CODES}
+    return _findings(name, CODES)
 
 
-def test_every_program_has_a_case_and_every_case_a_program() -> None:
-    assert set(catalog_programs()) == set(CASES)
-
-
-def test_the_catalog_covers_every_rule_with_a_bad_and_a_negative_program() -> None:
-    for code in CODES:
-        names = [name for name in CASES if name.startswith(code)]
-        assert any("/bad_" in name for name in names), code
-        assert any("/neg_" in name for name in names), code
+def test_the_cases_cover_the_catalog() -> None:
+    check_cases_cover_the_catalog(CODES, CASES)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

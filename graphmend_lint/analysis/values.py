@@ -329,6 +329,9 @@ class ValueOracle:
                 if index == 0:
                     return Kind.STATIC
                 return self._loop_variable(iterable.args[0]) if iterable.args else Kind.UNKNOWN
+            if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "zip":
+                # ``for a, b in zip(xs, ys)``: each name walks its own iterable
+                return self._loop_variable(iterable.args[index]) if index < len(iterable.args) else Kind.UNKNOWN
             return Kind.TENSOR if self._loop_variable(iterable) is Kind.TENSOR else Kind.UNKNOWN
         return Kind.UNKNOWN
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import is_python_int, is_python_number
+from graphmend_lint.analysis.host_values import builtin_name, is_python_int, is_python_number, numpy_origin
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
@@ -62,6 +62,8 @@ class StaticNumpyCall:
     numpy_name: str
     twin: Twin
     numbers: tuple[nodes.NodeNG, ...]  # the numeric arguments (list elements for reductions)
+    #: A reduction over a named sequence (``np.sum(plan[:k])``) whose items are not visible.
+    opaque_sequence: bool = False
 
 
 def _sequence_elements(node: nodes.NodeNG) -> list[nodes.NodeNG] | None:
@@ -88,6 +90,53 @@ def static_numpy_call(values: ValueOracle, call: nodes.Call) -> StaticNumpyCall 
     if not all(values.kind(n) is Kind.STATIC or is_python_number(values, n) for n in numbers):
         return None
     return StaticNumpyCall(call, function, twin, numbers)
+
+
+#: Functions whose positional arguments (or ``shape``) are sizes, which must be Python ints.
+_SIZED_FACTORIES = frozenset(
+    f"{module}.{name}" for module in ("numpy", "torch") for name in ("zeros", "ones", "empty", "full")
+) | frozenset({"torch.rand", "torch.randn"})
+_INT_BUILTINS = frozenset({"int", "range"})
+
+
+def _needs_python_int(values: ValueOracle, call: nodes.Call) -> bool:
+    """*call*'s value goes straight where Python needs an int: ``int()``, ``range()``, a factory's size.
+
+    Dynamo traces the NumPy reduction as a 0-d tensor, so each of these breaks
+    (measured, torch 2.13): ``int(...)`` and a size with GB0033, ``range`` with GB0059.
+    """
+    parent = call.parent
+    if isinstance(parent, (nodes.Tuple, nodes.List)):
+        parent = parent.parent  # np.zeros((n, np.sum(plan)))
+    if isinstance(parent, nodes.Keyword):
+        parent = parent.parent if parent.arg in {"shape", "size"} else None
+    if not isinstance(parent, nodes.Call):
+        return False
+    if builtin_name(parent) in _INT_BUILTINS:
+        return True
+    return values.qualified_name(parent.func) in _SIZED_FACTORIES
+
+
+def sequence_reduction_call(values: ValueOracle, call: nodes.Call) -> StaticNumpyCall | None:
+    """``np.sum(plan[:k])`` over a named Python sequence, feeding a place that needs an int.
+
+    transformers' BigBird sizes its random-attention plan this way
+    (``np.zeros((num_blocks, np.sum(plan_num_rand_blocks[:k])))``). The
+    sequence's items are not visible, so the twin is only assumed to agree.
+    """
+    qualified = values.qualified_name(call.func) or ""
+    module, _, function = qualified.rpartition(".")
+    twin = TWINS.get(function)
+    if module != "numpy" or twin is None or not twin.over_sequence or call.keywords or len(call.args) != 1:
+        return None
+    sequence = call.args[0]
+    if not isinstance(sequence, (nodes.Name, nodes.Subscript, nodes.Attribute)):
+        return None
+    if values.kind(sequence) is Kind.TENSOR or numpy_origin(values, sequence) is not None:
+        return None
+    if not _needs_python_int(values, call):
+        return None
+    return StaticNumpyCall(call, function, twin, (sequence,), opaque_sequence=True)
 
 
 def _module_import(analysis: FileAnalysis, module: str) -> str | None:
@@ -162,7 +211,9 @@ def numpy_twin_fix(analysis: FileAnalysis, found: StaticNumpyCall) -> Fix | None
         callee = f"{local}.{twin.name}"
     edits.append(Edit(analysis.start_of(call.func), analysis.end_of(call.func), callee))
     values = analysis.values
-    if twin.exact_for_ints and all(is_python_int(values, n) for n in found.numbers):
+    if found.opaque_sequence:
+        applicability, caveat = Applicability.UNSAFE, " (assumes a flat sequence of Python numbers)"
+    elif twin.exact_for_ints and all(is_python_int(values, n) for n in found.numbers):
         applicability, caveat = Applicability.SAFE, ""
     elif all(is_python_number(values, n) for n in found.numbers):
         applicability, caveat = Applicability.UNSAFE, " (float edge cases differ: NaN, domain errors, rounding)"

@@ -61,10 +61,10 @@ def _without_conversion(analysis: FileAnalysis, conversion: ScalarConversion, su
     if conversion.is_item:
         return Edit(analysis.end_of(conversion.tensor), analysis.end_of(call), suffix)
     text = node_text(analysis, conversion.tensor)
-    return Edit(analysis.start_of(call), analysis.end_of(call), _parenthesized(conversion.tensor, text) + suffix)
+    return Edit(analysis.start_of(call), analysis.end_of(call), parenthesized(conversion.tensor, text) + suffix)
 
 
-def _parenthesized(node: nodes.NodeNG, text: str) -> str:
+def parenthesized(node: nodes.NodeNG, text: str) -> str:
     """*text* safe to use as an operand or a receiver."""
     atoms = (nodes.Name, nodes.Attribute, nodes.Call, nodes.Subscript, nodes.Const)
     return text if isinstance(node, atoms) else f"({text})"
@@ -128,7 +128,7 @@ def _branch_reads(conversion: ScalarConversion) -> tuple[nodes.AssignName, list[
     return target, reads
 
 
-def _predicated_after(analysis: FileAnalysis, edit: Edit, reads: list[nodes.Name]) -> bool:
+def predicated_after(analysis: FileAnalysis, edit: Edit, reads: list[nodes.NodeNG]) -> bool:
     """Would GM101 offer an applicable predication for every branch once *edit* is made?
 
     Proven by trial: the edited text is linted with GM101 alone (so this never
@@ -161,7 +161,7 @@ def keep_flag_for_predication(analysis: FileAnalysis, conversion: ScalarConversi
         return None
     target, reads = found
     edit = _without_conversion(analysis, conversion)
-    if not _predicated_after(analysis, edit, reads):
+    if not predicated_after(analysis, edit, reads):
         return None
     lines = ", ".join(str(read.lineno) for read in reads)
     return Fix(

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet, tensor_condition_parts
+from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.predicate import predicated_fix
@@ -65,4 +66,5 @@ class TensorDependentConditionalExpression(Rule):
             fix = predicated_fix(ctx.analysis, "conditional_expression", node, "Select with `torch.where`")
             for index, part in enumerate(parts):
                 message = f"conditional expression on a tensor value `{snippet(part)}` causes a graph break"
+                message += gate_note(ctx.values, part)
                 yield ctx.report(part, message, traced, fix if index == 0 else None)

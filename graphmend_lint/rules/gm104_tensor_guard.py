@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import only_raises, snippet, tensor_condition_parts
+from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.predicate import declined_fix, predicated_fix
@@ -88,6 +89,7 @@ class TensorValidationGuard(Rule):
             fix = self._fix(ctx, node, accepts_runtime_error)
             for index, part in enumerate(parts):
                 message = f"validation guard on a tensor value `{snippet(part)}` causes a graph break"
+                message += gate_note(ctx.values, part)
                 yield ctx.report(part, message, traced, fix if index == 0 else None)
 
     @staticmethod

@@ -6,14 +6,28 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
+from graphmend_lint.analysis.captured_values import branch_operands, captured_origin
 from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
+from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.host_values import scalar_conversion
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.host_sync import scalar_fix
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
 
 ITEM_GB = {"GB0124": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}
+CAPTURED_BRANCH = Fix(
+    edits=(),
+    applicability=Applicability.DISPLAY_ONLY,
+    message="no automatic fix: keep the value a tensor (drop `.item()`) and select with `torch.where` / "
+    "`torch.cond`, or decide outside the compiled function",
+)
+_CAPTURE = (
+    "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n\n\n"
+    "@torch.compile\ndef f(x: torch.Tensor):\n"
+)
 
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, lengths: torch.Tensor, n: int):\n"
 
@@ -70,19 +84,33 @@ class TensorToPythonScalar(Rule):
       cannot predicate, no fix: dropping the copy alone would only move the
       break to each `if`.
 
-    Anything else is display-only. `torch._dynamo.config.capture_scalar_outputs
-    = True` traces `.item()` as an unbacked symbol instead of breaking; the
-    host sync stays, and shapes or branches that depend on the number then need
-    `torch._check` hints or still break.
+    Anything else is display-only.
+
+    ## Captured scalars
+    With `torch._dynamo.config.capture_scalar_outputs = True` (set at module
+    level in the file, or the rule option `capture-scalar-outputs = true`),
+    Dynamo traces `.item()`, `int(t)`, `float(t)` and `bool(t)` as unbacked
+    symbols: they no longer break (measured, torch 2.13), arithmetic and
+    slicing with the number stay in the graph, and the host sync remains.
+    A branch on the number still breaks (GB0170), at the `if`/`while`/
+    conditional expression instead of at the conversion: in that mode the
+    rule reports each branch operand computed from a conversion (through
+    local variables), with advice only.
+
+    ## Options
+    `capture-scalar-outputs`: set when the program turns the setting on
+    somewhere the linter cannot see (another module, a launcher script).
     """
 
     code = "GM301"
     name = "tensor-to-python-scalar"
     summary = "`.item()` / `int(tensor)` copies a tensor to Python and splits the graph"
-    dynamo_gb = {**ITEM_GB, "GB0059": "Failed to trace builtin operator"}
+    dynamo_gb = {**ITEM_GB, "GB0059": "Failed to trace builtin operator", **DATA_DEPENDENT_BRANCHING}
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
+    options = {"capture-scalar-outputs": False}
     valid = (
         "import torch\n\n\ndef f(x):\n    return x.sum().item()\n",
+        _CAPTURE + "    n = int((x > 0).sum())\n    return x[:n] * x.sum().item()\n",
         _HEADER + "    k = int(x.shape[0])\n    return x * float(n) + len(x) + k\n",
         _HEADER + "    items = {'a': 1}\n    return x * len(list(items.items()))\n",
         _HEADER + "    if not torch.compiler.is_compiling():\n        print(x.sum().item())\n    return x\n",
@@ -106,15 +134,34 @@ class TensorToPythonScalar(Rule):
         Example(_HEADER + "    flag = (x > 0).any().item()\n    if flag:\n        print(x)\n    return x\n"),
         Example(_HEADER + "    k = int(lengths.max())\n    return x[:, :k]\n"),
         Example(_HEADER + "    s = x.sum().item()\n    return x * s, s\n"),
+        Example(_CAPTURE + "    s = x.sum().item()\n    y = x * s\n    if s > 0:\n        y = y + 1\n    return y\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        if setting_on(ctx.values, ctx.options, CAPTURE_SCALAR_OUTPUTS):
+            yield from self._captured_branches(ctx)
+            return
         for call, traced in ctx.traced_nodes(nodes.Call):
             conversion = scalar_conversion(ctx.values, call)
             if conversion is None:
                 continue
             message = (
                 f"{conversion.label} copies `{snippet(conversion.tensor)}` to a Python scalar: "
-                "graph break and host sync"
+                f"graph break and host sync{gate_note(ctx.values, call)}"
             )
             yield ctx.report(call, message, traced, scalar_fix(ctx.analysis, conversion))
+
+    def _captured_branches(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        """Under ``capture_scalar_outputs``: the branch operands computed from a conversion."""
+        def is_capture(node: nodes.NodeNG) -> bool:
+            return scalar_conversion(ctx.values, node) is not None
+
+        for operand, traced in branch_operands(ctx.analysis):
+            origin = captured_origin(operand, is_capture)
+            if origin is None:
+                continue
+            message = (
+                f"branch on `{snippet(operand)}`, a scalar captured from a tensor (line {origin.lineno}, "
+                f"capture_scalar_outputs): graph break{gate_note(ctx.values, operand)}"
+            )
+            yield ctx.report(operand, message, traced, CAPTURED_BRANCH)

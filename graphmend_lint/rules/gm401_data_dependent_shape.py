@@ -7,14 +7,18 @@ from collections.abc import Iterator
 from astroid import nodes
 from astroid.const import Context
 
+from graphmend_lint.analysis.captured_values import branch_operands, dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
+from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.host_values import is_bool_tensor
-from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.shape_dispatch import dense_dispatch_hint
 from graphmend_lint.fixes.shape_masked import masked_reduction, masked_reduction_fix
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
 
 CAPTURE_DYNAMIC = Fix(
     edits=(),
@@ -27,7 +31,20 @@ CAPTURE_DYNAMIC = Fix(
 )
 #: Operators (as torch functions and tensor methods) whose output size is data-dependent.
 ALWAYS_DYNAMIC = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"})
+#: Methods no Python value but a tensor or a NumPy array has: their receiver needs no typing.
+TENSOR_ONLY_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique_consecutive", "bincount"})
+#: NumPy functions Dynamo traces as those operators (``torch._numpy``), on arrays and Python lists alike.
+NUMPY_DYNAMIC = frozenset({"unique", "nonzero", "flatnonzero", "argwhere"})
+CAPTURED_SIZE_BRANCH = Fix(
+    edits=(),
+    applicability=Applicability.DISPLAY_ONLY,
+    message="no automatic fix: branch on a static bound instead (pad to a fixed size, or mask), "
+    "or decide outside the compiled function",
+)
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, r: torch.Tensor):\n"
+_CAPTURE = _HEADER.replace(
+    "import torch\n", "import torch\n\ntorch._dynamo.config.capture_dynamic_output_shape_ops = True\n"
+)
 
 
 def _is_tensor_argument(values: ValueOracle, call: nodes.Call, index: int, keyword: str) -> bool:
@@ -42,10 +59,18 @@ def dynamic_operator(values: ValueOracle, call: nodes.Call) -> str | None:
     keywords = {kw.arg for kw in call.keywords or []}
     name = values.qualified_name(call.func) or ""
     func = call.func
+    if name.startswith("numpy.") and name.count(".") == 1:
+        op = name.split(".")[1]
+        if op in NUMPY_DYNAMIC:
+            return f"np.{op}"
+        return "np.where" if op == "where" and len(call.args) == 1 and not keywords else None
     if name.startswith("torch.") and name.count(".") == 1:
         op, receiver_offset = name.split(".")[1], 1  # torch.op(input, ...)
     elif isinstance(func, nodes.Attribute) and values.is_tensor(func.expr):
         op, receiver_offset = func.attrname, 0  # input.op(...)
+    elif isinstance(func, nodes.Attribute) and func.attrname in TENSOR_ONLY_METHODS:
+        # only tensors (and NumPy arrays, which Dynamo traces as tensors) have these methods
+        return func.attrname if values.kind(func.expr) is not Kind.STATIC else None
     else:
         return None
     if op in ALWAYS_DYNAMIC:
@@ -81,8 +106,14 @@ class DataDependentOutputShape(Rule):
     `torch.nonzero` / `.nonzero()`, `torch.argwhere`, boolean-mask indexing
     `x[mask]` (read, or `x[mask] += v`), `torch.masked_select`,
     `torch.unique` / `unique_consecutive`, single-argument `torch.where(c)`,
-    `torch.repeat_interleave` with tensor repeats and no `output_size`, and
-    `torch.bincount` (even with `minlength`).
+    `torch.repeat_interleave` with tensor repeats and no `output_size`,
+    `torch.bincount` (even with `minlength`), and their NumPy spellings
+    `np.unique`, `np.nonzero`, `np.flatnonzero`, `np.argwhere` and
+    single-argument `np.where(c)`, which Dynamo traces as the torch operators
+    (on arrays and on Python lists alike). `.nonzero()`, `.argwhere()`,
+    `.masked_select()`, `.unique_consecutive()` and `.bincount()` are flagged
+    on any receiver not known to be a plain Python value: only tensors and
+    NumPy arrays have them.
 
     ## Why is this bad
     An FX graph needs every output size as a function of the input sizes.
@@ -126,22 +157,35 @@ class DataDependentOutputShape(Rule):
     `range(num_experts)`: it is equal only for a per-token expert body, which
     is not provable in general, and it runs every expert on every token.
 
-    Everything else is display-only:
-    `torch._dynamo.config.capture_dynamic_output_shape_ops = True` traces
-    these operators with an unbacked output size; the sync stays, and code
-    that branches on the size still breaks.
+    Everything else is display-only.
+
+    ## Captured output shapes
+    With `torch._dynamo.config.capture_dynamic_output_shape_ops = True` (set
+    at module level in the file, or the rule option
+    `capture-dynamic-output-shape-ops = true`) Dynamo traces all of these
+    operators with an unbacked output size: they no longer break (measured,
+    torch 2.13), and the sync stays. A branch on the *size* of the result
+    (`if len(idx) == 0:`, `if sel.numel() > 0:`, `idx.shape[0] > 2`) still
+    breaks (GB0170), at the branch: in that mode the rule reports those
+    branch operands instead, with advice only.
+
+    ## Options
+    `capture-dynamic-output-shape-ops`: set when the program turns the
+    setting on somewhere the linter cannot see.
     """
 
     code = "GM401"
     name = "data-dependent-output-shape"
     summary = "an operator whose output size depends on tensor data splits the graph"
-    dynamo_gb = {"GB0036": "Dynamic shape operator"}
+    dynamo_gb = {"GB0036": "Dynamic shape operator", **DATA_DEPENDENT_BRANCHING}
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
+    options = {"capture-dynamic-output-shape-ops": False}
     valid = (
         _HEADER + "    x[x < 0] = 0\n    return x[r.argsort()], torch.where(x > 0, x, 0)\n",
         _HEADER + "    y = torch.repeat_interleave(x, 2)\n    return y, torch.repeat_interleave(x, r, output_size=8)\n",
         _HEADER + "    idx = r.long()\n    return x[idx], x[:, 0], x.nonzero_static(size=4)\n",
         "import torch\n\n\ndef f(x):\n    return x[x > 0].sum(), torch.nonzero(x)\n",
+        _CAPTURE + "    idx = torch.nonzero(x > 0)\n    return x[x > 0].sum() + len(idx), torch.unique(r)\n",
     )
     invalid = (
         Example(
@@ -165,21 +209,56 @@ class DataDependentOutputShape(Rule):
         Example(_HEADER + "    (idx,) = torch.where(x > 0)\n    return idx\n"),
         Example(_HEADER + "    return torch.repeat_interleave(x, r), torch.bincount(r, minlength=4)\n"),
         Example(_HEADER + "    x[x > 0] += 1\n    return x\n"),
+        Example(
+            "import torch\n\n\n@torch.compile\ndef f(x, mask):\n    return x.masked_select(mask), mask.nonzero()\n"
+        ),
+        Example(
+            "import numpy as np\n" + _HEADER + "    ids = np.unique(np.array([3, 1, 3]))\n    return x[: len(ids)]\n"
+        ),
+        Example(
+            _CAPTURE + "    idx = torch.nonzero(x > 0)\n    if len(idx) == 0:\n        x = x + 1\n    return x, idx\n"
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         values = ctx.values
+        if setting_on(values, ctx.options, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS):
+            yield from self._size_branches(ctx)
+            return
         for node, traced in ctx.traced_nodes(nodes.Call, nodes.Subscript):
             if isinstance(node, nodes.Call):
                 op = dynamic_operator(values, node)
                 if op is not None:
                     fix = dense_dispatch_hint(node) or CAPTURE_DYNAMIC
-                    yield ctx.report(node, f"`{op}` has a data-dependent output size: graph break", traced, fix)
+                    message = f"`{op}` has a data-dependent output size: graph break{gate_note(values, node)}"
+                    yield ctx.report(node, message, traced, fix)
                 continue
             mask = boolean_index(values, node)
             if mask is None:
                 continue
             found = masked_reduction(values, node)
             fix = masked_reduction_fix(ctx.analysis, found) if found is not None else None
-            message = f"boolean-mask indexing with `{snippet(mask)}` has a data-dependent output size: graph break"
+            message = (
+                f"boolean-mask indexing with `{snippet(mask)}` has a data-dependent output size: graph break"
+                f"{gate_note(values, node)}"
+            )
             yield ctx.report(node, message, traced, fix or CAPTURE_DYNAMIC)
+
+    def _size_branches(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        """Under ``capture_dynamic_output_shape_ops``: branch operands that read a dynamic result's size."""
+        values = ctx.values
+
+        def is_dynamic(node: nodes.NodeNG) -> bool:
+            if isinstance(node, nodes.Call):
+                return dynamic_operator(values, node) is not None
+            return isinstance(node, nodes.Subscript) and boolean_index(values, node) is not None
+
+        for operand, traced in branch_operands(ctx.analysis):
+            origin = dynamic_size_origin(operand, is_dynamic)
+            if origin is None:
+                continue
+            message = (
+                f"branch on `{snippet(operand)}`, the size of a data-dependent result (line {origin.lineno}, "
+                f"capture_dynamic_output_shape_ops): graph break{gate_note(values, operand)}"
+            )
+            yield ctx.report(operand, message, traced, CAPTURED_SIZE_BRANCH)

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
+from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.host_values import bound_values, scalar_conversion
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import RuleContext
@@ -84,6 +86,12 @@ class TensorValuedSliceBound(Rule):
     can accept. `torch._dynamo.config.capture_scalar_outputs = True` with
     `torch._check(0 <= n <= x.shape[0])` traces the slice with an unbacked
     size; the host sync stays.
+
+    ## Options
+    `capture-scalar-outputs`: with `capture_scalar_outputs` on (this option,
+    or a module-level `torch._dynamo.config.capture_scalar_outputs = True` in
+    the file) Dynamo traces the bound as an unbacked symbol and slicing with
+    it does not break (measured, torch 2.13), so the rule is silent.
     """
 
     code = "GM402"
@@ -91,10 +99,13 @@ class TensorValuedSliceBound(Rule):
     summary = "a slice bound taken from a tensor value splits the graph"
     dynamo_gb = ITEM_GB
     fix_applicabilities = (Applicability.DISPLAY_ONLY,)
+    options = {"capture-scalar-outputs": False}
     valid = (
         _HEADER + "    n = x.shape[0] // 2\n    return x[:n], x[: len(m)], x[1:-1:2]\n",
         _HEADER + "    return x[m.argsort()], x[:, : x.size(1) - 1]\n",
         "import torch\n\n\ndef f(x, m):\n    return x[: m.sum()]\n",
+        _HEADER.replace("import torch\n", "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n")
+        + "    return x[: m.sum()]\n",
     )
     invalid = (
         Example(_HEADER + "    n = m.sum()\n    return x[:n]\n"),
@@ -103,6 +114,8 @@ class TensorValuedSliceBound(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        if setting_on(ctx.values, ctx.options, CAPTURE_SCALAR_OUTPUTS):
+            return
         for subscript, traced in ctx.traced_nodes(nodes.Subscript):
             if not ctx.values.is_tensor(subscript.value):
                 continue
@@ -110,5 +123,8 @@ class TensorValuedSliceBound(Rule):
                 for bound in (part.lower, part.upper, part.step):
                     why = data_dependent_bound(ctx.values, bound)
                     if why is not None:
-                        message = f"slice bound `{snippet(bound)}` is {why}: data-dependent shape, graph break"
+                        message = (
+                            f"slice bound `{snippet(bound)}` is {why}: data-dependent shape, graph break"
+                            f"{gate_note(ctx.values, bound)}"
+                        )
                         yield ctx.report(bound, message, traced, SLICE_FIX)

@@ -9,7 +9,7 @@ from astroid import nodes
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
-from graphmend_lint.fixes.host_numpy import numpy_twin_fix, static_numpy_call
+from graphmend_lint.fixes.host_numpy import numpy_twin_fix, sequence_reduction_call, static_numpy_call
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
 
@@ -30,14 +30,19 @@ class NumpyInCompiledScope(Rule):
     config numbers) in code that `torch.compile` traces, when `math` or a
     builtin computes the same thing: `np.lcm`, `np.gcd`, `np.sqrt`, `np.log*`,
     `np.exp`, `np.abs`, `np.maximum`/`np.minimum`, and `np.sum`/`np.prod`/
-    `np.max`/`np.min` of a list literal.
+    `np.max`/`np.min` of a list literal, or of a named sequence
+    (`np.sum(plan[:k])`) when the result goes straight where Python needs an
+    int: `int(...)`, `range(...)`, or a size of `np.zeros`/`torch.zeros` and
+    the like (transformers' BigBird sizes its random-attention plan with
+    `np.zeros((num_blocks, np.sum(plan_num_rand_blocks[:k])))`).
 
     ## Why is this bad
     Dynamo traces NumPy as tensor code (`torch._numpy`), even on constants:
     `np.lcm(4, 6)` becomes a 0-d tensor in the graph. Anything Python then
     does with it depends on "data": `if n % 2 == 0:` breaks the graph
     (GB0170), `range(n)` breaks (GB0059), and `x[:n]` makes Dynamo give up on
-    the frame (GB0208). transformers' reformer computes its chunk length with
+    the frame (GB0208), `int(n)` or a size `np.zeros((2, n))` breaks (GB0033).
+    transformers' reformer computes its chunk length with
     `np.lcm(config.lsh_attn_chunk_length, config.local_attn_chunk_length)`.
     With `math.lcm` the value is a Python int that Dynamo folds.
 
@@ -65,7 +70,9 @@ class NumpyInCompiledScope(Rule):
     with floats `math.sqrt(-1)` and `math.log(0)` raise where NumPy returns
     `nan`/`-inf`, `max`/`min` order NaN differently and `np.sum` adds long
     float lists pairwise; with static values that are not provably numbers
-    (`config.chunk`) the fix assumes they are.
+    (`config.chunk`) the fix assumes they are. Over a named sequence the fix
+    assumes a flat sequence of numbers: `np.sum` of a 2-D array is a number,
+    `sum` of it a row.
     """
 
     code = "GM403"
@@ -75,12 +82,14 @@ class NumpyInCompiledScope(Rule):
         **DATA_DEPENDENT_BRANCHING,
         "GB0059": "Failed to trace builtin operator",
         "GB0208": "torch.* op returned non-Tensor",
+        "GB0033": "Data dependent operator",
     }
     fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     valid = (
         "import numpy as np\nimport torch\n\n\ndef f(x):\n    return x * np.lcm(4, 6)\n",
         _HEADER + "    a = np.asarray(x)\n    return np.sqrt(a), np.sum(x.numpy()), np.sum([])\n",
         _HEADER + "    return x * np.pi, np.arange(k)\n",
+        _HEADER + "    plan = [1, k]\n    return x * np.sum(plan)\n",
     )
     invalid = (
         Example(
@@ -97,11 +106,16 @@ class NumpyInCompiledScope(Rule):
             unsafe=True,
         ),
         Example(_MODULE.format(call="np.lcm"), fixed=_MODULE.format(call="m.lcm"), unsafe=True),
+        Example(
+            _HEADER + "    plan = [1, k]\n    return x, np.zeros((2, np.sum(plan[:2])))\n",
+            fixed=_HEADER + "    plan = [1, k]\n    return x, np.zeros((2, sum(plan[:2])))\n",
+            unsafe=True,
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         for call, traced in ctx.traced_nodes(nodes.Call):
-            found = static_numpy_call(ctx.values, call)
+            found = static_numpy_call(ctx.values, call) or sequence_reduction_call(ctx.values, call)
             if found is None:
                 continue
             message = (

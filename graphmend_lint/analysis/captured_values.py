@@ -1,0 +1,80 @@
+"""Where a value Dynamo captured symbolically decides a branch.
+
+With ``capture_scalar_outputs`` Dynamo traces ``s = t.item()`` as an unbacked
+symbol instead of breaking; with ``capture_dynamic_output_shape_ops`` it
+traces ``idx = x.nonzero()`` with an unbacked size. Arithmetic on those
+stays in the graph, but Python cannot branch on a symbol: ``if s > 0:`` and
+``if len(idx) == 0:`` still break (GB0170, measured on torch 2.13), at the
+branch instead of at the conversion. These helpers find, in a condition
+operand, the captured value it depends on, through local names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from astroid import nodes
+
+from graphmend_lint.analysis.host_values import bound_values, condition_operands
+
+if TYPE_CHECKING:
+    from graphmend_lint.analysis.scope import TracedFunction
+    from graphmend_lint.context import FileAnalysis
+
+#: Reads of a tensor's size: ``len(v)``, ``v.shape``, ``v.size()``, ``v.numel()``.
+SIZE_METHODS = frozenset({"size", "numel", "nelement", "dim"})
+_MAX_DEPTH = 4
+
+
+def _origin(
+    expression: nodes.NodeNG, is_origin: Callable[[nodes.NodeNG], bool], depth: int
+) -> nodes.NodeNG | None:
+    """The first sub-expression of *expression* for which *is_origin* holds, following names to their values."""
+    if depth > _MAX_DEPTH:
+        return None
+    for node in [expression, *expression.nodes_of_class((nodes.Call, nodes.Subscript, nodes.Name))]:
+        if is_origin(node):
+            return node
+        if isinstance(node, nodes.Name):
+            for value in bound_values(node) or ():
+                found = _origin(value, is_origin, depth + 1)
+                if found is not None:
+                    return found
+    return None
+
+
+def captured_origin(expression: nodes.NodeNG, is_capture: Callable[[nodes.NodeNG], bool]) -> nodes.NodeNG | None:
+    """The conversion (``t.item()``...) *expression* is computed from, if any."""
+    return _origin(expression, is_capture, 0)
+
+
+def _size_receiver(node: nodes.NodeNG) -> nodes.NodeNG | None:
+    """``v`` in ``len(v)``, ``v.shape``, ``v.size(...)``, ``v.numel()``."""
+    if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Name) and node.func.name == "len" and node.args:
+        return node.args[0]
+    if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) and node.func.attrname in SIZE_METHODS:
+        return node.func.expr
+    if isinstance(node, nodes.Attribute) and node.attrname == "shape":
+        return node.expr
+    return None
+
+
+def dynamic_size_origin(
+    expression: nodes.NodeNG, is_dynamic: Callable[[nodes.NodeNG], bool]
+) -> nodes.NodeNG | None:
+    """The data-dependent-shape result whose *size* *expression* reads (``len(idx)`` with ``idx = x.nonzero()``)."""
+    for node in [expression, *expression.nodes_of_class((nodes.Call, nodes.Attribute))]:
+        receiver = _size_receiver(node)
+        if receiver is not None:
+            found = _origin(receiver, is_dynamic, 0)
+            if found is not None:
+                return found
+    return None
+
+
+def branch_operands(analysis: FileAnalysis) -> Iterator[tuple[nodes.NodeNG, TracedFunction]]:
+    """Every operand an ``if``, ``while`` or conditional expression in traced code jumps on."""
+    for node, traced in analysis.traced_nodes(nodes.If, nodes.While, nodes.IfExp):
+        for operand in condition_operands(node.test):
+            yield operand, traced

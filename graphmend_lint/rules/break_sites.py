@@ -1,0 +1,216 @@
+"""Does this code contain a graph break? The detectors of several rules, asked together.
+
+GM505 needs to know whether a comprehension's body, a loop's body or the code
+a ``try`` block calls will break the graph: Dynamo then compiles a
+comprehension's frame on its own. It asks the same questions the rules that
+report those breaks ask (a conversion to a Python scalar, a data-dependent
+output size, ``torch.equal``, a 0-d index, a branch on a tensor, a print or
+log call, an RNN module), without reporting anything. Calls into functions
+and methods of the same file are followed a few levels; what cannot be
+resolved in the file is *unknown*.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+
+from astroid import nodes
+from astroid.const import Context
+
+from graphmend_lint.analysis.conditions import tensor_condition_parts
+from graphmend_lint.analysis.host_values import scalar_conversion
+from graphmend_lint.analysis.module_attributes import constructor_of
+from graphmend_lint.analysis.side_effects import SideEffectFinder
+from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
+from graphmend_lint.rules.gm303_tensor_comparison_to_bool import tensor_predicate
+from graphmend_lint.rules.gm401_data_dependent_shape import boolean_index, dynamic_operator
+from graphmend_lint.rules.gm402_tensor_slice_bound import data_dependent_bound
+from graphmend_lint.rules.gm404_zero_dim_tensor_index import zero_dim_position
+from graphmend_lint.rules.gm501_recurrent_module_call import RECURRENT_MODULES
+
+_MAX_DEPTH = 3
+_SCOPES = (nodes.FunctionDef, nodes.ClassDef, nodes.Lambda)
+
+
+class Verdict(enum.Enum):
+    BREAKS = "breaks"
+    CLEAN = "clean"  # nothing in it, or in what it calls in this file, breaks
+    UNKNOWN = "unknown"  # it calls code this file does not hold
+
+
+def _pruned(function: nodes.FunctionDef) -> bool:
+    """The body is the ``...`` stand-in the pruned tree puts in functions outside compile scope."""
+    body = function.body
+    return len(body) == 1 and isinstance(body[0], nodes.Expr) and isinstance(body[0].value, nodes.Const) and (
+        body[0].value.value is Ellipsis
+    )
+
+
+def _loop_of(target: nodes.AssignName) -> nodes.NodeNG:
+    """The statement binding a loop target (``for layer in ...`` / ``for i, layer in ...``)."""
+    parent = target.parent
+    return parent.parent if isinstance(parent, nodes.Tuple) else parent
+
+
+def _walk(node: nodes.NodeNG) -> Iterator[nodes.NodeNG]:
+    """*node* and its descendants, not entering nested functions or classes."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(child for child in current.get_children() if not isinstance(child, _SCOPES))
+
+
+class BreakFinder:
+    """Answers "does this code break the graph?" for one file."""
+
+    def __init__(self, values: ValueOracle, finder: SideEffectFinder) -> None:
+        self.values = values
+        self.side_effects = finder
+
+    def breaking_node(self, node: nodes.NodeNG) -> nodes.NodeNG | None:
+        """The first construct under *node* (this function only) that breaks the graph, else ``None``."""
+        for current in _walk(node):
+            if self._breaks(current):
+                return current
+        return None
+
+    def _breaks(self, node: nodes.NodeNG) -> bool:
+        values = self.values
+        if isinstance(node, nodes.Call):
+            return (
+                scalar_conversion(values, node) is not None
+                or dynamic_operator(values, node) is not None
+                or tensor_predicate(values, node) is not None
+                or self.side_effects.classify(node) is not None
+                or constructor_of(values, node.func) in RECURRENT_MODULES
+                or (
+                    isinstance(node.func, nodes.Attribute)
+                    and node.func.attrname == "tolist"
+                    and values.is_tensor(node.func.expr)
+                )
+            )
+        if isinstance(node, nodes.Subscript) and node.ctx is Context.Load:
+            return boolean_index(values, node) is not None or zero_dim_position(values, node.slice)
+        if isinstance(node, nodes.Slice):
+            return any(data_dependent_bound(values, bound) is not None for bound in (node.lower, node.upper, node.step))
+        if isinstance(node, (nodes.If, nodes.While, nodes.IfExp)):
+            return bool(tensor_condition_parts(values, node.test))
+        return False
+
+    def verdict(self, node: nodes.NodeNG, depth: int = 0, seen: set[nodes.NodeNG] | None = None) -> Verdict:
+        """Whether *node*, or a function of this file it calls (a few levels down), breaks the graph."""
+        if self.breaking_node(node) is not None:
+            return Verdict.BREAKS
+        if isinstance(node, nodes.FunctionDef) and _pruned(node):
+            return Verdict.UNKNOWN  # a body linting never looked at (out of compile scope)
+        seen = seen if seen is not None else set()
+        result = Verdict.CLEAN
+        for call in (n for n in _walk(node) if isinstance(n, nodes.Call)):
+            for callee in self._callees(call):
+                if callee is None:
+                    result = Verdict.UNKNOWN
+                    continue
+                if callee in seen or depth >= _MAX_DEPTH:
+                    continue
+                seen.add(callee)
+                inner = self.verdict(callee, depth + 1, seen)
+                if inner is Verdict.BREAKS:
+                    return Verdict.BREAKS
+                if inner is Verdict.UNKNOWN:
+                    result = Verdict.UNKNOWN
+        return result
+
+    def _callees(self, call: nodes.Call) -> list[nodes.FunctionDef | None]:
+        """Functions of this file *call* runs; ``[None]`` when it runs code this file does not show.
+
+        Calls of torch, of tensors and of builtins are judged by the detectors
+        and need no callee: ``[]``.
+        """
+        func = call.func
+        if (self.values.qualified_name(func) or "").startswith("torch."):
+            return []
+        if isinstance(func, nodes.Attribute):
+            return self._method_callees(func)
+        if isinstance(func, nodes.Name):
+            return self._name_callees(func)
+        return []
+
+    def _method_callees(self, func: nodes.Attribute) -> list[nodes.FunctionDef | None]:
+        receiver = func.expr
+        if self.values.is_tensor(receiver):
+            return []
+        if isinstance(receiver, nodes.Name) and receiver.name == "self":
+            klass = enclosing_class(func)
+            method = klass.locals.get(func.attrname) if klass is not None else None
+            if method and isinstance(method[0], nodes.FunctionDef):
+                return [method[0]]
+        return self._module_forward(receiver if isinstance(receiver, nodes.Attribute) else func)
+
+    def _module_forward(self, module: nodes.NodeNG) -> list[nodes.FunctionDef | None]:
+        """``forward`` of the class the submodule *module* (``self.layer``) is built from.
+
+        A ``torch.nn`` layer holds no user code (``[]``; an RNN is a
+        detector's business); a class of this file gives its ``forward``;
+        anything else is unknown.
+        """
+        return self._forward_of(constructor_of(self.values, module) or "")
+
+    def _forward_of(self, constructor: str) -> list[nodes.FunctionDef | None]:
+        if constructor.startswith("torch.nn."):
+            return []
+        klass = next((c for c in self.values.module.nodes_of_class(nodes.ClassDef) if c.name == constructor), None)
+        forward = klass.locals.get("forward") if klass is not None else None
+        return [forward[0]] if forward and isinstance(forward[0], nodes.FunctionDef) else [None]
+
+    def _container_forwards(self, loop: nodes.For) -> list[nodes.FunctionDef | None]:
+        """``forward`` of the layers ``for layer in self.layers`` visits (``nn.ModuleList([Block() ...])``)."""
+        iterable = loop.iter
+        enumerated = isinstance(iterable, nodes.Call) and self.values.qualified_name(iterable.func) == "enumerate"
+        if enumerated and iterable.args:
+            iterable = iterable.args[0]
+        klass = enclosing_class(loop)
+        if not (isinstance(iterable, nodes.Attribute) and isinstance(iterable.expr, nodes.Name)) or klass is None:
+            return [None]
+        if iterable.expr.name != "self":
+            return [None]
+        forwards: list[nodes.FunctionDef | None] = []
+        for container in assigned_self_values(klass, iterable.attrname):
+            items = container.args[0] if isinstance(container, nodes.Call) and container.args else None
+            elements = [items.elt] if isinstance(items, nodes.ListComp) else getattr(items, "elts", None)
+            if not elements:
+                return [None]
+            for element in elements:
+                name = self.values.qualified_name(element.func) if isinstance(element, nodes.Call) else None
+                forwards.extend(self._forward_of(name or "") if name else [None])
+        return forwards or [None]
+
+    def _name_callees(self, func: nodes.Name) -> list[nodes.FunctionDef | None]:
+        try:
+            _, bindings = func.lookup(func.name)
+        except Exception:
+            return [None]
+        callees: list[nodes.FunctionDef | None] = []
+        for binding in bindings:
+            if isinstance(binding, nodes.FunctionDef):
+                callees.append(binding)
+            elif isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Arguments):
+                callees.extend(self._decorated_by(binding.parent.parent) or [None])
+            elif isinstance(binding, nodes.AssignName) and isinstance(_loop_of(binding), nodes.For):
+                callees.extend(self._container_forwards(_loop_of(binding)))
+            elif binding.root().name != "builtins":
+                callees.append(None)
+        return callees
+
+    def _decorated_by(self, decorator: nodes.NodeNG) -> list[nodes.FunctionDef]:
+        """Functions of this file decorated with *decorator* (``func`` in ``def capture(func): ...``)."""
+        if not isinstance(decorator, nodes.FunctionDef):
+            return []
+        found = []
+        for function in self.values.module.nodes_of_class(nodes.FunctionDef):
+            for expression in function.decorators.nodes if function.decorators else ():
+                name = expression.func if isinstance(expression, nodes.Call) else expression
+                if isinstance(name, nodes.Name) and name.name == decorator.name:
+                    found.append(function)
+        return found

@@ -1,0 +1,107 @@
+"""GM303: ``torch.equal`` / ``torch.allclose`` turn tensor data into a Python bool."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from astroid import nodes
+
+from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.gates import gate_note
+from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.fixes.tensor_compare import isclose_fix
+from graphmend_lint.rules.base import Example, Rule
+
+DATA_DEPENDENT_OPERATOR = {"GB0033": "Data dependent operator"}
+PREDICATES = frozenset({"equal", "allclose"})
+_HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, y: torch.Tensor):\n"
+
+
+def tensor_predicate(values: ValueOracle, call: nodes.Call) -> str | None:
+    """``"equal"`` / ``"allclose"`` for ``torch.equal(a, b)``, ``a.allclose(b)``..., else ``None``."""
+    func = call.func
+    name = values.qualified_name(func) or ""
+    module, _, function = name.rpartition(".")
+    if module == "torch" and function in PREDICATES and len(call.args) >= 2:
+        return function
+    if isinstance(func, nodes.Attribute) and func.attrname in PREDICATES and call.args and values.is_tensor(func.expr):
+        return func.attrname
+    return None
+
+
+class TensorComparisonToBool(Rule):
+    """## What it does
+    Flags `torch.equal(a, b)` and `torch.allclose(a, b)` (and the tensor
+    methods `a.equal(b)`, `a.allclose(b)`) in code that `torch.compile`
+    traces.
+
+    ## Why is this bad
+    Both return a Python `bool` computed from the tensors' values. Dynamo
+    cannot put a Python bool made from data in a graph, so it ends the graph
+    at the call, syncs with the device and resumes in a new graph (GB0033,
+    "Data dependent operator"), whatever the result is used for: the break is
+    at the call, not at the `if` that reads it (measured, torch 2.13).
+
+    ## Example
+    ```python
+    @torch.compile
+    def f(w, x):
+        if torch.allclose(w, w.t()):
+            return x @ w
+        return x @ (0.5 * (w + w.t()))
+    ```
+
+    ## Use instead
+    Keep the answer a 0-d bool tensor and select on the device:
+    ```python
+    @torch.compile
+    def f(w, x):
+        symmetric = torch.isclose(w, w.t()).all()
+        return torch.where(symmetric, x @ w, x @ (0.5 * (w + w.t())))
+    ```
+
+    ## Fix safety
+    `torch.allclose(a, b, ...)` that is the whole test of an `if` (or
+    `not` of it) is rewritten to `torch.isclose(a, b, ...).all()`, which ATen
+    computes identically (broadcasting, `rtol`/`atol`, `equal_nan`), so the
+    truth value is the same on every input. It is offered only when GM101 can
+    then predicate the branch (checked by linting the edited text; the next
+    fix round applies the predication) and is **unsafe**, as that
+    predication is. Otherwise, and for `torch.equal` (False for different
+    shapes, where `==` broadcasts or raises), the finding carries advice only.
+    """
+
+    code = "GM303"
+    name = "tensor-comparison-to-python-bool"
+    summary = "`torch.equal` / `torch.allclose` turn tensor data into a Python bool and split the graph"
+    dynamo_gb = DATA_DEPENDENT_OPERATOR
+    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
+    valid = (
+        "import torch\n\n\ndef f(x, y):\n    return torch.equal(x, y)\n",
+        _HEADER + "    same = torch.isclose(x, y).all()\n    return torch.where(same, x, y), x.eq(y)\n",
+        _HEADER + "    names = ['a']\n    return x, names.__eq__(['a'])\n",
+    )
+    invalid = (
+        Example(
+            _HEADER + "    if torch.allclose(x, y, atol=1e-6):\n        z = x\n    else:\n"
+            "        z = y\n    return z\n",
+            fixed=_HEADER + "    z = torch.where(torch.isclose(x, y, atol=1e-6).all(), x, y)\n    return z\n",
+            unsafe=True,
+        ),
+        Example(_HEADER + "    if torch.equal(x, y):\n        return x + 1\n    return x + y\n"),
+        Example(_HEADER + "    ok = x.allclose(y)\n    return x, ok\n"),
+        Example(_HEADER + "    if torch.allclose(x, y):\n        print('same')\n    return x\n"),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for call, traced in ctx.traced_nodes(nodes.Call):
+            predicate = tensor_predicate(ctx.values, call)
+            if predicate is None:
+                continue
+            message = (
+                f"`{snippet(call.func)}` turns tensor data into a Python bool: graph break and host sync"
+                f"{gate_note(ctx.values, call)}"
+            )
+            yield ctx.report(call, message, traced, isclose_fix(ctx.analysis, call, predicate))

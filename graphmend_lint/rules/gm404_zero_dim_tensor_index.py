@@ -1,0 +1,131 @@
+"""GM404: indexing with a 0-d tensor (``emb.weight[logits.argmax()]``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from astroid import nodes
+from astroid.const import Context
+
+from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.gates import gate_note
+from graphmend_lint.analysis.host_values import bound_values
+from graphmend_lint.analysis.module_attributes import is_tensor_like
+from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.fixes.index_select import index_select_fix
+from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gm303_tensor_comparison_to_bool import DATA_DEPENDENT_OPERATOR
+
+#: Reductions over the whole tensor that return a 0-d tensor of non-negative int64 positions.
+_POSITION_REDUCTIONS = frozenset({"argmax", "argmin"})
+_MAX_DEPTH = 4
+_HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, table: torch.Tensor):\n"
+
+
+def _is_position_reduction(values: ValueOracle, call: nodes.Call) -> bool:
+    """``t.argmax()`` / ``torch.argmax(t)`` with no ``dim``: a 0-d int64 tensor, never negative."""
+    if call.keywords:
+        return False
+    func = call.func
+    name = values.qualified_name(func) or ""
+    module, _, function = name.rpartition(".")
+    if module == "torch" and function in _POSITION_REDUCTIONS:
+        return len(call.args) == 1
+    return (
+        isinstance(func, nodes.Attribute)
+        and func.attrname in _POSITION_REDUCTIONS
+        and not call.args
+        and values.is_tensor(func.expr)
+    )
+
+
+def zero_dim_position(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+    """True when *node* is provably a 0-d tensor position (an ``argmax()`` result, directly or through names)."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(node, nodes.Call):
+        return _is_position_reduction(values, node)
+    if isinstance(node, nodes.Name):
+        bound = bound_values(node)
+        return bool(bound) and all(zero_dim_position(values, value, depth + 1) for value in bound)
+    return False
+
+
+class ZeroDimTensorIndex(Rule):
+    """## What it does
+    Flags indexing a tensor with a 0-d tensor, `x[i]` where `i` is the result
+    of `t.argmax()` / `t.argmin()` (or `torch.argmax(t)`) over the whole
+    tensor, directly or through a variable, in code that `torch.compile`
+    traces. The typical case is greedy decoding: `emb.weight[logits.argmax()]`.
+
+    ## Why is this bad
+    A 0-d integer tensor used as an index goes through `__index__`, which
+    copies it to a Python int. Dynamo cannot trace that copy: it ends the
+    graph, syncs with the device and resumes in a new one (GB0033, "Data
+    dependent operator"). Indexing with a 1-d integer tensor (`x[idx]`) is
+    traced and is not flagged.
+
+    ## Example
+    ```python
+    @torch.compile
+    def next_embedding(logits, table):
+        token = logits.argmax()
+        return table[token]
+    ```
+
+    ## Use instead
+    ```python
+    @torch.compile
+    def next_embedding(logits, table):
+        token = logits.argmax()
+        return table.index_select(0, token.reshape(1)).squeeze(0)
+    ```
+
+    ## Fix safety
+    `x[i]` becomes `x.index_select(0, i.reshape(1)).squeeze(0)`: same shape,
+    dtype and values. The fix is **unsafe**: `x[i]` is a view of `x`, the
+    gather a copy, so an in-place write through the result no longer changes
+    `x`; an out-of-range index raises `RuntimeError` instead of `IndexError`.
+    Negative indices would differ (`index_select` rejects them), so the fix is
+    offered only for `argmax`/`argmin` positions, which are never negative.
+    """
+
+    code = "GM404"
+    name = "zero-dim-tensor-index"
+    summary = "indexing with a 0-d tensor copies it to a Python int and splits the graph"
+    dynamo_gb = DATA_DEPENDENT_OPERATOR
+    fix_applicabilities = (Applicability.UNSAFE,)
+    valid = (
+        _HEADER + "    idx = x.argmax(-1)\n    return table[idx], table[x.argsort()], table[0]\n",
+        "import torch\n\n\ndef f(x, table):\n    return table[x.argmax()]\n",
+        _HEADER + "    table[x.argmax()] = 0\n    return table\n",
+    )
+    invalid = (
+        Example(
+            _HEADER + "    token = x.argmax()\n    return table[token] * 2\n",
+            fixed=_HEADER
+            + "    token = x.argmax()\n    return table.index_select(0, token.reshape(1)).squeeze(0) * 2\n",
+            unsafe=True,
+        ),
+        Example(
+            _HEADER + "    return table[torch.argmin(x)]\n",
+            fixed=_HEADER + "    return table.index_select(0, torch.argmin(x).reshape(1)).squeeze(0)\n",
+            unsafe=True,
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        values = ctx.values
+        for subscript, traced in ctx.traced_nodes(nodes.Subscript):
+            index = subscript.slice
+            if subscript.ctx is not Context.Load or not is_tensor_like(values, subscript.value):
+                continue
+            if not zero_dim_position(values, index):
+                continue
+            message = (
+                f"indexing with the 0-d tensor `{snippet(index)}` copies it to a Python int: graph break and host sync"
+                f"{gate_note(values, subscript)}"
+            )
+            yield ctx.report(subscript, message, traced, index_select_fix(ctx.analysis, subscript, index))

@@ -1,0 +1,117 @@
+"""GM501: calling ``nn.LSTM`` / ``nn.GRU`` / ``nn.RNN`` inside code that torch.compile traces."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from astroid import nodes
+
+from graphmend_lint.analysis.dynamo_settings import ALLOW_RNN, setting_on
+from graphmend_lint.analysis.gates import gate_note
+from graphmend_lint.analysis.module_attributes import constructor_of
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.rules.base import Example, Rule
+
+RECURRENT_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
+ALLOW_RNN_HINT = Fix(
+    edits=(),
+    applicability=Applicability.DISPLAY_ONLY,
+    message="no source fix: `torch._dynamo.config.allow_rnn = True` lets Dynamo trace RNN modules (measured: "
+    "no break on torch 2.13); it is process-wide and experimental",
+)
+_MODULE = (
+    "import torch\nfrom torch import nn\n\n\nclass Encoder(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n        self.rnn = {layer}\n\n"
+    "    def forward(self, x: torch.Tensor):\n        out, _ = self.rnn(x)\n        return out\n\n\n"
+    "model = torch.compile(Encoder())\n"
+)
+
+
+def _may_call_a_module(func: nodes.NodeNG) -> bool:
+    """``self.<attr>(...)`` or ``name(...)``: the shapes of a module call (a cheap filter before the lookup)."""
+    if isinstance(func, nodes.Attribute):
+        return isinstance(func.expr, nodes.Name) and func.expr.name == "self"
+    return isinstance(func, nodes.Name)
+
+
+class RecurrentModuleCall(Rule):
+    """## What it does
+    Flags calls of `nn.LSTM`, `nn.GRU` and `nn.RNN` modules (a `self.<attr>`
+    built from one in the class, or a local name bound to one) in code that
+    `torch.compile` traces. The cells (`nn.LSTMCell`, ...) are traced and are
+    not flagged. Only the first such call of a function is reported: Dynamo
+    gives up on the function there, so it never reaches the others.
+
+    ## Why is this bad
+    Dynamo refuses to trace the fused RNN modules unless
+    `torch._dynamo.config.allow_rnn` is set (GB0014, "Attempted to wrap RNN,
+    GRU, or LSTM"). The refusal is not a simple split: Dynamo gives up on the
+    whole calling function and runs it eagerly (measured, torch 2.13: zero
+    graphs for a `forward` that calls an `nn.GRU`).
+
+    ## Example
+    ```python
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(16, 16, batch_first=True)
+
+        def forward(self, x):
+            out, _ = self.rnn(x)
+            return out
+    ```
+
+    ## Use instead
+    Compile around the RNN (the layers before and after it), or opt in:
+    ```python
+    torch._dynamo.config.allow_rnn = True
+    ```
+
+    ## Fix safety
+    No source fix: the module is the computation. The finding names the
+    setting; a file that sets `torch._dynamo.config.allow_rnn = True` at
+    module level, or the rule option `allow-rnn = true`, is not flagged.
+
+    ## Options
+    `allow-rnn`: set when your program turns `allow_rnn` on somewhere the
+    linter cannot see.
+    """
+
+    code = "GM501"
+    name = "recurrent-module-call"
+    summary = "calling `nn.LSTM` / `nn.GRU` / `nn.RNN` makes Dynamo run the caller eagerly"
+    dynamo_gb = {"GB0014": "Attempted to wrap RNN, GRU, or LSTM"}
+    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
+    options = {"allow-rnn": False}
+    valid = (
+        _MODULE.format(layer="nn.LSTMCell(4, 4)"),
+        _MODULE.format(layer="nn.GRU(4, 4)").replace("nn\n", "nn\n\ntorch._dynamo.config.allow_rnn = True\n", 1),
+        _MODULE.format(layer="nn.GRU(4, 4)").replace("torch.compile(Encoder())", "Encoder()"),
+    )
+    invalid = (
+        Example(_MODULE.format(layer="nn.LSTM(4, 4, batch_first=True)")),
+        Example(_MODULE.format(layer="torch.nn.GRU(4, 4)")),
+        Example(
+            "import torch\nfrom torch import nn\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+            "    rnn = nn.RNN(4, 4)\n    return rnn(x)[0]\n"
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        if setting_on(ctx.values, ctx.options, ALLOW_RNN):
+            return
+        reported: set[nodes.NodeNG] = set()
+        for call, traced in ctx.traced_nodes(nodes.Call):
+            if not _may_call_a_module(call.func):
+                continue
+            constructor = constructor_of(ctx.values, call.func)
+            if constructor not in RECURRENT_MODULES or call.frame() in reported:
+                continue
+            reported.add(call.frame())
+            layer = constructor.rsplit(".", 1)[-1]
+            message = (
+                f"calling an `nn.{layer}` in compiled code: Dynamo refuses RNN modules and runs the caller eagerly"
+                f"{gate_note(ctx.values, call)}"
+            )
+            yield ctx.report(call, message, traced, ALLOW_RNN_HINT)

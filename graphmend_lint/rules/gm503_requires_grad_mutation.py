@@ -1,0 +1,188 @@
+"""GM503: changing ``requires_grad`` inside code that torch.compile traces."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from astroid import nodes
+
+from graphmend_lint.analysis.gates import gate_note
+from graphmend_lint.analysis.module_attributes import is_tensor_like
+from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.rules.base import Example, Rule
+
+NO_FIX = Fix(
+    edits=(),
+    applicability=Applicability.DISPLAY_ONLY,
+    message="no source fix: set `requires_grad` before calling the compiled function (create leaves outside it "
+    "and pass them in); inside, use `.detach()` to stop gradients",
+)
+#: torch factories that accept ``requires_grad=``.
+_FACTORIES = frozenset(
+    f"torch.{name}"
+    for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
+                 "logspace", "eye", "tensor", "as_tensor", "zeros_like", "ones_like", "empty_like", "full_like",
+                 "rand_like", "randn_like", "randint_like")
+)  # fmt: skip
+_HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+
+
+def _is_true(node: nodes.NodeNG) -> bool:
+    return isinstance(node, nodes.Const) and node.value is True
+
+
+def _returned(name: nodes.Name) -> bool:
+    """*name* (a local) is read in a ``return`` value of its function, other than through ``.detach()``.
+
+    Dynamo breaks when the tensor *or one derived from it* leaves the graph
+    (GB8985); a derivation through other names is not followed.
+    """
+    function = name.frame()
+    for statement in function.nodes_of_class(nodes.Return, skip_klass=(nodes.FunctionDef, nodes.Lambda)):
+        if statement.value is None:
+            continue
+        for read in statement.value.nodes_of_class(nodes.Name):
+            if read.name == name.name and not _detached(read, statement):
+                return True
+    return False
+
+
+def _detached(read: nodes.NodeNG, statement: nodes.Return) -> bool:
+    """Some expression between *read* and the ``return`` is ``<...>.detach``."""
+    node = read
+    while node is not statement:
+        if isinstance(node, nodes.Attribute) and node.attrname == "detach":
+            return True
+        node = node.parent
+    return False
+
+
+def _is_input(name: nodes.Name) -> bool:
+    """*name* is a parameter of its function (an input of the compiled region)."""
+    try:
+        _, bindings = name.lookup(name.name)
+    except Exception:
+        return False
+    return bool(bindings) and all(isinstance(b.parent, nodes.Arguments) for b in bindings)
+
+
+def _enables_grad(call: nodes.Call) -> bool:
+    """``t.requires_grad_()`` / ``(True)`` / ``(requires_grad=True)``: ``(False)`` is traced (measured)."""
+    if not call.args and not call.keywords:
+        return True
+    arguments = [*call.args, *(k.value for k in call.keywords or [] if k.arg == "requires_grad")]
+    return len(arguments) == 1 and _is_true(arguments[0])
+
+
+def requires_grad_change(values: ValueOracle, node: nodes.NodeNG) -> str | None:
+    """A message for a ``requires_grad`` change Dynamo breaks on, else ``None``."""
+    if isinstance(node, nodes.AssignAttr):
+        # only tensors have a `requires_grad` to set: any receiver not known to be a plain Python value counts
+        receiver = node.expr
+        is_self = isinstance(receiver, nodes.Name) and receiver.name == "self"  # a module's own attribute
+        if node.attrname == "requires_grad" and not is_self and values.kind(receiver) is not Kind.STATIC:
+            return "setting `.requires_grad` in compiled code causes a graph break"
+        return None
+    if not isinstance(node, nodes.Call):
+        return None
+    func = node.func
+    if isinstance(func, nodes.Attribute) and func.attrname == "requires_grad_" and _enables_grad(node):
+        receiver = func.expr
+        if isinstance(receiver, nodes.Attribute) and is_tensor_like(values, receiver):
+            return "`requires_grad_()` on a module tensor in compiled code causes a graph break"
+        if isinstance(receiver, nodes.Name) and values.is_tensor(receiver):
+            if _is_input(receiver):
+                return "`requires_grad_()` on an input of the compiled function causes a graph break"
+            if _returned(receiver):
+                return "`requires_grad_()` on a tensor the compiled function returns causes a graph break"
+        return None
+    if values.qualified_name(func) in _FACTORIES and any(
+        k.arg == "requires_grad" and _is_true(k.value) for k in node.keywords or []
+    ):
+        return "creating a tensor with `requires_grad=True` in compiled code causes a graph break"
+    return None
+
+
+class RequiresGradMutation(Rule):
+    """## What it does
+    Flags changes of `requires_grad` in code that `torch.compile` traces:
+
+    * `t.requires_grad = ...` on anything not known to be a plain Python
+      value (only tensors have the attribute), e.g. parameters being iterated
+      (`for p in self.parameters(): p.requires_grad = False`);
+    * `t.requires_grad_()` (or `(True)`) on an input of the compiled
+      function, on a module's tensor, or on a local tensor it returns;
+    * a torch factory called with `requires_grad=True`
+      (`torch.zeros(n, requires_grad=True)`).
+
+    ## Why is this bad
+    Turning `requires_grad` on or off inside a graph can make a non-leaf a
+    leaf or the reverse, which AOTAutograd cannot express, so Dynamo breaks
+    the graph (measured, torch 2.13): GB0206 for the attribute assignment,
+    GB0125 for `requires_grad_()` on an input, GB8985 when the tensor is
+    returned, GB0225 for a factory. A loop over parameters makes Dynamo give
+    up on the whole function. `requires_grad_(False)`, and `requires_grad_()`
+    on a local tensor that is not returned, are traced and not flagged.
+
+    ## Example
+    ```python
+    @torch.compile
+    def f(x):
+        w = torch.zeros(4, requires_grad=True)
+        return x + w, w
+    ```
+
+    ## Use instead
+    Create leaves outside the compiled function and pass them in:
+    ```python
+    w = torch.zeros(4, requires_grad=True)
+
+    @torch.compile
+    def f(x, w):
+        return x + w, w
+    ```
+
+    ## Fix safety
+    No automatic fix: where a leaf is created, or gradients are switched on
+    and off, decides what autograd computes, so moving it is a design change.
+    The finding carries advice.
+    """
+
+    code = "GM503"
+    name = "requires-grad-mutation"
+    summary = "changing `requires_grad` in compiled code splits the graph"
+    dynamo_gb = {
+        "GB0206": "setattr() on Tensor.requires_grad",
+        "GB0125": "Unsupported Tensor.requires_grad_() call",
+        "GB8985": "requires_grad_() intermediate leaked as output",
+        "GB0225": "Attempted to use tensor creation function with requires_grad=True",
+    }
+    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
+    valid = (
+        _HEADER + "    y = x * 2\n    x.requires_grad_(False)\n    z = torch.zeros(4)\n    z.requires_grad_()\n"
+        "    return y + 1, (z * 3).sum().detach()\n",
+        _HEADER + "    flag = x.requires_grad\n    return x.detach(), flag\n",
+        "import torch\n\n\ndef f(x):\n    x.requires_grad = True\n    return x\n",
+    )
+    invalid = (
+        Example(_HEADER + "    y = x * 2\n    y.requires_grad = False\n    return y\n"),
+        Example(_HEADER + "    x.requires_grad_()\n    return x * 2\n"),
+        Example(_HEADER + "    z = torch.zeros(4)\n    z.requires_grad_(True)\n    return x + z\n"),
+        Example(_HEADER + "    w = torch.ones(4, requires_grad=True)\n    return x * w\n"),
+        Example(
+            "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n"
+            "        for p in self.fc.parameters():\n            p.requires_grad = False\n"
+            "        return self.fc(x)\n\n\n"
+            "model = torch.compile(M())\n"
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for node, traced in ctx.traced_nodes(nodes.AssignAttr, nodes.Call):
+            message = requires_grad_change(ctx.values, node)
+            if message is not None:
+                where = node.parent if isinstance(node, nodes.AssignAttr) else node
+                yield ctx.report(where, message + gate_note(ctx.values, where), traced, NO_FIX)

@@ -1,0 +1,198 @@
+"""GM505: a comprehension whose own frame Dynamo may have to compile, over a non-tuple iterable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from astroid import nodes
+
+from graphmend_lint.analysis.side_effects import LoggerConfig, SideEffectFinder
+from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.fixes.tuple_iterable import tuple_iterable_fix
+from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.break_sites import BreakFinder, Verdict
+
+COMPREHENSIONS = (nodes.ListComp, nodes.SetComp, nodes.DictComp)
+#: Callables whose result iterates as a tuple or range iterator, which Dynamo steps through.
+_TUPLE_LIKE_CALLS = frozenset({"tuple", "range"})
+_SKIPPED_BODY = (nodes.FunctionDef, nodes.ClassDef, nodes.Lambda)
+_CAPTURING = "keys = {{f'output_{{k}}': getattr(self, f'output_{{k}}', False) for k in {flags}}}"
+_HEADER = (
+    "import torch\nfrom torch import nn\n\nFLAGS = {{'hidden_states': 1}}\n\n\nclass Wrapped(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n        self.inner = nn.{layer}(4, 4)\n"
+    "        self.output_hidden_states = False\n\n    def forward(self, x: torch.Tensor):\n"
+    "        {comprehension}\n        try:\n            out = self.inner(x)\n        finally:\n"
+    "            keys.clear()\n        return out\n\n\nmodel = torch.compile(Wrapped())\n"
+)
+_ITEMS = (
+    "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, weights: list):\n"
+    "    return [(x * w).sum().item() for w in {sizes}]\n"
+)
+
+
+def _steps_as_tuple(values: ValueOracle, iterable: nodes.NodeNG) -> bool:
+    """Dynamo can step the iterable's iterator in any frame: a tuple, a range or a tensor (measured)."""
+    if isinstance(iterable, nodes.Tuple):
+        return True
+    if isinstance(iterable, nodes.List):
+        return all(isinstance(e, nodes.Const) for e in iterable.elts)  # compiled to a tuple constant
+    if isinstance(iterable, nodes.Call) and isinstance(iterable.func, nodes.Name):
+        return iterable.func.name in _TUPLE_LIKE_CALLS
+    return values.kind(iterable) is Kind.TENSOR
+
+
+def _holds_module_or_tensor(values: ValueOracle, comprehension: nodes.NodeNG) -> bool:
+    """The comprehension's frame closes over ``self`` or a tensor, so Dynamo will try to compile it."""
+    targets = [generator.target for generator in comprehension.generators]
+    bound = {name.name for target in targets for name in target.nodes_of_class(nodes.AssignName)}
+    for name in comprehension.nodes_of_class(nodes.Name):
+        if name.name in bound or name.scope() is not comprehension:
+            continue
+        if name.name == "self" or values.kind(name) is Kind.TENSOR:
+            return True
+    return False
+
+
+def frame_skipping_construct(breaks: BreakFinder, function: nodes.FunctionDef) -> tuple[str, int] | None:
+    """What in *function* can make Dynamo run it eagerly, as ``(what, line)``; ``None`` when nothing can.
+
+    A graph break inside a ``try`` block (in the block, or in code of this
+    file it calls; code this file does not hold counts as possibly
+    breaking), or inside a ``for``/``while`` body, leaves Dynamo no place to
+    resume: it gives up on the frame (measured). A break inside another
+    comprehension does not: Dynamo resumes after it (measured).
+    """
+    for node in function.nodes_of_class((nodes.Try, nodes.For, nodes.While), skip_klass=_SKIPPED_BODY):
+        if isinstance(node, nodes.Try):
+            if any(breaks.verdict(statement) is not Verdict.CLEAN for statement in node.body):
+                return "anything in the `try`", node.lineno
+        elif any(breaks.breaking_node(statement) is not None for statement in node.body):
+            return "the loop", node.lineno
+    return None
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in str(text).split(".")[:2] if part.isdigit())
+
+
+class ComprehensionFrame(Rule):
+    """## What it does
+    Flags a list, set or dict comprehension over anything but a tuple, a
+    `range` or a tensor (a dict, its `.items()`, a list, `zip(...)`,
+    `enumerate(...)`, ...) in compiled code, when Dynamo will compile the
+    comprehension's frame on its own:
+
+    * the comprehension's body breaks the graph itself (`.item()`, a mask
+      read, a print...), or
+    * it closes over `self` or a tensor, and its function also holds what
+      makes Dynamo give up on a whole frame: a `try` block calling code that
+      breaks (or code this file does not show), or a loop whose body breaks.
+      (A break inside another comprehension does not: Dynamo resumes after
+      it, measured.)
+
+    The second case is transformers' output-capturing wrapper
+    (`utils/output_capturing.py`, `recordable_keys = {... for k in
+    capturable_flags}` before `try: outputs = func(self, ...)`), which breaks
+    in every model whose forward breaks anywhere.
+
+    ## Why is this bad
+    On Python 3.11 and older a comprehension runs in a frame of its own that
+    receives an iterator over its first iterable. When Dynamo cannot inline
+    it (its body breaks), or runs its function eagerly (a break inside a
+    `try` or a loop leaves no place to resume), it compiles that frame
+    separately, and there it can step only through tuple, range and tensor
+    iterators: over anything else it breaks again (GB4347, "Missing
+    tp_iternext"; measured on torch 2.13 / Python 3.11 for dicts, `.items()`,
+    `.keys()`, lists, sets, `zip`, `enumerate`, `sorted` and strings).
+
+    ## Example
+    ```python
+    def forward(self, x):
+        keys = {f"output_{k}": getattr(self, f"output_{k}", False) for k in FLAGS}
+        try:
+            out = self.lstm(x)[0]    # breaks: Dynamo gives up on forward
+        finally:
+            keys.clear()
+        return out
+    ```
+
+    ## Use instead
+    ```python
+        keys = {f"output_{k}": getattr(self, f"output_{k}", False) for k in tuple(FLAGS)}
+    ```
+
+    ## Fix safety
+    The fix wraps the first iterable in `tuple(...)`: same items, same
+    order, taken before the first item is evaluated. It removes this break
+    only; the one that made Dynamo compile the frame stays. It is **safe**
+    when the comprehension's expressions make no calls, attribute reads or
+    assignments (nothing can mutate the iterable while it is iterated), and
+    **unsafe** otherwise: an expression that mutates the iterable would see
+    the change, or raise "changed size during iteration", only in the
+    original.
+
+    ## Known limitations
+    Whether the code a `try` calls breaks is followed only into this file;
+    a wrapper whose `try` calls code of another file is flagged whether or
+    not that code breaks (the fix is harmless then).
+
+    ## Options
+    `target-version` (default `"3.11"`): the oldest Python the code runs on.
+    From `"3.12"` on comprehensions are inlined into their function
+    (PEP 709) and the rule is silent.
+    """
+
+    code = "GM505"
+    name = "comprehension-frame-iterator"
+    summary = "a comprehension over a non-tuple breaks in its own frame when Dynamo skips the function"
+    dynamo_gb = {"GB4347": "Missing tp_iternext"}
+    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
+    options = {"target-version": "3.11"}
+    valid = (
+        _HEADER.format(layer="LSTM", comprehension=_CAPTURING.format(flags="tuple(FLAGS)")),
+        _HEADER.format(layer="LSTM", comprehension="keys = {f'output_{k}': False for k in FLAGS}"),
+        _HEADER.format(layer="Linear", comprehension=_CAPTURING.format(flags="FLAGS")),
+        _ITEMS.format(sizes="tuple(weights)"),
+    )
+    invalid = (
+        Example(
+            _HEADER.format(layer="LSTM", comprehension=_CAPTURING.format(flags="FLAGS")),
+            fixed=_HEADER.format(layer="LSTM", comprehension=_CAPTURING.format(flags="tuple(FLAGS)")),
+            unsafe=True,
+        ),
+        Example(
+            _HEADER.format(layer="GRU", comprehension="keys = [x for _ in FLAGS.items()]"),
+            fixed=_HEADER.format(layer="GRU", comprehension="keys = [x for _ in tuple(FLAGS.items())]"),
+        ),
+        Example(_ITEMS.format(sizes="weights"), fixed=_ITEMS.format(sizes="tuple(weights)"), unsafe=True),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        if _version(ctx.options.get("target-version", "3.11")) >= (3, 12):
+            return
+        loggers = LoggerConfig.from_options(ctx.analysis.settings.options_for("GM202"))
+        breaks = BreakFinder(ctx.values, SideEffectFinder(ctx.values, loggers))
+        for comprehension, traced in ctx.traced_nodes(*COMPREHENSIONS):
+            function = comprehension.frame()
+            if not isinstance(function, nodes.FunctionDef):
+                continue
+            if _steps_as_tuple(ctx.values, comprehension.generators[0].iter):
+                continue
+            inside = breaks.breaking_node(comprehension)
+            if inside is not None:
+                why = f"the graph break inside it (line {inside.lineno}) makes Dynamo compile its frame on its own"
+            else:
+                skipping = _holds_module_or_tensor(ctx.values, comprehension) and frame_skipping_construct(
+                    breaks, function
+                )
+                if not skipping:
+                    continue
+                what, line = skipping
+                why = (
+                    f"if {what} at line {line} breaks the graph, Dynamo runs this function eagerly "
+                    "and compiles the comprehension's frame on its own"
+                )
+            message = f"comprehension over a non-tuple iterable: {why}, which breaks again there (Python <= 3.11)"
+            yield ctx.report(comprehension, message, traced, tuple_iterable_fix(ctx.analysis, comprehension))

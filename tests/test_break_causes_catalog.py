@@ -1,0 +1,93 @@
+"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM505): findings and fixes, without Dynamo.
+
+:data:`CASES` lists, for every program, the findings the linter must report
+and the breaks Dynamo logs, measured on torch 2.13 (CPU, Python 3.11) and
+re-checked by ``tests/test_break_causes_dynamo.py``. A break is placed at the
+innermost line of the program's own file in the stack Dynamo logs: Dynamo
+names ``copy.py`` for a ``copy.deepcopy`` of a tensor, the program line that
+called it is where the rule reports.
+"""
+
+from __future__ import annotations
+
+import pytest
+from catalog_cases import CATALOG, Case, case, check_cases_cover_the_catalog, findings, fix_pairs
+
+from graphmend_lint import fix_source
+from graphmend_lint.config import load_settings
+
+CODES = ("GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505")
+DEEPCOPY = "copy.py:153 GB4198"  # where Dynamo names a deepcopy break (Python 3.11's copy.py)
+
+CASES: dict[str, Case] = {
+    "GM106/bad_assert_fstring.py": case({(11, "GM106")}, {(11, "GB0170")}),
+    "GM106/fixed_assert_fstring.py": case(),
+    "GM106/neg_assert_constant.py": case(),
+    "GM205/bad_is_enabled_for.py": case({(17, "GM205")}, {(17, "GB0291")}),
+    "GM205/fixed_is_enabled_for.py": case(),
+    "GM205/bad_effective_level.py": case({(17, "GM205")}, {(17, "GB0291")}),
+    "GM205/neg_guarded_level_check.py": case(),
+    # allclose in the if: the fix keeps it a tensor and GM101 predicates the branch
+    "GM303/bad_allclose_centre.py": case({(9, "GM303")}, {(9, "GB0033")}),
+    "GM303/fixed_allclose_centre.py": case(),
+    "GM303/bad_equal_shared_kv.py": case({(8, "GM303")}, {(8, "GB0033")}),
+    "GM303/neg_isclose_select.py": case(),
+    "GM404/bad_greedy_embedding.py": case({(15, "GM404")}, {(15, "GB0033")}),
+    "GM404/fixed_greedy_embedding.py": case(),
+    "GM404/neg_batched_index.py": case(),
+    "GM501/bad_lstm_encoder.py": case({(14, "GM501")}, {(14, "GB0014")}),
+    "GM501/neg_allow_rnn.py": case(),
+    "GM502/bad_deepcopy_state.py": case({(15, "GM502")}, {(15, "GB4198")}, outside={DEEPCOPY}),
+    "GM502/fixed_deepcopy_state.py": case(),
+    "GM502/bad_deepcopy_module.py": case({(14, "GM502")}, {(14, "GB4198")}, outside={DEEPCOPY}),
+    "GM502/neg_deepcopy_config.py": case(),
+    # a break in a loop: Dynamo gives up on the whole forward
+    "GM503/bad_freeze_in_forward.py": case({(14, "GM503")}, {(14, "GB0206")}, frame_skipped=True),
+    "GM503/bad_leaf_in_forward.py": case({(6, "GM503"), (7, "GM503")}, {(6, "GB0225"), (7, "GB0125")}),
+    "GM503/neg_requires_grad_off.py": case(),
+    "GM504/bad_ctrl_pos_encoding.py": case({(21, "GM504")}, {(21, "GB4841")}),
+    "GM504/fixed_ctrl_pos_encoding.py": case(),
+    "GM504/neg_register_buffer.py": case(),
+    # the buffer breaks inside the try: Dynamo runs the wrapper eagerly, then breaks in the dictcomp's frame
+    "GM505/bad_output_capturing.py": case(
+        {(18, "GM505"), (46, "GM504")}, {(18, "GB4347"), (46, "GB4841")}, frame_skipped=True
+    ),
+    "GM505/fixed_output_capturing.py": case(),
+    "GM505/bad_output_capturing_lstm.py": case(
+        {(17, "GM505"), (43, "GM501")}, {(17, "GB4347"), (43, "GB0014")}, frame_skipped=True
+    ),
+    "GM505/neg_flags_only.py": case(),
+    # the body breaks (GM402's tensor slice bound), so Dynamo compiles the listcomp frame alone: GB4347 on zip
+    "GM505/bad_patch_slices.py": case({(19, "GM505"), (20, "GM402")}, {(19, "GB4347"), (20, "GB0124")}),
+}
+#: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
+SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py"})
+
+
+def test_the_cases_cover_the_catalog() -> None:
+    check_cases_cover_the_catalog(CODES, CASES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_findings_are_exactly_the_expected_lines(name: str) -> None:
+    """Findings of these rules, and of any other rule the case names (GM402 inside a GM505 comprehension)."""
+    codes = {*CODES, *(code for _, code in CASES[name].findings)}
+    assert findings(name, codes) == set(CASES[name].findings)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_finding_lines_are_the_break_lines(name: str) -> None:
+    """The table itself: every finding sits on a line Dynamo breaks on, and every break line is found."""
+    expected = CASES[name]
+    assert {line for line, _ in expected.findings} == {line for line, _ in expected.breaks}
+
+
+@pytest.mark.parametrize(("bad", "fixed"), fix_pairs(CODES))
+def test_fixed_program_is_exactly_the_fix_of_the_bad_one(bad: str, fixed: str) -> None:
+    text = (CATALOG / bad).read_text()
+    settings = load_settings(start=CATALOG / bad)  # a catalog folder may carry a graphmend-lint.toml
+    result = fix_source(text, str(CATALOG / bad), settings, unsafe=True)
+    assert result.source == (CATALOG / fixed).read_text()
+    assert bad.partition("/")[0] in {d.code for d in result.applied}
+    safe_only = fix_source(text, str(CATALOG / bad), settings, unsafe=False).source
+    assert (safe_only == result.source) is (fixed in SAFE_FIXES)
