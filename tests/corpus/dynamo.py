@@ -1,0 +1,163 @@
+"""Run one program file under Dynamo: logged break sites, fullgraph success, eager and compiled behaviour.
+
+This module runs inside a worker process (``worker.py``) and imports torch.
+Break capture is graphmend_lint's own (``graphmend_lint.verify.breaks``): the
+``graph_breaks`` logging artifact is collected and parsed by its helpers. The
+call itself is made here rather than through ``capture_breaks`` because a
+program may raise on purpose (a validation guard taking its raising side), and
+``capture_breaks`` drops everything it logged when the call raises.
+
+Every phase builds a fresh callable with ``make()`` and seeds every RNG before
+every call, so module state (caches, running stats) cannot leak from one phase
+into the next, and the original and the fixed file see the same numbers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import os
+import random
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import torch
+import torch._dynamo
+from graphmend_lint.verify import breaks
+
+from tests.corpus.behaviour import Outcome, observe
+
+#: The harness compiles with the eager backend: breaks and fullgraph failures
+#: are Dynamo's decisions, made before any backend runs, and inductor would
+#: cost seconds per graph on two CPU cores.
+BACKEND = "eager"
+
+
+@dataclass(frozen=True)
+class Site:
+    """A logged break in the program file itself."""
+
+    line: int
+    gb_id: str
+    gb_type: str
+
+
+@dataclass
+class Measurement:
+    """What Dynamo and eager execution did with one program file."""
+
+    error: str | None = None  # the file does not import, make() fails, ...
+    sites: set[Site] = field(default_factory=set)
+    foreign_sites: int = 0  # logged breaks whose user frame is outside the program file
+    fullgraph: list[str | None] = field(default_factory=list)  # per input set: None, or the failure
+    eager: list[Outcome] = field(default_factory=list)
+    compiled: list[Outcome] = field(default_factory=list)
+    import_stdout: str = ""
+
+
+def seed_everything() -> None:
+    torch.manual_seed(0)
+    random.seed(0)
+    np.random.seed(0)
+
+
+def load_program(path: Path, module_name: str) -> tuple[ModuleType, str]:
+    """Import a program file under ``module_name`` (the same name for the original and its fixed copy)."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        spec.loader.exec_module(module)
+    return module, printed.getvalue()
+
+
+def _fresh(module: ModuleType) -> tuple[Callable[..., Any], list[tuple[Any, ...]]]:
+    seed_everything()
+    fn, input_sets = module.make()
+    return fn, [tuple(args) for args in input_sets]
+
+
+@contextlib.contextmanager
+def _dynamo_state_restored() -> Iterator[None]:
+    """Undo whatever a program did to Dynamo's config (e.g. capture_scalar_outputs at import)."""
+    saved = torch._dynamo.config.save_config()
+    try:
+        yield
+    finally:
+        torch._dynamo.config.load_config(saved)
+        torch._dynamo.reset()
+
+
+def _logged_call(fn: Callable[..., Any], args: tuple[Any, ...], target: str) -> tuple[set[Site], int, Outcome]:
+    """Compile ``fn`` afresh, call it once, and parse the graph_breaks log of that call."""
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=BACKEND)
+    seed_everything()
+    with breaks._captured_graph_break_log() as collector, breaks._fresh_compilation_metrics():
+        outcome = observe(compiled, args)
+    occurrences = breaks._occurrences_from_log(collector.messages, collector.positions)
+    local = {
+        Site(site.line, site.gb_id or "GB????", site.reason)
+        for site, _ in occurrences
+        if os.path.realpath(site.filename) == target
+    }
+    foreign = sum(1 for site, _ in occurrences if os.path.realpath(site.filename) != target)
+    return local, foreign, outcome
+
+
+def _fullgraph_failure(fn: Callable[..., Any], args: tuple[Any, ...], eager: Outcome | None) -> str | None:
+    """``None`` when ``torch.compile(fn, fullgraph=True)`` traces and runs this input set.
+
+    An exception of the program's own (the type eager raises too) is behaviour,
+    not a tracing failure.
+    """
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, fullgraph=True, backend=BACKEND)
+    seed_everything()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            compiled(*args)
+    except Exception as error:
+        if eager is not None and eager.error is not None and eager.error[0] == type(error).__name__:
+            return None
+        first = (str(error).strip().splitlines() or [""])[0]
+        return f"{type(error).__name__}: {first[:200]}"
+    return None
+
+
+def measure(path: Path, module_name: str, behaviour: bool) -> Measurement:
+    """Logged break sites of ``path`` over all its input sets; with ``behaviour``, also fullgraph and outcomes."""
+    result = Measurement()
+    target = os.path.realpath(path)
+    with _dynamo_state_restored():
+        try:
+            module, result.import_stdout = load_program(path, module_name)
+            fn, input_sets = _fresh(module)
+            for index in range(len(input_sets)):
+                fn, input_sets = _fresh(module)
+                sites, foreign, compiled = _logged_call(fn, input_sets[index], target)
+                result.sites |= sites
+                result.foreign_sites += foreign
+                result.compiled.append(compiled)
+            if behaviour:
+                for index in range(len(input_sets)):
+                    fn, input_sets = _fresh(module)
+                    result.eager.append(observe(fn, input_sets[index]))
+                for index in range(len(input_sets)):
+                    fn, input_sets = _fresh(module)
+                    result.fullgraph.append(_fullgraph_failure(fn, input_sets[index], result.eager[index]))
+        except Exception as error:
+            first = (str(error).strip().splitlines() or [""])[0]
+            result.error = f"{type(error).__name__}: {first[:300]}"
+        finally:
+            sys.modules.pop(module_name, None)
+    return result
