@@ -9,7 +9,7 @@ copy.deepcopy(config_to_return)` reached from `DynamicCache(config=self.config)`
 third most common break cause in the census).
 Kept: the `use_cache and past_key_values is None` initialisation with EncoderDecoderCache/DynamicCache,
 get_text_config's legacy flat-config path (deepcopy, decoder_ prefix remapping), the cache's layer setup.
-Simplified: the cache stores nothing; one decoder Linear; config is a plain class with to_dict().
+Simplified: the cache stores nothing; one decoder Linear; the config is a plain class whose to_dict() is\n`copy.deepcopy(self.__dict__)` as in PreTrainedConfig.to_dict.
 """
 import copy
 
@@ -18,15 +18,17 @@ from torch import nn
 
 
 class BartConfig:
-    is_encoder_decoder = True
-    use_cache = True
-    d_model = 8
-    decoder_layers = 2
-    decoder_attention_heads = 2
-    encoder_layers = 2
+    def __init__(self):
+        self.is_encoder_decoder = True
+        self.use_cache = True
+        self.d_model = 8
+        self.decoder_layers = 2
+        self.decoder_attention_heads = 2
+        self.encoder_layers = 2
 
     def to_dict(self):
-        return {k: getattr(self, k) for k in dir(self) if not k.startswith("_") and not callable(getattr(self, k))}
+        output = copy.deepcopy(self.__dict__)
+        return output
 
     def get_text_config(self, decoder=None, encoder=None):
         return_both = decoder == encoder

@@ -18,4 +18,4 @@ f = torch.compile(f)
 def make():
     input = torch.tensor([[1, 2], [3, 4]])
     repeat = torch.tensor([1, 2])
-    return f._torchdynamo_orig_callable._torchdynamo_orig_callable, [(input, repeat)]
+    return f._torchdynamo_orig_callable, [(input, repeat)]
