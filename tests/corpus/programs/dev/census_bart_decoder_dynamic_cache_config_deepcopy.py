@@ -6,7 +6,8 @@ src/transformers/cache_utils.py:2005-2020, src/transformers/configuration_utils.
 Census: penguinwu/oss-model-graph-break-corpus explain_results (pt2.10): BartModel, MBartModel, MarianModel,
 PegasusModel, T5Model, LEDModel ... eval+train: `configuration_utils.py:1231 config_to_return =
 copy.deepcopy(config_to_return)` reached from `DynamicCache(config=self.config)` (copy.deepcopy is the
-third most common break cause in the census).
+third most common break cause in the census). Torch 2.13 traces this deepcopy of a plain config object
+and logs no break, so the program is a negative here.
 Kept: the `use_cache and past_key_values is None` initialisation with EncoderDecoderCache/DynamicCache,
 get_text_config's legacy flat-config path (deepcopy, decoder_ prefix remapping), the cache's layer setup.
 Simplified: the cache stores nothing; one decoder Linear; the config is a plain class whose to_dict() is\n`copy.deepcopy(self.__dict__)` as in PreTrainedConfig.to_dict.

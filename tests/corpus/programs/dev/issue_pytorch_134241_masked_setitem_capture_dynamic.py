@@ -4,6 +4,8 @@ Source: https://github.com/pytorch/pytorch/issues/134241
 Kept: the config line, `test(y, z)` verbatim, the compile call the reporter had commented out
 (`torch.compile(test, mode='reduce-overhead', fullgraph=True)`) kept as the entry.
 Simplified: CPU tensors instead of `.cuda()`, 4x4 instead of 10x10; backward dropped.
+With the config flag set, torch 2.13 logs no graph break for the boolean-mask read (the report was about the
+backward of the masked setitem).
 """
 import torch
 import torch._dynamo
