@@ -7,9 +7,11 @@ call itself is made here rather than through ``capture_breaks`` because a
 program may raise on purpose (a validation guard taking its raising side), and
 ``capture_breaks`` drops everything it logged when the call raises.
 
-Every phase builds a fresh callable with ``make()`` and seeds every RNG before
-every call, so module state (caches, running stats) cannot leak from one phase
-into the next, and the original and the fixed file see the same numbers.
+Every call imports the program afresh, builds its callable with ``make()`` and
+seeds every RNG first, so module state (warn-once caches, running stats) cannot
+leak from one call into the next, and the original and the fixed file see the
+same numbers. Eager outcomes are taken first, then the logged compiled run,
+then ``fullgraph=True``.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class Measurement:
     eager: list[Outcome] = field(default_factory=list)
     compiled: list[Outcome] = field(default_factory=list)
     import_stdout: str = ""
+    declared_raises: dict[int, str] = field(default_factory=dict)  # the program's RAISING_INPUTS
 
 
 def seed_everything() -> None:
@@ -80,10 +83,28 @@ def load_program(path: Path, module_name: str) -> tuple[ModuleType, str]:
     return module, printed.getvalue()
 
 
-def _fresh(module: ModuleType) -> tuple[Callable[..., Any], list[tuple[Any, ...]]]:
-    seed_everything()
-    fn, input_sets = module.make()
-    return fn, [tuple(args) for args in input_sets]
+def _per_input(path: Path, module_name: str, action: Callable[[Callable[..., Any], tuple[Any, ...]], Any]) -> tuple[list[Any], str]:
+    """Run ``action(fn, args)`` once per input set, each time on a freshly imported program.
+
+    A fresh import per call gives every call the program's initial state:
+    module-level caches (``functools.lru_cache``'d warn-once helpers, registries)
+    and module state cannot carry over from one phase or input set to the next.
+    Returns the results and the text the first import printed.
+    """
+    results: list[Any] = []
+    printed_first = ""
+    index, count = 0, 1
+    while index < count:
+        module, printed = load_program(path, module_name)
+        printed_first = printed_first or printed
+        seed_everything()
+        fn, input_sets = module.make()
+        count = len(input_sets)
+        if count == 0:
+            raise ValueError("make() returned no input sets")
+        results.append(action(fn, tuple(input_sets[index])))
+        index += 1
+    return results, printed_first
 
 
 @contextlib.contextmanager
@@ -135,26 +156,24 @@ def _fullgraph_failure(fn: Callable[..., Any], args: tuple[Any, ...], eager: Out
 
 
 def measure(path: Path, module_name: str, behaviour: bool) -> Measurement:
-    """Logged break sites of ``path`` over all its input sets; with ``behaviour``, also fullgraph and outcomes."""
+    """Logged break sites of ``path`` over all its input sets; with ``behaviour``, also eager outcomes and fullgraph."""
     result = Measurement()
     target = os.path.realpath(path)
     with _dynamo_state_restored():
         try:
-            module, result.import_stdout = load_program(path, module_name)
-            fn, input_sets = _fresh(module)
-            for index in range(len(input_sets)):
-                fn, input_sets = _fresh(module)
-                sites, foreign, compiled = _logged_call(fn, input_sets[index], target)
+            module, _ = load_program(path, module_name)
+            result.declared_raises = {int(k): str(v) for k, v in getattr(module, "RAISING_INPUTS", {}).items()}
+            if behaviour:
+                result.eager, result.import_stdout = _per_input(path, module_name, observe)
+            logged, printed = _per_input(path, module_name, lambda fn, args: _logged_call(fn, args, target))
+            result.import_stdout = result.import_stdout or printed
+            for sites, foreign, compiled in logged:
                 result.sites |= sites
                 result.foreign_sites += foreign
                 result.compiled.append(compiled)
             if behaviour:
-                for index in range(len(input_sets)):
-                    fn, input_sets = _fresh(module)
-                    result.eager.append(observe(fn, input_sets[index]))
-                for index in range(len(input_sets)):
-                    fn, input_sets = _fresh(module)
-                    result.fullgraph.append(_fullgraph_failure(fn, input_sets[index], result.eager[index]))
+                eager = iter(result.eager)
+                result.fullgraph, _ = _per_input(path, module_name, lambda fn, args: _fullgraph_failure(fn, args, next(eager)))
         except Exception as error:
             first = (str(error).strip().splitlines() or [""])[0]
             result.error = f"{type(error).__name__}: {first[:300]}"

@@ -99,6 +99,12 @@ def summarize(args: argparse.Namespace, programs: list[layout.Program], answers:
     result: dict[str, Any] = {"mode": args.mode, "seconds": round(elapsed, 1), "splits": {}, "answers": answers,
                               "fix_cli": {m: {"exit_code": r.exit_code, "stderr": r.stderr[-2000:]} for m, r in fix_runs.items()}}
     unmeasured = [name for name, answer in answers.items() if not score.measured(answer) or answer.get("lint_error")]
+    # Only fix mode runs the eager phase; a program whose eager run raises undeclared is broken.
+    eager_broken = {
+        name: problems
+        for name, answer in answers.items()
+        if score.measured(answer) and args.mode == "fix" and (problems := score.undeclared_exceptions(answer))
+    }
     for split in sorted({p.split for p in programs}):
         members = [p for p in programs if p.split == split]
         show = args.details and (split == "dev" or args.show_heldout_details)
@@ -138,8 +144,11 @@ def summarize(args: argparse.Namespace, programs: list[layout.Program], answers:
         if run.exit_code != 0:
             print(f"!! graphmend_lint {' '.join(fixing.FIX_MODES[mode])} exited {run.exit_code}: {run.stderr[-500:]}")
     result["unmeasured"] = unmeasured
+    result["eager_broken"] = eager_broken
     if unmeasured:
         print(f"!! not measured ({len(unmeasured)}): {', '.join(sorted(unmeasured))}")
+    for name, problems in sorted(eager_broken.items()):
+        print(f"!! {name}: eager run {'; '.join(problems)}")
     print(f"# {len(programs)} programs, mode {args.mode}, {elapsed:.0f} s")
     return result
 

@@ -74,6 +74,18 @@ def measured(answer: dict[str, Any]) -> bool:
     return "failure" not in answer and answer["original"]["error"] is None
 
 
+def undeclared_exceptions(answer: dict[str, Any]) -> list[str]:
+    """Eager input sets whose exception differs from what the program declares in RAISING_INPUTS."""
+    original = answer["original"]
+    declared = {int(k): v for k, v in original.get("declared_raises", {}).items()}
+    problems = []
+    for index, error in enumerate(original["eager_errors"]):
+        raised = error[0] if error else None
+        if raised != declared.get(index):
+            problems.append(f"input {index}: raised {error} but declares {declared.get(index)}")
+    return problems
+
+
 def detection(programs: Iterable[Program], answers: dict[str, dict[str, Any]], scope: str, claims: Claims) -> Detection:
     score = Detection()
     for program in programs:

@@ -30,6 +30,7 @@ def _measurement_json(measurement: Any) -> dict[str, Any]:
         "foreign_sites": measurement.foreign_sites,
         "fullgraph": measurement.fullgraph,
         "eager_errors": [o.error for o in measurement.eager],
+        "declared_raises": measurement.declared_raises,
     }
 
 
