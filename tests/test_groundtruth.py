@@ -32,11 +32,7 @@ PROGRAMS = [Program(path) for path in sorted((Path(__file__).parent / "groundtru
 MINIMUM_SCORE = 0.95
 #: Positives whose break no rule flags yet. Each stays an expected failure
 #: (strict: it turns red once the linter starts flagging it, so the entry is removed).
-NOT_YET_DETECTED = {
-    "pos_43_torch_equal_branch": "no rule flags `torch.equal(...)` used as a condition (GB0033) yet",
-    "pos_44_allclose_branch": "no rule flags `torch.allclose(...)` used as a condition (GB0033) yet",
-}
-SCORED = [p for p in PROGRAMS if p.name not in NOT_YET_DETECTED]
+SCORED = PROGRAMS
 
 
 def test_corpus_is_large_enough() -> None:
@@ -85,14 +81,3 @@ def test_static_findings_match_dynamo_lines(answers: dict[str, dict[str, Any]]) 
             assert counts.precision >= MINIMUM_SCORE, f"{name} precision\n{summary}"
         if counts.logged:
             assert counts.recall >= MINIMUM_SCORE, f"{name} recall\n{summary}"
-
-
-@pytest.mark.dynamo
-@pytest.mark.parametrize(
-    "name", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=why)) for name, why in NOT_YET_DETECTED.items()]
-)
-def test_not_yet_detected_breaks(answers: dict[str, dict[str, Any]], name: str) -> None:
-    answer = answers[name]
-    logged = {line for line, _, _ in answer["original"]["sites"]}
-    flagged = {line for line, _ in answer["lint"]["compiled"]}
-    assert logged and flagged == logged
