@@ -30,13 +30,15 @@ from tests.corpus import layout  # noqa: E402
 CORPUS_TARGET = 300
 #: What this branch holds today; raise to CORPUS_TARGET when the other half lands.
 CORPUS_SIZE_FLOOR = 200
-#: Precision/recall floors per split and scope: measured value minus 0.03.
+#: Precision/recall floors per split and scope: the lower of two measurements
+#: (2026-11-24) minus 0.03 -- this branch's 217 programs, and the same harness on
+#: those plus the 150 issue_/census_ programs of the corpus2 branch (367), so the
+#: gate holds on both sides of the merge. See docs/corpus.md.
 DETECTION_FLOORS: dict[tuple[str, str], dict[str, float]] = {
-    # measured 2026-11-24 on 217 programs (149 dev / 68 heldout), see docs/corpus.md
-    ("dev", "compiled"): {"precision": 0.71, "recall": 0.36},  # measured 0.74 / 0.39
-    ("dev", "modules"): {"precision": 0.72, "recall": 0.48},  # measured 0.75 / 0.51
-    ("heldout", "compiled"): {"precision": 0.71, "recall": 0.33},  # measured 0.74 / 0.36
-    ("heldout", "modules"): {"precision": 0.69, "recall": 0.46},  # measured 0.72 / 0.49
+    ("dev", "compiled"): {"precision": 0.71, "recall": 0.32},  # 217: 0.74 / 0.39; 367: 0.78 / 0.35
+    ("dev", "modules"): {"precision": 0.72, "recall": 0.45},  # 217: 0.75 / 0.51; 367: 0.78 / 0.48
+    ("heldout", "compiled"): {"precision": 0.65, "recall": 0.32},  # 217: 0.74 / 0.36; 367: 0.68 / 0.35
+    ("heldout", "modules"): {"precision": 0.66, "recall": 0.43},  # 217: 0.72 / 0.49; 367: 0.69 / 0.46
 }
 #: Known wrong outputs after a fix, per (split, mode): the gate is "exactly these",
 #: so a new one fails and so does fixing one (then delete the entry).
