@@ -26,10 +26,8 @@ if str(REPO) not in sys.path:  # `tests.corpus` is imported as a package from th
 
 from tests.corpus import layout  # noqa: E402
 
-#: The size issue 14 asks for, reached once the issue_/census_ programs are merged.
-CORPUS_TARGET = 300
-#: What this branch holds today; raise to CORPUS_TARGET when the other half lands.
-CORPUS_SIZE_FLOOR = 200
+#: The size issue 14 asks for.
+CORPUS_SIZE_FLOOR = 300
 #: Precision/recall floors per split and scope: the lower of two measurements
 #: (2026-11-24) minus 0.03 -- this branch's 217 programs, and the same harness on
 #: those plus the 150 issue_/census_ programs of the corpus2 branch (367), so the
@@ -40,12 +38,10 @@ DETECTION_FLOORS: dict[tuple[str, str], dict[str, float]] = {
     ("heldout", "compiled"): {"precision": 0.65, "recall": 0.32},  # 217: 0.74 / 0.36; 367: 0.68 / 0.35
     ("heldout", "modules"): {"precision": 0.66, "recall": 0.43},  # 217: 0.72 / 0.49; 367: 0.69 / 0.46
 }
-#: Known wrong outputs after a fix, per (split, mode): the gate is "exactly these",
-#: so a new one fails and so does fixing one (then delete the entry).
-#: ("heldout", "unsafe"): GM104's unsafe fix rewrites `if (std == 0).any(): raise
-#: ValueError(...)` (torchvision normalize) into `torch._assert_async(...)`, which
-#: raises RuntimeError with another message in eager mode.
-KNOWN_WRONG_OUTPUTS: dict[tuple[str, str], int] = {("heldout", "unsafe"): 1}
+#: Known wrong outputs after a fix, per (split, mode): none. (GM104's old `torch._assert_async`
+#: rewrite changed torchvision normalize's ValueError into a RuntimeError eagerly; GM104 now keeps
+#: the eager `if` untouched and offers its compiled check only as an opt-in.)
+KNOWN_WRONG_OUTPUTS: dict[tuple[str, str], int] = {}
 #: A negative (zero logged breaks) is real code the linter must stay quiet on.
 NEGATIVE_SHARE = (0.25, 0.50)
 
