@@ -137,7 +137,7 @@ class Predicator:
         return self._where_rewrite(node)
 
     def _static_prefix(self, test: nodes.NodeNG) -> tuple[list[nodes.NodeNG], list[nodes.NodeNG]]:
-        """``S1 and S2 and T...``: the leading operands Dynamo specialises on, and the tensor rest.
+        """``S1 and S2 and T...``: the operands Dynamo specialises on, and the tensor rest.
 
         ``if x.dtype == torch.float16 and torch.isinf(x).any():`` (the Hugging Face clamp) or
         ``if self.training and torch.rand([]) < p:`` keep their Python test for the static part.
@@ -148,7 +148,12 @@ class Predicator:
         static: list[nodes.NodeNG] = []
         while operands and self.values.kind(operands[0]) is Kind.STATIC:
             static.append(operands.pop(0))
-        return (static, operands) if operands else ([], [test])
+        # A later Python operand without calls may move ahead of the tensor ones: evaluating it first
+        # has no effect, and `and` is the same whichever order its pure operands are tested in.
+        movable = [op for op in operands if self.values.kind(op) is Kind.STATIC and not _has_call(op)]
+        static += movable
+        operands = [op for op in operands if op not in movable]
+        return (static, operands) if static and operands else ([], [test])
 
     def _guarded_where_rewrite(self, node: nodes.If, guard: list[nodes.NodeNG], tensor_test: list[nodes.NodeNG]) -> Rewrite:
         """``if S and T: body`` → ``if S:`` then the select on ``T`` (``S`` still short-circuits ``T``)."""
@@ -838,3 +843,7 @@ def _assigned_earlier_in_block(use: nodes.Name, name: str) -> bool:
             sibling = sibling.previous_sibling()
         statement = statement.parent.statement() if statement.parent is not None else None
     return False
+
+
+def _has_call(node: nodes.NodeNG) -> bool:
+    return isinstance(node, nodes.Call) or any(True for _ in node.nodes_of_class(nodes.Call))
