@@ -339,11 +339,10 @@ def _flat_codes(per_file: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
 
 
 def known_codes() -> tuple[str, ...]:
-    """Every code a selector can name: the registered rules' and GM001 (syntax errors)."""
-    from graphmend_lint.pipeline import SYNTAX_ERROR_CODE
+    """Every code a selector can name: the registered rules' (GM001, syntax errors, is one)."""
     from graphmend_lint.rules import all_rules
 
-    return (SYNTAX_ERROR_CODE, *(rule.code for rule in all_rules()))
+    return tuple(rule.code for rule in all_rules())
 
 
 def check_selectors(where: str, selectors: Iterable[str]) -> None:

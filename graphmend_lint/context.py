@@ -17,7 +17,7 @@ from astroid import nodes
 from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.break_sites import break_position
 from graphmend_lint.analysis.imports import ImportTable
-from graphmend_lint.analysis.scope import ScopeFacts, TracedFunction
+from graphmend_lint.analysis.scope import ScopeFacts, Seed, TracedFunction
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.config import Settings
 from graphmend_lint.diagnostics import Diagnostic, Fix, Position
@@ -42,6 +42,9 @@ class FileAnalysis:
     scope: ScopeFacts
     values: ValueOracle
     settings: Settings
+    #: Lints another text as this file (same path), for fixes that prove an edit by trial.
+    #: Passed in by the pipeline so that no rule imports the pipeline that imports it.
+    lint_trial: Callable[[SourceFile, Settings, tuple[Seed, ...]], list[Diagnostic]]
     _traced: list[tuple[nodes.FunctionDef, TracedFunction]] | None = field(default=None, repr=False)
     _shared: dict[str, Any] = field(default_factory=dict, repr=False)
 

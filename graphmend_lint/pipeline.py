@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import fnmatch
 import sys
 import traceback
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -24,6 +23,7 @@ from graphmend_lint.diagnostics import Diagnostic, FixResult, Position
 from graphmend_lint.fixer import apply_fixes
 from graphmend_lint.noqa import unsuppressed
 from graphmend_lint.rules import Rule, all_rules
+from graphmend_lint.selection import is_selected
 from graphmend_lint.source import SourceFile
 
 SYNTAX_ERROR_CODE = "GM001"
@@ -42,39 +42,6 @@ class FileOutcome:
     seeds: tuple[Seed, ...] = ()
     traced: frozenset[str] = frozenset()
     internal_errors: list[str] = field(default_factory=list)
-
-
-def _matches(code: str, selectors: Iterable[str]) -> int:
-    """Length of the longest selector matching *code* (0: none). ``ALL`` has length 1."""
-    best = 0
-    for selector in selectors:
-        if selector == "ALL":
-            best = max(best, 1)
-        elif code.startswith(selector):
-            best = max(best, len(selector) + 1)
-    return best
-
-
-def is_selected(code: str, settings: Settings, path: str | None = None) -> bool:
-    """ruff's rule: the most specific of select/ignore wins; ignore wins ties."""
-    selected = _matches(code, (*settings.select, *settings.extend_select))
-    ignored = _matches(code, (*settings.ignore, *_per_file_ignores(settings, path)))
-    return selected > 0 and selected > ignored
-
-
-def _per_file_ignores(settings: Settings, path: str | None) -> list[str]:
-    if path is None or not settings.per_file_ignores:
-        return []
-    pure = PurePath(path)
-    try:
-        relative = pure.relative_to(settings.root).as_posix()
-    except ValueError:
-        relative = pure.as_posix()
-    codes: list[str] = []
-    for pattern, ignored in settings.per_file_ignores:
-        if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(pure.name, pattern):
-            codes.extend(ignored)
-    return codes
 
 
 def selected_rules(settings: Settings, path: str | None = None) -> list[type[Rule]]:
@@ -173,7 +140,10 @@ def _file_analysis(
 
     module = build_astroid_module(tree, source.text, module_name, path, scope, is_package)
     values = ValueOracle(module, imports, scope, settings.assume_tensor_parameters)
-    return FileAnalysis(path, source, module, imports, scope, values, settings)
+    def lint_trial(text: SourceFile, trial_settings: Settings, seeds: tuple[Seed, ...]) -> list[Diagnostic]:
+        return analyze(text, path, trial_settings, seeds).diagnostics
+
+    return FileAnalysis(path, source, module, imports, scope, values, settings, lint_trial)
 
 
 @dataclass

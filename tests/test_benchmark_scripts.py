@@ -130,7 +130,8 @@ def test_paper_row_compares_explain_breaks_with_the_paper() -> None:
     cells = paper_table.row_cells(longformer, run_of(result(arm(6, 2), arm(4, 1, fixes={"f": ["GM202"]}),
                                                           bench=bench)))
     row = dict(zip(paper_table.HEADER, cells))
-    assert row["graphs"] == "6 -> 4" and row["breaks (explain)"] == "5 -> 3" and row["break sites"] == "2 -> 1"
+    assert row["graphs"] == "6 -> 4" and row["breaks (explain)"] == "5 -> 3" and row["splitting sites"] == "2 -> 1"
+    assert row["logged sites"] == "2 -> 1"
     assert row["paper before -> after"] == "5 -> 2" and row["vs paper"] == "NO (3 > 2)"
     assert row["cold s"] == "80.0 -> 70.0" and row["steady ms"] == "1.23 -> 1.00" and row["fixes"] == "GM202"
     assert paper_table.versus_paper(longformer, {"explain_breaks": 1}, True) == "beats (1 < 2)"

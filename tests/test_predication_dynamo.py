@@ -157,6 +157,7 @@ NAN_THROUGH_WHERE = {
     "bad_elif_chain.py": "`x.log()` on the untaken side sees x <= 0",
     "pos_05_flag_variable.py": "`y / y.max()` on the untaken side divides by zero when y is all zeros",
     "pos_16_all_check.py": "`y.sqrt()` on the untaken side sees negative values",
+    "pos_29_and_multiline.py": "`y / (y.max() - y.min())` on the untaken side divides by zero when y is constant",
 }
 
 

@@ -32,9 +32,11 @@ from graphmend_lint.analysis.host_values import (
     reads_of,
     single_target,
 )
+from graphmend_lint.analysis.scope import Seed
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix
+from graphmend_lint.source import SourceFile
 
 CAPTURE_SCALARS = (
     "no source fix: `torch._dynamo.config.capture_scalar_outputs = True` would trace it as an unbacked "
@@ -136,16 +138,12 @@ def predicated_after(analysis: FileAnalysis, edit: Edit, reads: list[nodes.NodeN
     same however it was reached. Dropping the copy without the predication
     would only move the break to the ``if``, once per test.
     """
-    from graphmend_lint.analysis.scope import Seed
-    from graphmend_lint.pipeline import analyze
-    from graphmend_lint.source import SourceFile
-
     source = analysis.source
     start, end = source.offset(edit.start), source.offset(edit.end)
     candidate = SourceFile(source.text[:start] + edit.content + source.text[end:], source.encoding, source.bom)
     settings = replace(analysis.settings, select=("GM101",), extend_select=(), ignore=(), per_file_ignores=())
     seeds = tuple(Seed(f"{analysis.imports.module}.{f.qualname}", False, f.chain) for f in analysis.scope.functions)
-    fixes = {d.start: d.fix for d in analyze(candidate, analysis.path, settings, seeds).diagnostics}
+    fixes = {d.start: d.fix for d in analysis.lint_trial(candidate, settings, seeds)}
     wanted = [fixes.get(analysis.break_start(read)) for read in reads]
     return all(fix is not None and fix.applicability is not Applicability.DISPLAY_ONLY for fix in wanted)
 

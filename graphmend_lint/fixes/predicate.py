@@ -16,7 +16,8 @@ both sides and the graph stays whole:
   ``if`` (now an ``elif``) when eager (GM104, opt-in: the compiled error is a ``RuntimeError``);
 * an ``if`` whose branch values call submodules or user functions →
   ``torch.cond`` with local branch functions, built in
-  :mod:`graphmend_lint.fixes.predicate_cond`, so only the taken side runs.
+  :mod:`graphmend_lint.fixes.predicate_cond`, so only the taken side runs
+  (:mod:`graphmend_lint.fixes.predicate_branch` chooses between the two).
 
 The rule decides *whether* to offer a fix; this module decides *how*, and
 declines (returning a reason) whenever it cannot prove the rewrite keeps
@@ -30,8 +31,9 @@ import ast
 import io
 import textwrap
 import tokenize
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from astroid import nodes
 
@@ -72,11 +74,6 @@ PURE_STATIC_CALLS = frozenset(
 FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "std", "var", "norm", "any", "all"})
 
 
-_BOTH_SIDES_MESSAGE = (
-    "Select with `torch.where` (both branches are computed, including the calls `torch.cond` could not take)"
-)
-
-
 class Declined(Exception):
     """The rewrite cannot be proven to keep meaning; the message says why."""
 
@@ -107,76 +104,13 @@ class Predicator:
 
     # -- public rewrites ------------------------------------------------------------
 
-    def if_statement(self, node: nodes.If) -> Rewrite:
-        """Rewrite a tensor-dependent ``if`` (assignments, updates or returns).
-
-        Branches whose values call submodules or user code become ``torch.cond``
-        (:mod:`graphmend_lint.fixes.predicate_cond`), so only the taken side runs.
-        """
-        # predicate_cond builds on this module, so it is imported when used, not when this module loads
-        from graphmend_lint.fixes import predicate_cond
-
-        guard, tensor_test = self._static_prefix(node.test)
-        if guard:
-            return self._guarded_where_rewrite(node, guard, tensor_test)
-        if predicate_cond.needs_cond(self, node):
-            try:
-                return predicate_cond.cond_rewrite(self, node)
-            except predicate_cond.NestedControlFlow as cond_reason:
-                # A branch holding an `if` cannot become a cond branch, but computing both sides is still
-                # correct when the callees are free of effects and the where rewrite proves the rest
-                # (Phi-3's LongRoPE: a memoising init hoisted, one `register_buffer` with selected arguments).
-                effect = predicate_cond.callee_effect(self, node)
-                if effect is not None:
-                    raise Declined(f"{cond_reason}; and both sides cannot run: {effect}") from None
-                try:
-                    rewrite = self._where_rewrite(node)
-                except Declined as where_reason:
-                    raise Declined(f"{cond_reason}; and `torch.where`: {where_reason}") from None
-                return replace(rewrite, safe=False, message=_BOTH_SIDES_MESSAGE)
-        return self._where_rewrite(node)
-
-    def _static_prefix(self, test: nodes.NodeNG) -> tuple[list[nodes.NodeNG], list[nodes.NodeNG]]:
-        """``S1 and S2 and T...``: the operands Dynamo specialises on, and the tensor rest.
-
-        ``if x.dtype == torch.float16 and torch.isinf(x).any():`` (the Hugging Face clamp) or
-        ``if self.training and torch.rand([]) < p:`` keep their Python test for the static part.
-        """
-        if not (isinstance(test, nodes.BoolOp) and test.op == "and"):
-            return [], [test]
-        operands = list(test.values)
-        static: list[nodes.NodeNG] = []
-        while operands and self.values.kind(operands[0]) is Kind.STATIC:
-            static.append(operands.pop(0))
-        # A later Python operand without calls may move ahead of the tensor ones: evaluating it first
-        # has no effect, and `and` is the same whichever order its pure operands are tested in.
-        movable = [op for op in operands if self.values.kind(op) is Kind.STATIC and not _has_call(op)]
-        static += movable
-        operands = [op for op in operands if op not in movable]
-        return (static, operands) if static and operands else ([], [test])
-
-    def _guarded_where_rewrite(self, node: nodes.If, guard: list[nodes.NodeNG], tensor_test: list[nodes.NodeNG]) -> Rewrite:
-        """``if S and T: body`` → ``if S:`` then the select on ``T`` (``S`` still short-circuits ``T``)."""
-        from graphmend_lint.fixes import predicate_cond
-
-        if node.orelse:
-            raise Declined("the `if` mixes Python and tensor conditions and has an `else`, which both would need")
-        if predicate_cond.needs_cond(self, node):
-            raise Declined("the branch calls submodules or user code, and the Python part of the condition keeps it "
-                           "from becoming `torch.cond`")
-        parts = [self.condition(part) for part in tensor_test]
-        condition = " & ".join(self._parenthesised(part) for part in parts) if len(parts) > 1 else parts[0]
-        inner, safe = self._assignments(node, condition)
-        lines = [f"if {' and '.join(self.text(part) for part in guard)}:"]
-        lines += ["    " + line for statement in inner for line in _wrap(statement).split("\n")]
-        return self.statement_rewrite(node, node, lines, safe)
-
-    def _where_rewrite(self, node: nodes.If) -> Rewrite:
+    def where_rewrite(self, node: nodes.If) -> Rewrite:
+        """Rewrite a tensor-dependent ``if`` that assigns or returns tensors as ``torch.where`` selects."""
         returns = self._return_pair(node)
         if returns is not None:
             return self._predicated_return(node, *returns)
         condition = self.condition(node.test)
-        statements, safe = self._assignments(node, condition)
+        statements, safe = self.assignments(node, condition)
         return self.statement_rewrite(node, node, statements, safe)
 
     def conditional_expression(self, node: nodes.IfExp) -> Rewrite:
@@ -200,7 +134,7 @@ class Predicator:
         indent = self.analysis.source.line(start.line)[: start.col]
         if indent.strip():
             raise Declined("the `if` shares its line with other code")
-        check = _wrap(f"{self.torch}._assert_async({self._negate(condition)}, {message})")
+        check = wrap_long_call(f"{self.torch}._assert_async({self._negate(condition)}, {message})")
         body = "\n".join(indent + "    " + line for line in check.split("\n"))
         content = f"if {self.torch}.compiler.is_compiling():\n{body}\n{indent}el"
         return Rewrite(start, start, content, safe=False)
@@ -225,13 +159,13 @@ class Predicator:
         """*test* as a boolean-tensor expression, with ``and``/``or``/``not`` made elementwise."""
         if isinstance(test, nodes.BoolOp):
             operator = " & " if test.op == "and" else " | "
-            return operator.join(self._parenthesised(self.condition(v)) for v in test.values)
+            return operator.join(self.parenthesised(self.condition(v)) for v in test.values)
         if isinstance(test, nodes.UnaryOp) and test.op == "not":
             return self._negate(self.condition(test.operand))
         if self.values.kind(test) is not Kind.TENSOR:
             raise Declined(f"`{test.as_string()}` is not a tensor, so it cannot be an elementwise condition")
         text = self.text(test)
-        return text if self._is_boolean(test) else f"{self._parenthesised(text)} != 0"
+        return text if self._is_boolean(test) else f"{self.parenthesised(text)} != 0"
 
     def _is_boolean(self, test: nodes.NodeNG) -> bool:
         if isinstance(test, nodes.Compare):
@@ -250,10 +184,10 @@ class Predicator:
         return False
 
     def _negate(self, condition: str) -> str:
-        return f"~{self._parenthesised(condition)}"
+        return f"~{self.parenthesised(condition)}"
 
     @staticmethod
-    def _parenthesised(text: str) -> str:
+    def parenthesised(text: str) -> str:
         """*text* wrapped in parentheses unless it is a primary (binds tighter than any operator)."""
         stripped = text.strip()
         try:
@@ -268,7 +202,7 @@ class Predicator:
 
     # -- assignments ----------------------------------------------------------------
 
-    def _assignments(self, node: nodes.If, condition: str) -> tuple[list[str], bool]:
+    def assignments(self, node: nodes.If, condition: str) -> tuple[list[str], bool]:
         body, body_locals = self._split_branch_locals(node, list(node.body))
         orelse, else_locals = self._split_branch_locals(node, list(node.orelse))
         suffix: list[str] = []
@@ -377,7 +311,7 @@ class Predicator:
                 value = self.text(value_node)
             elif isinstance(statement, nodes.AugAssign):
                 target, value_node = statement.target, statement.value
-                value = f"{target.as_string()} {statement.op[:-1]} {self._parenthesised(self.text(value_node))}"
+                value = f"{target.as_string()} {statement.op[:-1]} {self.parenthesised(self.text(value_node))}"
             elif isinstance(statement, nodes.Pass):
                 continue
             else:
@@ -583,7 +517,7 @@ class Predicator:
         if indent.strip():
             raise Declined("the `if` shares its line with other code")
         comments = _comments([source.line(n) for n in range(start.line, end.line + 1)])
-        lines = [line for statement in [*comments, *statements] for line in _wrap(statement).split("\n")]
+        lines = [line for statement in [*comments, *statements] for line in wrap_long_call(statement).split("\n")]
         # the first line starts after the original indent; later blank lines stay empty (no trailing spaces)
         content = "\n".join(
             line if index == 0 else indent + line if line.strip() else "" for index, line in enumerate(lines)
@@ -597,11 +531,13 @@ def as_fix(rewrite: Rewrite, message: str, import_edits: tuple[Edit, ...] = ()) 
     return Fix(edits=(*import_edits, edit), applicability=applicability, message=message)
 
 
-def predicated_fix(analysis: FileAnalysis, build: str, node: nodes.NodeNG, message: str) -> Fix:
-    """Run one of :class:`Predicator`'s rewrites; a decline becomes a display-only fix saying why."""
+def predicated_fix(
+    analysis: FileAnalysis, build: Callable[[Predicator, Any], Rewrite], node: nodes.NodeNG, message: str
+) -> Fix:
+    """Run one rewrite (``build(predicator, node)``); a decline becomes advice saying why."""
     try:
         predicator = Predicator(analysis, node)
-        rewrite = getattr(predicator, build)(node)
+        rewrite = build(predicator, node)
     except Declined as reason:
         return declined_fix(str(reason))
     return as_fix(rewrite, rewrite.message or message, predicator.import_edits)
@@ -621,7 +557,7 @@ def is_elif(analysis: FileAnalysis, node: nodes.If) -> bool:
 MAX_LINE = 100
 
 
-def _wrap(statement: str) -> str:
+def wrap_long_call(statement: str) -> str:
     """Put the arguments of an over-long top-level ``where``/call on their own lines."""
     if len(statement) <= MAX_LINE or "\n" in statement or not statement.endswith(")"):
         return statement
@@ -843,7 +779,3 @@ def _assigned_earlier_in_block(use: nodes.Name, name: str) -> bool:
             sibling = sibling.previous_sibling()
         statement = statement.parent.statement() if statement.parent is not None else None
     return False
-
-
-def _has_call(node: nodes.NodeNG) -> bool:
-    return isinstance(node, nodes.Call) or any(True for _ in node.nodes_of_class(nodes.Call))

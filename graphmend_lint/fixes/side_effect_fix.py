@@ -36,6 +36,7 @@ from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix, Position
 from graphmend_lint.fixes.guard import GUARD_MESSAGE, can_guard, guard_statements, spans_string_lines
 from graphmend_lint.fixes.hop_print import hop_print_fix, supports_hop_print
 from graphmend_lint.noqa import Suppressions
+from graphmend_lint.selection import is_selected
 
 #: The rule that owns each effect the guard handles (selection and noqa are per rule).
 EFFECT_CODES = {
@@ -118,8 +119,6 @@ class SideEffectFixes:
 
     def _reported(self, code: str, call: nodes.Call) -> bool:
         """The finding on *call* is selected and not suppressed, so its statement may be rewritten."""
-        from graphmend_lint.pipeline import is_selected  # the pipeline imports the rules, hence late
-
         if not is_selected(code, self.analysis.settings, self.analysis.path):
             return False
         if self._suppressions is None:

@@ -11,6 +11,7 @@ from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.predicate import is_elif, predicated_fix
+from graphmend_lint.fixes.predicate_branch import if_statement
 from graphmend_lint.rules.base import Example, Rule
 
 DATA_DEPENDENT_BRANCHING = {"GB0170": "Data-dependent branching"}
@@ -140,7 +141,7 @@ class TensorDependentBranch(Rule):
             parts = tensor_condition_parts(ctx.values, node.test)
             if not parts:
                 continue
-            fix = None if is_elif(ctx.analysis, node) else predicated_fix(ctx.analysis, "if_statement", node, FIX_MESSAGE)
+            fix = None if is_elif(ctx.analysis, node) else predicated_fix(ctx.analysis, if_statement, node, FIX_MESSAGE)
             for index, part in enumerate(parts):
                 message = f"branch on a tensor value `{snippet(part)}` causes a graph break"
                 message += gate_note(ctx.values, part)

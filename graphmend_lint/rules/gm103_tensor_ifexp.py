@@ -10,7 +10,7 @@ from graphmend_lint.analysis.conditions import snippet, tensor_condition_parts
 from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
-from graphmend_lint.fixes.predicate import predicated_fix
+from graphmend_lint.fixes.predicate import Predicator, predicated_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
 
@@ -63,7 +63,7 @@ class TensorDependentConditionalExpression(Rule):
             parts = tensor_condition_parts(ctx.values, node.test)
             if not parts:
                 continue
-            fix = predicated_fix(ctx.analysis, "conditional_expression", node, "Select with `torch.where`")
+            fix = predicated_fix(ctx.analysis, Predicator.conditional_expression, node, "Select with `torch.where`")
             for index, part in enumerate(parts):
                 message = f"conditional expression on a tensor value `{snippet(part)}` causes a graph break"
                 message += gate_note(ctx.values, part)

@@ -10,7 +10,7 @@ from graphmend_lint.analysis.conditions import only_raises, snippet, tensor_cond
 from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
-from graphmend_lint.fixes.predicate import declined_fix, predicated_fix
+from graphmend_lint.fixes.predicate import Predicator, declined_fix, predicated_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
 
@@ -101,7 +101,7 @@ class TensorValidationGuard(Rule):
                 "under torch.compile an in-graph check raises `RuntimeError`, not the original exception; "
                 'set `compiled-exception = "runtime-error"` for GM104 to accept that'
             )
-        return predicated_fix(ctx.analysis, "validation_guard", node, "Check on the device with `torch._assert_async` when compiling")
+        return predicated_fix(ctx.analysis, Predicator.validation_guard, node, "Check on the device with `torch._assert_async` when compiling")
 
 
 def _inside_try_with_handlers(node: nodes.NodeNG) -> bool:

@@ -10,7 +10,7 @@ from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.values import Kind
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
-from graphmend_lint.fixes.predicate import predicated_fix
+from graphmend_lint.fixes.predicate import Predicator, predicated_fix
 from graphmend_lint.rules.base import Example, Rule
 
 #: Where a boolean expression is a condition: GM101-GM104 report those.
@@ -88,6 +88,6 @@ class TensorTruthiness(Rule):
             operands = node.values if isinstance(node, nodes.BoolOp) else [node.operand]
             if not any(ctx.values.kind(operand) is Kind.TENSOR for operand in operands):
                 continue
-            fix = predicated_fix(ctx.analysis, "truthiness", node, "Use elementwise `&`, `|`, `~`")
+            fix = predicated_fix(ctx.analysis, Predicator.truthiness, node, "Use elementwise `&`, `|`, `~`")
             operator = node.op
             yield ctx.report(node, f"`{operator}` on a tensor value `{snippet(node)}` causes a graph break", traced, fix)
