@@ -4,17 +4,22 @@ Each corpus is copied into a temporary directory (next to a ``pyproject.toml``
 holding an empty ``[tool.graphmend-lint]`` table, so config and cache are
 isolated), then three fresh subprocesses run on the copy::
 
-    python -m graphmend_lint COPY --scope all --no-cache --output-format json --exit-zero   # check
-    python -m graphmend_lint COPY --scope all --no-cache --fix --unsafe-fixes --exit-zero   # fix
-    python -m graphmend_lint COPY --scope all --no-cache --fix --unsafe-fixes --exit-zero   # fix again
+    python -m graphmend_lint COPY --scope SCOPE --no-cache --output-format json --exit-zero   # check
+    python -m graphmend_lint COPY --scope SCOPE --no-cache --fix --unsafe-fixes --exit-zero   # fix
+    python -m graphmend_lint COPY --scope SCOPE --no-cache --fix --unsafe-fixes --exit-zero   # fix again
 
 Checked: no crash (exit code 0) and no traceback on stderr (``internal error``
 lines are collected: they name the rule and the file); every file the fix
-changed (compared with the pristine copy) still parses; the second ``--fix``
-changes nothing (every file hashed before and after); and how long each step
-takes. Prints a table and writes JSON with ``--json``. Examples::
+changed (compared with the pristine copy) still parses and still *imports*
+(``import_check.py``: imported from the pristine and the fixed copy in fresh
+interpreters; a module that imported before and fails after is broken by the
+fix); the second ``--fix`` changes nothing (every file hashed before and
+after); and how long each step takes. Packages are copied whole (their
+compiled extensions too) so that they import from the copy. Prints a table and
+writes JSON with ``--json``. Examples::
 
-    python benchmarks/field_trial.py                       # transformers and stdlib
+    python benchmarks/field_trial.py                       # transformers and stdlib, --scope all
+    python benchmarks/field_trial.py --corpus transformers --scope modules
     python benchmarks/field_trial.py --corpus stdlib --json field_trial.json
     python benchmarks/field_trial.py --corpus transformers torch stdlib --jobs 2
 
@@ -41,6 +46,8 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from import_check import check_imports
+
 CORPORA = ("transformers", "torch", "stdlib")
 DEFAULT_CORPORA = ("transformers", "stdlib")
 #: Never copied: byte code, and the third-party packages that live inside the stdlib dir.
@@ -66,6 +73,8 @@ class Row:
     second_fix_changes: int
     internal_errors: int
     tracebacks: int
+    imports_checked: int = 0
+    imports_broken: int = 0
     exit_codes: list[int] = field(default_factory=list)
     details: dict[str, list[str]] = field(default_factory=dict)
 
@@ -77,6 +86,7 @@ class Row:
             and not self.second_fix_changes
             and not self.internal_errors
             and not self.tracebacks
+            and not self.imports_broken
         )
 
 
@@ -89,14 +99,19 @@ def corpus_path(name: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def copy_corpus(source: Path, destination: Path) -> None:
-    """Copy the Python sources of *source* (only ``.py`` files; no byte code, no site-packages)."""
+def copy_corpus(source: Path, destination: Path, sources_only: bool) -> None:
+    """Copy *source* without byte code or site-packages; with *sources_only*, only its ``.py`` files.
+
+    A package is copied whole so that it imports from the copy (torch needs its
+    compiled extensions); the stdlib's sources are enough, its extensions load
+    from the interpreter's own directories.
+    """
 
     def ignore(directory: str, names: list[str]) -> set[str]:
         return {
             name for name in names
             if name in SKIP_DIRS
-            or (not name.endswith(".py") and not os.path.isdir(os.path.join(directory, name)))
+            or (sources_only and not name.endswith(".py") and not os.path.isdir(os.path.join(directory, name)))
         }
 
     shutil.copytree(source, destination, ignore=ignore, symlinks=False, ignore_dangling_symlinks=True)
@@ -154,18 +169,18 @@ def count_findings(stdout: str) -> int:
         return -1
 
 
-def trial(name: str, jobs: int | None, timeout: float, keep: Path | None) -> Row:
+def trial(name: str, scope: str, jobs: int | None, timeout: float, keep: Path | None) -> Row:
     source = corpus_path(name)
     workdir = Path(tempfile.mkdtemp(prefix=f"gm-field-{name}-"))
     try:
         (workdir / "pyproject.toml").write_text("[tool.graphmend-lint]\n")
         pristine = workdir / "pristine" / name
         copy = workdir / "work" / name
-        copy_corpus(source, pristine)
-        shutil.copytree(pristine, copy)
+        copy_corpus(source, pristine, sources_only=name == "stdlib")
+        shutil.copytree(pristine, copy, symlinks=True)
         files = python_files(copy)
         lines = sum(path.read_bytes().count(b"\n") for path in files)
-        common = [str(copy), "--scope", "all", "--no-cache"] + (["--jobs", str(jobs)] if jobs else [])
+        common = [str(copy), "--scope", scope, "--no-cache"] + (["--jobs", str(jobs)] if jobs else [])
         internal: list[str] = []
         tracebacks: list[str] = []
         codes: list[int] = []
@@ -188,13 +203,18 @@ def trial(name: str, jobs: int | None, timeout: float, keep: Path | None) -> Row
             if path.endswith(".py") and not parses((copy / path).read_bytes())
         ]
 
+        # the import root: the stdlib's modules are named from its own folder, a package's from its parent
+        import_roots = (pristine, copy) if name == "stdlib" else (pristine.parent, copy.parent)
+        prefix = "" if name == "stdlib" else f"{name}/"
+        imports = check_imports(*import_roots, [prefix + path for path in changed if path.endswith(".py")])
+
         second_seconds, again = run_cli(fix_arguments, workdir, timeout)
         codes.append(again.returncode)
         scan_stderr(again.stderr, "second fix", internal, tracebacks)
         final = snapshot(copy)
         second_changes = sorted(path for path in set(after) | set(final) if after.get(path) != final.get(path))
 
-        details = {"changed": changed, "unparsable_after_fix": unparsable,
+        details = {"changed": changed, "unparsable_after_fix": unparsable, "imports_broken": imports.broken_by_fix,
                    "second_fix_changes": second_changes, "internal_errors": internal, "tracebacks": tracebacks}
         for step, completed in (("check", check), ("fix", fixed), ("second fix", again)):
             if completed.returncode != 0:
@@ -206,7 +226,7 @@ def trial(name: str, jobs: int | None, timeout: float, keep: Path | None) -> Row
             shutil.copytree(workdir, destination)
         return Row(name, len(files), lines, round(check_seconds, 1), findings, round(fix_seconds, 1),
                    len(changed), len(unparsable), round(second_seconds, 1), len(second_changes),
-                   len(internal), len(tracebacks), codes, details)
+                   len(internal), len(tracebacks), imports.checked, len(imports.broken_by_fix), codes, details)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -216,7 +236,7 @@ COLUMNS = (
     ("findings", "findings"), ("fix s", "fix_seconds"), ("changed", "files_changed"),
     ("unparsable", "unparsable_after_fix"), ("2nd fix s", "second_fix_seconds"),
     ("2nd-fix changes", "second_fix_changes"), ("internal errors", "internal_errors"),
-    ("tracebacks", "tracebacks"),
+    ("tracebacks", "tracebacks"), ("imports checked", "imports_checked"), ("imports broken", "imports_broken"),
 )
 
 
@@ -231,6 +251,8 @@ def table(rows: list[Row]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", nargs="+", choices=CORPORA, default=list(DEFAULT_CORPORA))
+    parser.add_argument("--scope", choices=("compiled", "modules", "all"), default="all",
+                        help="passed to --scope (default all: every function counts as traced)")
     parser.add_argument("--jobs", type=int, default=None, help="passed to --jobs (default: the CLI's own)")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per CLI run")
     parser.add_argument("--json", type=Path, help="write the rows and details here")
@@ -240,10 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name in args.corpus:
         print(f"field trial: {name} ...", file=sys.stderr, flush=True)
-        rows.append(trial(name, args.jobs, args.timeout, args.keep))
+        rows.append(trial(name, args.scope, args.jobs, args.timeout, args.keep))
     print(table(rows))
     for row in rows:
-        for kind in ("crashes", "tracebacks", "internal_errors", "unparsable_after_fix", "second_fix_changes"):
+        for kind in ("crashes", "tracebacks", "internal_errors", "unparsable_after_fix", "imports_broken",
+                     "second_fix_changes"):
             for item in row.details.get(kind, [])[:20]:
                 print(f"{row.corpus}: {kind}: {item}")
     if args.json:
@@ -252,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
             "machine": {"platform": platform.platform(), "python": platform.python_version(),
                         "cpus": os.cpu_count()},
             "jobs": args.jobs,
+            "scope": args.scope,
             "rows": [asdict(row) | {"ok": row.ok} for row in rows],
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")

@@ -1,7 +1,8 @@
 """The command line: argument parsing, exit codes and printing. No analysis here.
 
-Exit codes follow ruff: 0 when nothing is left, 1 when findings (or unreadable
-files) remain, 2 for usage, configuration and internal errors.
+Exit codes follow ruff in every mode (``--diff`` and standard input
+included): 0 when nothing is left, 1 when findings remain or a path could not
+be checked or fixed, 2 for usage, configuration and internal errors.
 """
 
 from __future__ import annotations
@@ -11,16 +12,32 @@ import difflib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 from graphmend_lint import __version__
 from graphmend_lint.config import OUTPUT_FORMATS, SCOPES, ConfigError, Settings, cli_codes, load_settings, with_overrides
 from graphmend_lint.diagnostics import Applicability
 from graphmend_lint.engine import FileReport, RunReport, run
+from graphmend_lint.output import render
+from graphmend_lint.output.report import Report, one_based
+from graphmend_lint.pipeline import SYNTAX_ERROR_CODE, analyze, fix
 from graphmend_lint.rules import RuleLoadError, all_rules, rule_by_code
+from graphmend_lint.source import DecodeError, SourceFile
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "rules", "verify")
 DOCS_URL = "https://github.com/graphmend/graphmend-lint/blob/main/docs/rules/{code}.md"
+
+
+def positive_int(text: str) -> int:
+    """argparse type for counts such as ``--jobs``: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,7 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Other commands: `graphmend-lint rules`, `graphmend-lint rule CODE`, `graphmend-lint verify TARGET...`.",
     )
     parser.add_argument("--version", action="version", version=f"graphmend-lint {__version__}")
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to lint (default: .)")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="files or directories to lint (default: .); `-` reads stdin"
+    )
     fixing = parser.add_argument_group("fixing")
     fixing.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
     fixing.add_argument("--no-fix", dest="fix", action="store_false", help="do not apply fixes")
@@ -54,7 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument(
         "--force-exclude", action="store_true", default=None, help="apply excludes to files named explicitly too"
     )
-    files.add_argument("--stdin-filename", metavar="NAME", help="read the source from stdin and report it as NAME")
+    files.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="read the source from stdin (as the path `-` does) and report it as NAME; with --fix the fixed "
+        "source goes to stdout and the remaining findings to stderr",
+    )
     output = parser.add_argument_group("output")
     output.add_argument("--output-format", choices=OUTPUT_FORMATS, help="how to print findings (default: concise)")
     output.add_argument("--statistics", action="store_true", help="print counts per rule instead of findings")
@@ -63,19 +87,20 @@ def build_parser() -> argparse.ArgumentParser:
     running = parser.add_argument_group("run")
     running.add_argument("--config", metavar="FILE", help="use this pyproject.toml or graphmend-lint.toml")
     running.add_argument("--scope", choices=SCOPES, help="what counts as traced code (default: compiled)")
-    running.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: CPU count)")
+    running.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="worker processes (default: CPU count)")
     running.add_argument("--no-cache", action="store_true", help="do not read or write .graphmend_cache/")
     return parser
 
 
 def _settings_for(args: argparse.Namespace) -> Settings:
-    start = Path(args.stdin_filename or (args.paths[0] if args.paths else ".")).absolute()
+    first_path = args.paths[0] if args.paths and args.paths[0] != "-" else "."
+    start = Path(args.stdin_filename or first_path).absolute()
     settings = load_settings(Path(args.config) if args.config else None, start if start.exists() else Path.cwd())
     return with_overrides(
         settings,
-        select=cli_codes(args.select),
-        extend_select=cli_codes(args.extend_select),
-        ignore=cli_codes(args.ignore),
+        select=cli_codes(args.select, "--select"),
+        extend_select=cli_codes(args.extend_select, "--extend-select"),
+        ignore=cli_codes(args.ignore, "--ignore"),
         exclude=tuple(args.exclude) if args.exclude else None,
         extend_exclude=tuple(args.extend_exclude) if args.extend_exclude else None,
         force_exclude=args.force_exclude,
@@ -99,9 +124,6 @@ def _unified_diff(report: FileReport) -> str:
 
 
 def _render(settings: Settings, args: argparse.Namespace, result: RunReport) -> str:
-    from graphmend_lint.output import render
-    from graphmend_lint.output.report import Report
-
     remaining = result.diagnostics
     hidden = sum(
         1
@@ -122,53 +144,104 @@ def _render(settings: Settings, args: argparse.Namespace, result: RunReport) -> 
         rule_names={rule.code: rule.name for rule in rules},
         sources={f.path: f.source for f in result.files if f.source is not None},
         tool_version=__version__,
+        unchecked=len(result.unchecked),
+        unfixed=len(result.unfixed),
+        skipped=len(result.skipped),
     )
     return render(settings.output_format, report)
+
+
+class UsageError(Exception):
+    """A combination of arguments that cannot work; exit 2 with the message."""
+
+
+def _stdin_name(args: argparse.Namespace) -> str | None:
+    """The name standard input is reported under, or None when files are linted.
+
+    ``-`` as the only path reads standard input, as in ruff; ``--stdin-filename``
+    names it (and implies reading it).
+    """
+    reads_stdin = "-" in args.paths or args.stdin_filename is not None
+    if reads_stdin and any(path != "-" for path in args.paths):
+        raise UsageError("`-` and --stdin-filename read standard input and take no other paths")
+    if reads_stdin and args.verify:
+        raise UsageError("--verify works on files, not on standard input")
+    return (args.stdin_filename or "-") if reads_stdin else None
 
 
 def _check(argv: Sequence[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        stdin_name = _stdin_name(args)
         settings = _settings_for(args)
-    except ConfigError as error:
+        if args.verify and (not args.fix or args.diff):
+            raise UsageError("--verify needs --fix (and not --diff)")
+        if args.verify and not settings.verify_targets:
+            raise UsageError("--verify needs targets under [tool.graphmend-lint.verify]")
+    except (ConfigError, UsageError) as error:
         print(f"graphmend-lint: error: {error}", file=sys.stderr)
         return EXIT_ERROR
-    if args.verify and (not args.fix or args.diff or args.stdin_filename):
-        print("graphmend-lint: error: --verify needs --fix (and neither --diff nor --stdin-filename)", file=sys.stderr)
-        return EXIT_ERROR
-    if args.verify and not settings.verify_targets:
-        print("graphmend-lint: error: --verify needs targets under [tool.graphmend-lint.verify]", file=sys.stderr)
-        return EXIT_ERROR
-    if args.stdin_filename:
-        return _check_stdin(args, settings)
     fixing = bool(args.fix) or args.diff
-    result = run(
-        args.paths or ["."],
-        settings,
-        fix=fixing,
-        unsafe=settings.unsafe_fixes,
-        write=not args.diff,
-        jobs=args.jobs,
-        use_cache=not args.no_cache,
-    )
+    if stdin_name is not None:
+        result = _lint_stdin(stdin_name, settings, fixing)
+    else:
+        result = run(
+            args.paths or ["."],
+            settings,
+            fix=fixing,
+            unsafe=settings.unsafe_fixes,
+            write=not args.diff,
+            jobs=args.jobs,
+            use_cache=not args.no_cache,
+        )
     verify_failed = args.verify and _verify_fixes(result, args, settings)
-    for message in [n for f in result.files for n in f.notes]:
+    _print_file_problems(result)
+    if args.diff:
+        return _show_diff(result, args.exit_zero)
+    output = _render(settings, args, result)
+    if stdin_name is not None and args.fix:
+        # The fixed text is the output, as in ruff; what remains goes to stderr.
+        report = result.files[0]
+        sys.stdout.write(report.fixed_source if report.fixed_source is not None else report.source or "")
+        _write_terminated(sys.stderr, output)
+    else:
+        _write_terminated(sys.stdout, output)
+    return EXIT_ERROR if verify_failed else _exit_code(result, args.exit_zero)
+
+
+def _write_terminated(stream: TextIO, text: str) -> None:
+    if text:
+        stream.write(text if text.endswith("\n") else text + "\n")
+
+
+def _print_file_problems(result: RunReport) -> None:
+    """Skipped files, files not checked or not fixed, and internal errors, on stderr."""
+    for message in result.skipped:
         print(f"graphmend-lint: note: {message}", file=sys.stderr)
     for message in result.all_errors:
         print(f"graphmend-lint: error: {message}", file=sys.stderr)
     for message in result.internal_errors:
         print(f"graphmend-lint: {message}", file=sys.stderr)
-    if args.diff:
-        diffs = "".join(_unified_diff(f) for f in result.files)
-        sys.stdout.write(diffs)
-        if result.internal_errors:
-            return EXIT_ERROR
-        return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_CLEAN
-    output = _render(settings, args, result)
-    if output:
-        sys.stdout.write(output if output.endswith("\n") else output + "\n")
-    return EXIT_ERROR if verify_failed else _exit_code(result, args.exit_zero)
+
+
+def _show_diff(result: RunReport, exit_zero: bool) -> int:
+    """``--diff``: the diff on stdout; exit 1 when it is not empty or a file could not be checked.
+
+    A file that does not parse has no diff, so its syntax error is printed
+    on stderr: an empty diff must never read as "nothing to do" for it.
+    """
+    diffs = "".join(_unified_diff(f) for f in result.files)
+    sys.stdout.write(diffs)
+    syntax_errors = [d for d in result.diagnostics if d.code == SYNTAX_ERROR_CODE]
+    for diagnostic in syntax_errors:
+        line, column = one_based(diagnostic.start)
+        print(f"graphmend-lint: error: {diagnostic.path}:{line}:{column}: {diagnostic.code} {diagnostic.message}",
+              file=sys.stderr)
+    if result.internal_errors:
+        return EXIT_ERROR
+    failed = diffs or syntax_errors or result.all_errors
+    return EXIT_FINDINGS if failed and not exit_zero else EXIT_CLEAN
 
 
 def _verify_fixes(result: RunReport, args: argparse.Namespace, settings: Settings) -> bool:
@@ -196,40 +269,25 @@ def _exit_code(result: RunReport, exit_zero: bool) -> int:
     return EXIT_FINDINGS if result.diagnostics or result.all_errors else EXIT_CLEAN
 
 
-def _check_stdin(args: argparse.Namespace, settings: Settings) -> int:
-    from graphmend_lint.engine import FileReport
-    from graphmend_lint.pipeline import analyze, fix
-    from graphmend_lint.source import DecodeError, SourceFile
-
+def _lint_stdin(name: str, settings: Settings, fixing: bool) -> RunReport:
+    """Standard input as a one-file run reported under *name* (nothing is written anywhere)."""
+    report = FileReport(path=name)
     try:
         source = SourceFile.from_bytes(sys.stdin.buffer.read())
     except DecodeError as error:
-        print(f"graphmend-lint: error: {args.stdin_filename}: cannot decode: {error}", file=sys.stderr)
-        return EXIT_FINDINGS
-    name = args.stdin_filename
-    report = FileReport(path=name, source=source.text)
-    if args.fix or args.diff:
+        report.errors.append(f"{name}: cannot decode: {error}")
+        return RunReport(files=[report])
+    report.source = source.text
+    if fixing:
         fixed = fix(source, name, settings, settings.unsafe_fixes)
         report.diagnostics, report.applied = list(fixed.result.remaining), list(fixed.result.applied)
         report.internal_errors = fixed.outcome.internal_errors
-        if fixed.error:
-            report.errors.append(fixed.error)
-        if args.diff:
-            report.fixed_source = fixed.result.source if fixed.result.source != source.text else None
-            sys.stdout.write(_unified_diff(report))
-        else:
-            sys.stdout.write(fixed.result.source)
+        report.fix_errors = [fixed.error] if fixed.error else []
+        report.fixed_source = fixed.result.source if fixed.result.source != source.text else None
     else:
         outcome = analyze(source, name, settings)
         report.diagnostics, report.internal_errors = outcome.diagnostics, outcome.internal_errors
-    result = RunReport(files=[report])
-    for message in [*result.all_errors, *result.internal_errors]:
-        print(f"graphmend-lint: {message}", file=sys.stderr)
-    if not (args.fix or args.diff):
-        output = _render(settings, args, result)
-        if output:
-            sys.stdout.write(output if output.endswith("\n") else output + "\n")
-    return _exit_code(result, args.exit_zero)
+    return RunReport(files=[report])
 
 
 def _rules_table() -> int:

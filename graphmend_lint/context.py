@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from astroid import nodes
 
 from graphmend_lint.analysis.astroid_tree import def_position
+from graphmend_lint.analysis.break_sites import break_position
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.scope import ScopeFacts, TracedFunction
 from graphmend_lint.analysis.values import ValueOracle
@@ -94,6 +95,11 @@ class FileAnalysis:
     def start_of(self, node: nodes.NodeNG) -> Position:
         return Position(node.lineno, self.source.char_column(node.lineno, node.col_offset))
 
+    def break_start(self, node: nodes.NodeNG) -> Position:
+        """Where a finding on *node* starts: the line (and column) Dynamo logs for the break, see :mod:`break_sites`."""
+        line, byte_column = break_position(node)
+        return Position(line, self.source.char_column(line, byte_column))
+
     def end_of(self, node: nodes.NodeNG) -> Position:
         line = node.end_lineno or node.lineno
         return Position(line, self.source.char_column(line, node.end_col_offset or 0))
@@ -131,12 +137,12 @@ class RuleContext:
         traced: TracedFunction | None = None,
         fix: Fix | None = None,
     ) -> Diagnostic:
-        """A diagnostic of this rule spanning *node*."""
+        """A diagnostic of this rule spanning *node*, starting where Dynamo logs the break."""
         return Diagnostic(
             code=self.rule.code,
             message=message,
             path=self.analysis.path,
-            start=self.analysis.start_of(node),
+            start=self.analysis.break_start(node),
             end=self.analysis.end_of(node),
             fix=fix,
             scope_chain=traced.chain if traced else (),

@@ -21,10 +21,9 @@ import inspect
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from graphmend_lint.diagnostics import Applicability
 from graphmend_lint.rules.base import Rule
@@ -52,8 +51,7 @@ APPLICABILITY_TEXT = {
 _HEADING = re.compile(r"^## (?P<title>.+?)\s*$")
 
 
-@dataclass(frozen=True)
-class GraphBreak:
+class GraphBreak(NamedTuple):
     """Dynamo's explanation of one graph-break id, as the registry states it."""
 
     gb_id: str
@@ -62,8 +60,7 @@ class GraphBreak:
     hints: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class CatalogPair:
+class CatalogPair(NamedTuple):
     """A program of the catalog that breaks the graph, and its fixed twin if any."""
 
     bad: Path

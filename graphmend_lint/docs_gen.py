@@ -8,6 +8,10 @@ Writes, relative to the repository root:
 * ``docs/rules/index.md`` and one ``docs/rules/GMxxx.md`` per built-in rule
   (the text ``graphmend-lint rule GMxxx`` prints), removing pages of rules
   that no longer exist;
+* the examples of ``README.md``, ``docs/index.md`` and
+  ``docs/getting-started.md``: real runs of the commands they show
+  (:mod:`graphmend_lint.docs_examples`; ``--with-verify`` also reruns the
+  ``verify`` examples, which takes minutes and needs torch);
 * ``graphmend_lint/gb_registry_excerpt.json``: the entries of torch's
   ``_dynamo/graph_break_registry.json`` that our rules cite, so rule pages
   can quote Dynamo without torch installed. torch is located, never
@@ -24,12 +28,13 @@ import argparse
 import importlib.util
 import json
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from graphmend_lint import cli
+from graphmend_lint import cli, docs_examples
 from graphmend_lint.config import OPTIONS, TOOL_TABLE, Option, Settings
 from graphmend_lint.docs import (
     PACKAGE_DIR,
@@ -94,6 +99,14 @@ extra-compile-functions = ["mylib.compile_model"]
 
 class GenerationError(RuntimeError):
     """The docs cannot be generated faithfully (for instance a rule cites an unknown graph-break id)."""
+
+
+def page_head(title: str, *paragraphs: str) -> list[str]:
+    """A generated page's first lines: the title, the do-not-edit note, then *paragraphs*, blank-separated."""
+    lines = [f"# {title}", "", GENERATED_NOTE, ""]
+    for paragraph in paragraphs:
+        lines += [paragraph, ""]
+    return lines
 
 
 def builtin_rules() -> list[type[Rule]]:
@@ -244,22 +257,8 @@ def _verify_section() -> Iterator[str]:
 
 def configuration_markdown(rules: Sequence[type[Rule]]) -> str:
     """``docs/configuration.md``: every config key with its type, default and help."""
-    lines = [
-        "# Configuration",
-        "",
-        GENERATED_NOTE,
-        "",
-        CONFIG_INTRO,
-        "",
-        CONFIG_FLAKE8_NOTE,
-        "",
-        "```toml",
-        EXAMPLE_CONFIG.rstrip("\n"),
-        "```",
-        "",
-        "## Options",
-        "",
-    ]
+    lines = page_head("Configuration", CONFIG_INTRO, CONFIG_FLAKE8_NOTE)
+    lines += ["```toml", EXAMPLE_CONFIG.rstrip("\n"), "```", "", "## Options", ""]
     for option in OPTIONS:
         lines += _option_section(option)
     lines += _rule_options_section(rules)
@@ -361,8 +360,10 @@ def _verify_lines(parser: argparse.ArgumentParser) -> Iterator[str]:
     yield from _parser_reference(parser)
     yield "### Exit codes"
     yield ""
-    yield f"- `{verify_cli.EXIT_PASS}`: every target passed: no more splitting breaks after the fixes than before, and equal outputs."
-    yield f"- `{verify_cli.EXIT_FAIL}`: the fixes failed for some target."
+    yield (f"- `{verify_cli.EXIT_PASS}`: every target passed: no more logged breaks after the fixes than before, "
+           "`fullgraph=True` not lost, and equal outputs.")
+    yield (f"- `{verify_cli.EXIT_FAIL}`: the fixes failed for some target, or applied nothing because every fix "
+           "needs `--unsafe-fixes` (`UNFIXED`).")
     yield f"- `{verify_cli.EXIT_ERROR}`: an error kept a target from being verified."
     yield ""
 
@@ -378,10 +379,7 @@ def cli_markdown(parser: argparse.ArgumentParser, verify: argparse.ArgumentParse
     if missing:
         raise GenerationError(f"describe the subcommand(s) {', '.join(missing)} in docs_gen.SUBCOMMAND_HELP")
     lines = [
-        "# Command line",
-        "",
-        GENERATED_NOTE,
-        "",
+        *page_head("Command line"),
         "## Commands",
         "",
         *(f"- `{name}`: {SUBCOMMAND_HELP[name]}" for name in cli.SUBCOMMANDS),
@@ -397,8 +395,11 @@ def cli_markdown(parser: argparse.ArgumentParser, verify: argparse.ArgumentParse
         "### Exit codes",
         "",
         f"- `{cli.EXIT_CLEAN}`: no findings left (or `--exit-zero`).",
-        f"- `{cli.EXIT_FINDINGS}`: findings remain, or a file could not be read or parsed.",
-        f"- `{cli.EXIT_ERROR}`: usage, configuration or internal error.",
+        f"- `{cli.EXIT_FINDINGS}`: findings remain (with `--diff`: a diff was printed), or a path could not be "
+        "checked (missing, unreadable, undecodable, or with `--diff` a syntax error) or its fixes not written "
+        "(read-only).",
+        f"- `{cli.EXIT_ERROR}`: usage, configuration or internal error, including a selector or key that matches "
+        "nothing.",
         "",
     ]
     if verify is not None:
@@ -415,16 +416,8 @@ def _fix_cell(rule: type[Rule]) -> str:
 
 def rules_index_markdown(rules: Sequence[type[Rule]]) -> str:
     """``docs/rules/index.md``: one row per rule, flake8-bugbear style."""
-    lines = [
-        "# Rules",
-        "",
-        GENERATED_NOTE,
-        "",
-        RULES_INDEX_LEGEND,
-        "",
-        "| Code | Name | Summary | Fix | Dynamo graph breaks |",
-        "|---|---|---|---|---|",
-    ]
+    lines = page_head("Rules", RULES_INDEX_LEGEND)
+    lines += ["| Code | Name | Summary | Fix | Dynamo graph breaks |", "|---|---|---|---|---|"]
     for rule in rules:
         breaks = ", ".join(f"[{gb_id}]({gb_url(gb_id)})" for gb_id in rule.dynamo_gb) or "-"
         lines.append(
@@ -437,7 +430,9 @@ def rules_index_markdown(rules: Sequence[type[Rule]]) -> str:
 # -- putting it together ------------------------------------------------------------------------
 
 
-def generated_files(repo_root: Path = REPO_ROOT) -> dict[Path, str]:
+def generated_files(
+    repo_root: Path = REPO_ROOT, with_verify: bool = False, plot_dir: Path | None = None
+) -> dict[Path, str]:
     """Every generated file, relative to the repository root, with its content."""
     rules = builtin_rules()
     excerpt = current_registry_excerpt(rules, repo_root)
@@ -450,6 +445,10 @@ def generated_files(repo_root: Path = REPO_ROOT) -> dict[Path, str]:
     }
     for rule in rules:
         files[RULES_DOCS / f"{rule.code}.md"] = rule_markdown(rule, registry=registry)
+    try:
+        files.update(docs_examples.generated_pages(repo_root, with_verify, plot_dir))
+    except docs_examples.ExampleError as error:
+        raise GenerationError(str(error)) from error
     return files
 
 
@@ -490,9 +489,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=COMMAND, description="Regenerate the reference docs from the code.")
     parser.add_argument("--check", action="store_true", help="list out-of-date files and exit 1; write nothing")
     parser.add_argument("--root", type=Path, default=REPO_ROOT, help="repository root (default: this checkout)")
+    parser.add_argument("--with-verify", action="store_true",
+                        help="also rerun the docs' `graphmend-lint verify` examples (minutes; needs torch)")
     args = parser.parse_args(argv)
     try:
-        generated = generated_files(args.root)
+        with tempfile.TemporaryDirectory() as scratch:  # a check must not rewrite the committed plot
+            generated = generated_files(args.root, args.with_verify, Path(scratch) if args.check else None)
     except GenerationError as error:
         print(f"{COMMAND}: error: {error}", file=sys.stderr)
         return 2

@@ -28,10 +28,10 @@ from graphmend_lint.analysis.imports import module_name_for
 from graphmend_lint.analysis.scope import Seed
 from graphmend_lint.config import Settings
 from graphmend_lint.diagnostics import Diagnostic
+from graphmend_lint.disk import ReadFailure, WriteRefused, read_source, write_fix
 from graphmend_lint.pipeline import FileOutcome, analyze, fix
-from graphmend_lint.source import DecodeError, SourceFile
+from graphmend_lint.source import SourceFile
 
-MAX_FILE_BYTES = 4 * 1024 * 1024
 #: Below this many files a process pool costs more than it saves.
 MIN_FILES_FOR_POOL = 16
 MAX_SEED_ROUNDS = 6
@@ -45,12 +45,18 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 
 @dataclass
 class FileReport:
-    """Everything the CLI needs to know about one file after a run."""
+    """Everything the CLI needs to know about one file after a run.
+
+    ``errors`` say why the file could not be checked (read, decode);
+    ``fix_errors`` why its fixes were not written; ``notes`` why it was
+    skipped on purpose (size, binary).
+    """
 
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     applied: list[Diagnostic] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    fix_errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
     source: str | None = None
@@ -75,7 +81,23 @@ class RunReport:
 
     @property
     def all_errors(self) -> list[str]:
+        """Paths not found, files not read or decoded, and fixes not written."""
+        return [*self.unchecked, *self.unfixed]
+
+    @property
+    def unchecked(self) -> list[str]:
+        """Why paths could not be checked at all (missing, unreadable, undecodable)."""
         return [*self.errors, *(e for f in self.files for e in f.errors)]
+
+    @property
+    def unfixed(self) -> list[str]:
+        """Why fixes were not written (read-only file, changed on disk, a fix that does not parse)."""
+        return [e for f in self.files for e in f.fix_errors]
+
+    @property
+    def skipped(self) -> list[str]:
+        """Files skipped on purpose (over ``max-file-size``, binary), one note each."""
+        return [n for f in self.files for n in f.notes]
 
     @property
     def internal_errors(self) -> list[str]:
@@ -143,48 +165,6 @@ def _walk(directory: Path, settings: Settings) -> Iterator[Path]:
             candidate = base / name
             if name.endswith(PYTHON_SUFFIXES) and not _is_excluded(candidate, settings, directory, False):
                 yield candidate
-
-
-# -- reading and writing --------------------------------------------------------------
-
-
-class ReadFailure(Exception):
-    """A file that cannot be linted; ``skip`` marks notes rather than errors."""
-
-    def __init__(self, message: str, skip: bool = False) -> None:
-        super().__init__(message)
-        self.skip = skip
-
-
-def read_source(path: Path) -> tuple[bytes, SourceFile]:
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ReadFailure(f"{path}: skipped, larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB", skip=True)
-        data = path.read_bytes()
-    except OSError as error:
-        raise ReadFailure(f"{path}: cannot read: {error.strerror or error}") from error
-    if b"\0" in data:
-        raise ReadFailure(f"{path}: skipped, looks binary (contains NUL bytes)", skip=True)
-    try:
-        return data, SourceFile.from_bytes(data)
-    except DecodeError as error:
-        raise ReadFailure(f"{path}: cannot decode: {error}") from error
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace *path* with *data* via a temp file and rename, keeping permissions."""
-    mode = path.stat().st_mode & 0o7777
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 # -- cache --------------------------------------------------------------------------
@@ -270,7 +250,7 @@ JobResult = tuple[FileReport, FileOutcome | None]
 
 def _read_for(job: _Job) -> tuple[bytes, SourceFile] | FileReport:
     try:
-        return read_source(Path(job.path))
+        return read_source(Path(job.path), job.settings.max_file_size)
     except ReadFailure as failure:
         report = FileReport(path=job.path)
         (report.notes if failure.skip else report.errors).append(str(failure))
@@ -310,7 +290,7 @@ def _run_job(job: _Job) -> JobResult:
         fixed = fix(source, job.path, job.settings, job.unsafe, job.seeds)
         report.applied = list(fixed.result.applied)
         if fixed.error:
-            report.errors.append(fixed.error)
+            report.fix_errors.append(fixed.error)
         if fixed.result.source != source.text:
             report.fixed_source = fixed.result.source
         return _report(job, source, fixed.outcome, report)
@@ -453,23 +433,35 @@ def _run(
     settle_seeds(outcomes, modules, seeds, relint)
     if fix:
         to_fix = [p for p, (r, _) in results.items() if any(d.fix is not None for d in r.diagnostics)]
+        linted = {path: results[path][0] for path in to_fix}
         results.update(zip(to_fix, _map([make_job(path, True) for path in to_fix], workers)))
         if write:
-            _write_fixes(results[path][0] for path in to_fix)
+            _write_fixes([(results[path][0], linted[path]) for path in to_fix], settings)
     report.files = [results[str(path)][0] for path in files]
     return report
 
 
-def _write_fixes(reports: Iterable[FileReport]) -> None:
-    for file_report in reports:
-        if file_report.fixed_source is None:
+def _write_fixes(pairs: Iterable[tuple[FileReport, FileReport]], settings: Settings) -> None:
+    """Write each fixed file; one that cannot be written gets its findings back, unfixed.
+
+    *pairs* hold the fixing report and the plain lint report of one file.
+    Two paths to one file (a symlink and its target) are written once.
+    """
+    written: set[str] = set()
+    for fixed, linted in pairs:
+        if fixed.fixed_source is None:
             continue
-        path = Path(file_report.path)
+        path = Path(fixed.path)
+        real = os.path.realpath(path)
+        if real in written:
+            continue
         try:
-            _, source = read_source(path)
-            if source.text != file_report.source:
-                file_report.errors.append(f"{path}: changed on disk while fixing; not written")
-                continue
-            write_atomically(path, source.to_bytes(file_report.fixed_source))
-        except (OSError, ReadFailure) as error:
-            file_report.errors.append(f"{path}: cannot write fix: {error}")
+            _, source = read_source(path, settings.max_file_size)
+            if source.text != fixed.source:
+                raise WriteRefused(f"{path}: changed on disk while fixing; fix not written")
+            write_fix(path, source.to_bytes(fixed.fixed_source))
+            written.add(real)
+        except (OSError, ReadFailure, WriteRefused) as error:
+            message = str(error) if not isinstance(error, OSError) else f"{path}: cannot write fix: {error}"
+            fixed.fix_errors.append(message)
+            fixed.diagnostics, fixed.applied, fixed.fixed_source = linted.diagnostics, [], None

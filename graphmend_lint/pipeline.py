@@ -7,10 +7,12 @@ Nothing here touches the disk; :mod:`graphmend_lint.engine` does that.
 from __future__ import annotations
 
 import ast
+import contextlib
 import fnmatch
+import sys
 import traceback
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -26,6 +28,9 @@ from graphmend_lint.source import SourceFile
 
 SYNTAX_ERROR_CODE = "GM001"
 MAX_FIX_ROUNDS = 10
+#: Python frames analysis may use. CPython's parser accepts expressions nested about 3,000 deep
+#: (a sum of 3,000 terms); astroid's rebuilder and the rules' tree walks take a few frames per level.
+RECURSION_LIMIT = 40_000
 
 
 @dataclass
@@ -95,10 +100,30 @@ def parse(source: SourceFile, path: str) -> ast.Module | Diagnostic:
         return Diagnostic(SYNTAX_ERROR_CODE, f"cannot parse: {error}", path, Position(1, 0), Position(1, 0))
 
 
+@contextlib.contextmanager
+def _recursion_headroom() -> Iterator[None]:
+    """Let tree walks recurse as deep as any file Python can parse, then restore the caller's limit.
+
+    Python 3.11 keeps pure-Python calls off the C stack, so the raised limit
+    costs memory only when a file is really that deep.
+    """
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
 def analyze(
     source: SourceFile, path: str, settings: Settings, seeds: Sequence[Seed] = ()
 ) -> FileOutcome:
     """Lint one source text: the whole pipeline, minus disk and output."""
+    with _recursion_headroom():
+        return _analyze(source, path, settings, seeds)
+
+
+def _analyze(source: SourceFile, path: str, settings: Settings, seeds: Sequence[Seed]) -> FileOutcome:
     outcome = FileOutcome(path=path)
     tree = parse(source, path)
     if isinstance(tree, Diagnostic):
@@ -113,7 +138,11 @@ def analyze(
     outcome.traced = frozenset(f.qualname for f in scope.functions)
     if not scope.functions or not rules:
         return outcome
-    analysis = _file_analysis(tree, source, path, module_name, is_package, imports, scope, settings)
+    try:
+        analysis = _file_analysis(tree, source, path, module_name, is_package, imports, scope, settings)
+    except (RecursionError, MemoryError) as error:
+        outcome.internal_errors.append(f"internal error: {path} is too deep or too large to analyze ({type(error).__name__})")
+        return outcome
     for rule_class in rules:
         rule = rule_class()
         context = RuleContext(analysis, rule, {**rule_class.options, **settings.options_for(rule.code)})

@@ -49,7 +49,7 @@ def test_every_rule_with_a_fix_has_a_catalog_pair() -> None:
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[_id(p) for p in PROGRAMS])
 def test_program_runs_eagerly(program: Path) -> None:
-    """``make()`` builds the callable and its inputs, and every input set runs."""
+    """``make()`` builds the callable and its inputs; every input set runs, or raises what ``RAISING_INPUTS`` declares."""
     torch = pytest.importorskip("torch")
     spec = importlib.util.spec_from_file_location(f"catalog_{program.parent.name}_{program.stem}", program)
     assert spec is not None and spec.loader is not None
@@ -63,8 +63,14 @@ def test_program_runs_eagerly(program: Path) -> None:
         torch.manual_seed(0)
         fn, inputs = module.make()
         assert inputs, "make() must return at least one input set"
-        for args in inputs:
-            fn(*args)
+        raising = getattr(module, "RAISING_INPUTS", {})
+        for index, args in enumerate(inputs):
+            if index in raising:
+                with pytest.raises(Exception) as caught:
+                    fn(*args)
+                assert type(caught.value).__name__ == raising[index]
+            else:
+                fn(*args)
     finally:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # writing back deprecated keys warns

@@ -11,7 +11,7 @@ import pytest
 import tomllib
 from conftest import REPO, run_cli
 
-from graphmend_lint import cli, docs_gen
+from graphmend_lint import cli, docs_examples, docs_gen
 from graphmend_lint.config import OPTIONS, settings_from_table
 from graphmend_lint.docs import docstring_sections, rule_markdown
 from graphmend_lint.rules import Rule, rule_by_code
@@ -159,3 +159,49 @@ def test_catalog_pair_is_embedded_as_example_and_fix(tmp_path: Path) -> None:
     assert "pass  # fixed b" in use_instead.split("## Fix safety")[0]
     assert "- [`rules/GM201/bad_a.py`](../../rules/GM201/bad_a.py)\n" in page
     assert "- [`rules/GM201/bad_b.py`](../../rules/GM201/bad_b.py), fixed in [`rules/GM201/fixed_b.py`]" in page
+
+
+def test_examples_are_real_runs_and_stale_output_is_replaced(tmp_path: Path) -> None:
+    page = (
+        "<!-- example-file: m.py -->\n```python\nimport torch\n\n\n@torch.compile\ndef f(x):\n"
+        "    print(x)\n    return x * 2\n```\n\n"
+        "<!-- example-run: graphmend-lint m.py -->\n```console\n$ graphmend-lint m.py\nAll checks passed!\n```\n\n"
+        "<!-- example-run: graphmend-lint --diff --unsafe-fixes m.py -->\n```diff\nstale\n```\n"
+    )
+    rendered = docs_examples.render(page, REPO)
+    assert "$ graphmend-lint m.py\nm.py:6:5: GM201 `print()` in compiled code causes a graph break\n" in rendered
+    assert "All checks passed!" not in rendered and "stale" not in rendered
+    assert "```diff\n--- a/m.py\n+++ b/m.py\n" in rendered  # a non-console block holds the output alone
+    assert docs_examples.render(rendered, REPO) == rendered
+
+
+def test_an_example_must_be_a_known_command() -> None:
+    with pytest.raises(docs_examples.ExampleError, match="only graphmend-lint, flake8"):
+        docs_examples.render("<!-- example-run: rm -rf / -->\n```console\n```\n", REPO)
+
+
+def test_every_example_page_has_examples_and_its_files() -> None:
+    for relative in docs_examples.PAGES:
+        text = (REPO / relative).read_text(encoding="utf-8")
+        assert "<!-- example-run: graphmend-lint " in text, relative
+        assert docs_examples.example_files(text), relative
+
+
+@pytest.mark.dynamo
+def test_the_verify_example_in_the_index_is_current(tmp_path: Path) -> None:
+    """Reruns the index page's `graphmend-lint verify` example (minutes): its table must be the committed one."""
+    pytest.importorskip("torch")
+    page = REPO / "docs/index.md"
+    text = page.read_text(encoding="utf-8")
+    assert docs_examples.render(text, REPO, run_verify=True, plot_dir=tmp_path) == text, (
+        f"docs/index.md's verify example is out of date; run `{docs_gen.COMMAND} --with-verify`"
+    )
+    assert (tmp_path / "verify-before-after.png").is_file()
+
+
+def test_readme_configuration_example_is_a_valid_config() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Configuration", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    table = tomllib.loads(block)["tool"]["graphmend-lint"]
+    settings = settings_from_table(table, REPO / "pyproject.toml")
+    assert settings.scope == "modules" and settings.options_for("GM202")

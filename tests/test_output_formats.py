@@ -276,7 +276,7 @@ def test_full_multi_line_range_underlines_each_line_from_its_code() -> None:
         "9 |     ])",
         "  |     ^^",
         "  |",
-        "  = help: Use `torch.stack` (display-only fix)",
+        "  = help: Use `torch.stack`",  # advice without edits: no "(display-only fix)" after it
         "",
     )
 

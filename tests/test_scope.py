@@ -204,3 +204,181 @@ def test_helper_in_another_file_is_reached(tmp_path: Path) -> None:
     found = [(Path(d.path).name, d.start.line, d.code) for d in report.diagnostics]
     assert found == [("helpers.py", 4, "GM101")]
     assert report.diagnostics[0].scope_chain[-1] == "shrink"
+
+
+# -- issue 14 §1: every entry form real code uses ---------------------------------------------------------------
+
+ENTRY_MODEL = MODEL + """
+def g_helper(x):
+    return x
+"""
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "c = torch.compile(backend='eager')(unrelated)",
+        "opts = dict(backend='eager')\nc = torch.compile(**opts)(unrelated)",
+        "import functools\ncc = functools.partial(torch.compile, backend='eager')\nc = cc(unrelated)",
+        "from functools import partial\ncc = partial(torch.compile, fullgraph=True)\n@cc\ndef h(x):\n    return unrelated(x)",
+        "from functools import partial\n@partial(torch.compile, fullgraph=True)\ndef h(x):\n    return unrelated(x)",
+        "my_compile = torch.compile\nc = my_compile(unrelated)",
+        "import torch._dynamo\nc = torch._dynamo.optimize('eager')(unrelated)",
+        "opt = torch._dynamo.optimize('eager')\n@opt\ndef h(x):\n    return unrelated(x)",
+        "c = torch.compiler.compile(unrelated)",
+        "def main():\n    c = torch.compile(mode='max-autotune')(unrelated)",
+    ],
+    ids=["curried", "curried-kwargs", "partial-call", "partial-decorator", "partial-inline-decorator", "alias",
+         "dynamo-optimize-call", "dynamo-optimize-alias", "torch-compiler-compile", "curried-in-function"],
+)
+def test_curried_and_option_forms(entry: str) -> None:
+    assert "unrelated" in traced(ENTRY_MODEL + entry)
+
+
+NET = {"Net.forward", "Block.forward", "Block.act"}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "c = torch.compile(Net().half())",
+        "c = torch.compile(Net().to('cpu').eval())",
+        "c = torch.compile(Net().cuda())",
+        "c = torch.compile(Net().float().train(False))",
+        "m = Net()\nm = m.to('cpu')\nm = m.float()\nc = torch.compile(m)",
+        "m = Net().eval()\nm.compile()",
+        "m = Net()\nm.compile(backend='eager')",
+        "def make():\n    return Net(), (1,)\nm, args = make()\nm = torch.compile(m)",
+        "def make():\n    model = Net()\n    return model.eval()\nm = make()\nc = torch.compile(m)",
+        "def make():\n    return {'x': 1}, Net()\n_, m = make()\nc = torch.compile(m)",
+        "class Factory:\n    @classmethod\n    def build(cls):\n        return Net()\nc = torch.compile(Factory.build())",
+        "def train():\n    model = Net()\n    model = torch.compile(model)",
+        "def train(model):\n    model = torch.compile(model)\ndef main():\n    train(Net())",
+        "def train(model, steps=1):\n    return torch.compile(model)\ntrain(steps=2, model=Net())",
+        "class Trainer:\n    def __init__(self):\n        self.model = Net()\n    def setup(self):\n        self.model = torch.compile(self.model)",
+        "if __name__ == '__main__':\n    model = Net()\n    model = torch.compile(model)",
+        "models = [Net()]\nfor m in models:\n    c = torch.compile(m)",
+    ],
+    ids=["half", "to-eval", "cuda", "float-train", "rebound-chain", "method-compile-chain", "method-compile-options",
+         "factory-tuple", "factory-variable", "factory-second-element", "classmethod-factory", "inside-train",
+         "train-parameter", "train-keyword", "attribute-in-method", "main-guard", "loop-variable"],
+)
+def test_module_forms_reach_the_module(entry: str) -> None:
+    assert traced(MODEL + entry) == NET
+
+
+def test_compiled_objects_passed_into_compiled_code() -> None:
+    direct = "@torch.compile\ndef step(model, x):\n    return model(x)\nstep(Net(), 1)"
+    through_alias = "def step(model, x):\n    return model(x)\ncompiled = torch.compile(step)\ncompiled(Net(), 1)"
+    keyword = "@torch.compile\ndef step(x, model=None):\n    return model(x)\nstep(1, model=Net())"
+    for entry in (direct, through_alias, keyword):
+        assert traced(MODEL + entry) == NET | {"step"}
+    function_argument = "@torch.compile\ndef run(fn, x):\n    return fn(x)\nrun(unrelated, 1)"
+    assert traced(MODEL + function_argument) == {"run", "unrelated"}
+
+
+def test_submodule_methods_and_constructor_arguments() -> None:
+    source = MODEL + """
+class Encoder(nn.Module):
+    def embed(self, x):
+        return x
+    def forward(self, x):
+        return x
+class Wrapper(nn.Module):
+    def __init__(self, inner, encoder):
+        super().__init__()
+        self.inner = inner
+        self.encoder = encoder
+    def forward(self, x):
+        return self.inner(self.encoder.embed(x))
+c = torch.compile(Wrapper(Block(), encoder=Encoder()))
+"""
+    assert traced(source) == {"Wrapper.forward", "Encoder.embed", "Block.forward", "Block.act"}
+
+
+def test_sequential_and_attention_tables() -> None:
+    source = MODEL + """
+ATTENTION = {"eager": Block, "other": Net}
+class Layer(nn.Module):
+    def __init__(self, kind):
+        super().__init__()
+        self.attn = ATTENTION[kind]()
+    def forward(self, x):
+        return self.attn(x)
+a = torch.compile(nn.Sequential(Block(), Block()))
+b = torch.compile(Layer("eager"))
+"""
+    assert traced(source) == {"Layer.forward", "Net.forward", "Block.forward", "Block.act"}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "import re\npattern = re.compile('x')",
+        "code = compile('1', 'f', 'eval')",
+        "def compile(f):\n    return f\nc = compile(Net())",
+        "class Builder:\n    def compile(self):\n        return 1\nBuilder().compile()",
+        "m = Net()\nc = torch.compile",
+        "import functools\ncc = functools.partial(print, 'x')\ncc(Net())",
+        "def make():\n    return Net(), Block()\nm, other = make()\nc = torch.compile(other)",
+        "s = 'torch.compile(Net())'",
+        "unknown.compile()",
+    ],
+    ids=["re-compile", "builtin-compile", "local-compile", "other-compile-method", "no-call", "partial-of-other",
+         "other-tuple-element", "in-a-string", "unknown-receiver"],
+)
+def test_lookalikes_are_no_entry_points(entry: str) -> None:
+    found = traced(MODEL + entry)
+    assert "Net.forward" not in found
+
+
+def test_reachability_has_no_depth_limit_and_keeps_shortest_chains() -> None:
+    helpers = "".join(f"def h{i}(x):\n    return h{i + 1}(x)\n" for i in range(60)) + "def h60(x):\n    return x\n"
+    facts = scope_of("import torch\n" + helpers + "@torch.compile\ndef f(x):\n    return h0(x) + h59(x)\n")
+    chains = {f.qualname: f.chain for f in facts.functions}
+    assert len(chains) == 62
+    assert chains["h60"][1:] == ("f", "h59", "h60")
+
+
+def test_constant_results_are_not_traced() -> None:
+    source = """
+import functools
+import torch
+def _make_compile_constant(fn):
+    setattr(fn, "_dynamo_marked_constant", True)
+    return fn
+@functools.lru_cache
+@_make_compile_constant
+def is_available():
+    return probe()
+@torch._dynamo.assume_constant_result
+def capability():
+    return probe()
+def probe():
+    return open("/proc/version").read()
+def cached(x):
+    return x
+@torch.compile
+def f(x):
+    if is_available() and capability():
+        return functools.lru_cache(cached)(x)
+    return x
+"""
+    assert traced(source) == {"f"}
+
+
+def test_methods_of_imported_base_classes_become_seeds() -> None:
+    source = """
+import torch
+from transformers.modeling_utils import PreTrainedModel
+class Model(PreTrainedModel):
+    def forward(self, x):
+        self.warn_if_padding(x)
+        return self.head(x)
+c = torch.compile(Model())
+"""
+    facts = scope_of(source)
+    assert {s.qualname for s in facts.seeds} >= {
+        "transformers.modeling_utils.PreTrainedModel.warn_if_padding",
+        "transformers.modeling_utils.PreTrainedModel.head",
+    }

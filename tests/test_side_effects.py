@@ -147,7 +147,7 @@ def test_logger_options_from_toml_lists(tmp_path: Path) -> None:
 
 
 def test_logger_option_of_the_wrong_type_is_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="logger-names: expected tuple, got str"):
+    with pytest.raises(ConfigError, match="logger-names: expected a list of strings, got"):
         settings_from_table({"rules": {"GM202": {"logger-names": "log"}}}, tmp_path / "pyproject.toml")
 
 

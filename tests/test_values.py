@@ -128,3 +128,91 @@ def test_table_is_large() -> None:
 @pytest.mark.parametrize(("expression", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_expression_kind(classified: dict[str, Kind], expression: str, expected: Kind) -> None:
     assert classified[expression] is expected
+
+
+# -- issue 14 §2: typing through real code --------------------------------------------------------------------
+
+
+def kinds_of(source: str) -> dict[str, Kind]:
+    """The kind of every argument of ``probe(...)`` calls in *source*, keyed by its text."""
+    tree = ast.parse(source)
+    imports = ImportTable.from_tree(tree, "typing_case")
+    scope = analyze_scope(tree, imports, "typing_case.py")
+    analysis = _file_analysis(tree, SourceFile(source), "typing_case.py", "typing_case", False, imports, scope, Settings())
+    return {
+        argument.as_string(): analysis.values.kind(argument)
+        for call in analysis.module.nodes_of_class(nodes.Call)
+        if isinstance(call.func, nodes.Name) and call.func.name == "probe"
+        for argument in call.args
+    }
+
+
+def test_arithmetic_over_parameters_then_a_tensor_method_types_the_parameters() -> None:
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def loss_fn(pred, target, weight, mode):\n"
+        "    loss = ((pred - target) ** 2).mean()\n"
+        "    scaled = -(weight * 2 + 1).sum()\n"
+        "    name = (mode + '_suffix').upper()\n"
+        "    probe(loss, pred, target, scaled, mode, name)\n"
+        "    return loss\n"
+    )
+    assert kinds == {"loss": T, "pred": T, "target": T, "scaled": T, "mode": U, "name": U}
+
+
+HELPERS = """
+import torch
+from torch import nn
+from elsewhere import unknown_tuple
+
+
+def split(x: torch.Tensor):
+    return x.shape[0], x * 2, "label"
+
+
+class Model(nn.Module):
+    def _pad(self, ids: torch.Tensor, mask: torch.Tensor, pad: int):
+        length = ids.shape[-1] + pad
+        if pad > 0:
+            mask = nn.functional.pad(mask, (0, pad))
+        return length, ids, mask
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor):
+        length, ids, mask = self._pad(ids, mask, 3)
+        n, doubled, label = split(ids)
+        a, unknown = unknown_tuple(ids)
+        probe(length, ids, mask, doubled, label, unknown)
+        probe(self._pad(ids, mask, 1)[2], (mask, 3)[0], (mask, 3)[1])
+        probe(unknown_tuple(ids)[:, 0], unknown_tuple(ids)[..., None], unknown_tuple(ids)[0])
+        return ids
+
+
+model = torch.compile(Model())
+"""
+
+
+def test_values_returned_through_tuples_keep_their_kinds() -> None:
+    kinds = kinds_of(HELPERS)
+    assert kinds == {
+        "length": S, "ids": T, "mask": T, "doubled": T, "label": S, "unknown": U,
+        "self._pad(ids, mask, 1)[2]": T, "(mask, 3)[0]": T, "(mask, 3)[1]": S,
+        "unknown_tuple(ids)[:, 0]": T, "unknown_tuple(ids)[..., None]": T, "unknown_tuple(ids)[0]": U,
+    }  # fmt: skip
+
+
+def test_call_sites_that_only_say_unknown_leave_the_body_evidence_in_charge() -> None:
+    source = (
+        "import torch\n"
+        "def g(t, n):\n"
+        "    probe(t, n)\n"
+        "    if t.sum() > n:\n"
+        "        return t + 1\n"
+        "    return t\n"
+        "@torch.compile\n"
+        "def f(x, y):\n"
+        "    return g(x, y) + g(x, 3)\n"
+    )
+    kinds = kinds_of(source)
+    assert kinds["t"] is T  # both call sites pass f's unknown ``x``; ``t.sum()`` says tensor
+    assert kinds["n"] is U  # one call site passes a Python int: stays quiet

@@ -58,7 +58,7 @@ def test_predicated_branch_removes_a_break_and_keeps_outputs(tmp_path):
     assert reconciliation["per_family"]["GM2xx side effects"]["confirmed"] == 1
 
     markdown = (tmp_path / "out.md").read_text()
-    assert "| 3 -> 2 | 2 -> 1 |" in markdown and "PASS" in markdown
+    assert "| hf" not in markdown and "| 2 -> 1 | fails -> fails | equal |" in markdown and "PASS" in markdown
     assert "2 -> 1" in result.out and "PASS" in result.out
 
 
@@ -82,21 +82,34 @@ def test_missing_factory_is_a_clear_error(tmp_path):
     assert "Traceback" not in result.out + result.err
 
 
-def test_tiny_hugging_face_model_end_to_end(tmp_path):
-    pytest.importorskip("transformers")
-    result = run_cli("verify", "hf:bert", "--json", "out.json", cwd=tmp_path)
+def test_a_tiny_transformers_model_that_breaks(tmp_path):
+    """A real model as a regression gate: reformer (transformers 5.23, tiny random config) breaks twice.
+
+    - ``modeling_reformer.py:270`` ``position_ids.max().item()`` (GB0124): GM301 finds it, no fix yet
+      (issue 15 item 2); when a fix lands, the logged sites after become 0.
+    - ``:2023`` ``if input_shape[-1] % least_common_mult_chunk_length != 0`` (GB0170): caused by
+      ``np.lcm`` at ``:168``, which GM403 fixes (``math.lcm``); found by that fix, not by line.
+    """
+    transformers = pytest.importorskip("transformers")
+    result = run_cli("verify", "hf:reformer", "--unsafe-fixes", "--json", "out.json", cwd=tmp_path)
     assert result.code == 0, result.err
     (data,) = json.loads((tmp_path / "out.json").read_text())
+    original, fixed = data["original"], data["fixed"]
     assert data["status"] == "pass" and data["outputs_equal"] is True
-    assert data["original"]["entry"] == "transformers.models.bert.modeling_bert.BertModel"
-    modules = {m["name"] for m in data["original"]["modules"]}
-    assert "transformers.models.bert.modeling_bert" in modules
-    assert data["original"]["graph_count"] >= 1 and data["fixed"]["graph_count"] >= 1
-    assert data["reconciliation"] is not None
-    import transformers
-
+    assert original["entry"] == "transformers.models.reformer.modeling_reformer.ReformerModel"
+    assert "transformers.models.reformer.modeling_reformer" in {m["name"] for m in original["modules"]}
     assert data["environment"]["transformers"] == transformers.__version__
-    assert "hf:bert" in result.out and "PASS" in result.out
+    sites = lambda arm: sorted((Path(b["filename"]).name, b["gb_id"]) for b in arm["breaks"])  # noqa: E731
+    assert sites(original) == [("modeling_reformer.py", "GB0124"), ("modeling_reformer.py", "GB0170")]
+    assert (original["logged_sites"], fixed["logged_sites"]) == (2, 1)
+    assert sites(fixed) == [("modeling_reformer.py", "GB0124")]
+    # fullgraph=True fails on the np.lcm branch before the fix, and passes after it although Dynamo still logs
+    # the .item() break: with fullgraph=True, torch 2.13 traces .item() as an unbacked symbol instead of breaking
+    # (output_graph.py: allow_scalar_outputs=one_graph or config.capture_scalar_outputs).
+    assert original["fullgraph"]["passes"] is False and fixed["fullgraph"]["passes"] is True
+    statuses = {(s["gb_id"], s["status"], s["via"], tuple(s["codes"])) for s in data["reconciliation"]["sites"]}
+    assert statuses == {("GB0124", "found", "line", ("GM301",)), ("GB0170", "found", "fix", ("GM403",))}
+    assert "hf:reformer" in result.out and "PASS" in result.out
 
 
 def test_an_arm_that_runs_too_long_is_killed(tmp_path):

@@ -1,4 +1,4 @@
-"""``graphmend-lint --fix --verify`` through the real CLI."""
+"""``graphmend-lint --fix --verify`` through the real CLI: a fix stays only when Dynamo logs fewer breaks."""
 
 from __future__ import annotations
 
@@ -9,75 +9,77 @@ from conftest import run_cli, write
 pytest.importorskip("torch")
 pytestmark = pytest.mark.dynamo
 
-# GM201's default fix defers a print to the end of its function. That removes
-# the split only when the function is the compiled frame itself: called from
-# compiled code, a break anywhere inside a function splits the caller's graph
-# at the call, so `first` (a helper whose caller works on) keeps its break.
-FIRST = """
+# GM101 predicates the branch with torch.where: Dynamo no longer logs a break.
+BRANCH = """
 import torch
 
 
-def first(x):
+def pick(x):
     y = x * 2
-    print("first", y.shape)
-    return y + 1
+    if y.sum() > 0:
+        y = y + 1
+    else:
+        y = y - 1
+    return y * 3
 
 
-compiled = torch.compile(first)
+compiled = torch.compile(pick)
 """
-LAST = """
+# GM403 turns `np.sqrt(4.0)` into `math.sqrt(4.0)`. That line never broke the
+# graph; the `.item()` does (GB0124), and GM301 is not selected, so Dynamo
+# logs 1 break before and 1 after: the fix is churn and is rolled back. The
+# same verdict catches a print moved to the end of its function, which
+# explain() no longer counts but Dynamo still logs (see test_verify_truth.py).
+CHURN = """
+import numpy as np
 import torch
 
 
-def last(x):
-    y = x * 3
-    print("last", y.shape)
-    return y - 1
+def scale(x):
+    factor = np.sqrt(4.0)
+    n = x.sum().item()
+    return x * factor + n
 
 
-compiled = torch.compile(last)
+compiled = torch.compile(scale)
 """
-MAKE_RUN = """
+MAKE_BRANCH = """
 import torch
 
-import fv_first
-
-
-def run(x):
-    return fv_first.first(x) * 5
+import fv_branch
 
 
 def factory():
-    return run, (torch.ones(4),)
+    return fv_branch.pick, [(torch.ones(4),), (-torch.ones(4),)]
 """
-MAKE_LAST = """
+MAKE_CHURN = """
 import torch
 
-import fv_last
+import fv_churn
 
 
 def factory():
-    return fv_last.last, (torch.ones(4),)
+    return fv_churn.scale, (torch.ones(3),)
 """
 
 
-def test_fix_verify_keeps_the_fix_that_helps_and_rolls_back_the_one_that_does_not(project):
+def test_fix_verify_keeps_the_fix_dynamo_backs_and_rolls_back_one_that_removes_no_logged_break(project):
     (project / "pyproject.toml").write_text(
-        '[tool.graphmend-lint]\nunsafe-fixes = true\nselect = ["GM201"]\n\n'
-        '[tool.graphmend-lint.verify]\ntargets = ["fv_make_run.py::factory", "fv_make_last.py::factory"]\n'
+        '[tool.graphmend-lint]\nunsafe-fixes = true\nselect = ["GM101", "GM403"]\n\n'
+        '[tool.graphmend-lint.verify]\ntargets = ["fv_make_branch.py::factory", "fv_make_churn.py::factory"]\n'
     )
-    first, last = write(project, "fv_first.py", FIRST), write(project, "fv_last.py", LAST)
-    write(project, "fv_make_run.py", MAKE_RUN)
-    write(project, "fv_make_last.py", MAKE_LAST)
-    first_before, last_before = first.read_text(), last.read_text()
+    branch, churn = write(project, "fv_branch.py", BRANCH), write(project, "fv_churn.py", CHURN)
+    write(project, "fv_make_branch.py", MAKE_BRANCH)
+    write(project, "fv_make_churn.py", MAKE_CHURN)
+    branch_before, churn_before = branch.read_text(), churn.read_text()
 
-    result = run_cli("--fix", "--verify", "--no-cache", "fv_first.py", "fv_last.py", cwd=project)
+    result = run_cli("--fix", "--verify", "--no-cache", "fv_branch.py", "fv_churn.py", cwd=project)
 
-    assert last.read_text() != last_before  # the deferral that removed a break stays
-    assert first.read_text() == first_before  # the one that removed none was rolled back
-    assert "fv_last.py: kept (fv_make_last.py::factory: improved (breaks 1 -> 0))" in result.err
-    assert "fv_first.py: rolled back (fv_make_run.py::factory: not reduced (breaks 1 -> 1))" in result.err
-    assert "fv_first.py:" in result.out and "fv_last.py:" not in result.out  # findings match the disk
+    assert branch.read_text() != branch_before and "torch.where" in branch.read_text()
+    assert churn.read_text() == churn_before
+    assert "fv_branch.py: kept (fv_make_branch.py::factory: improved (logged breaks 1 -> 0))" in result.err
+    assert "fv_churn.py: rolled back (fv_make_churn.py::factory: not reduced (logged breaks 1 -> 1))" in result.err
+    assert "fv_churn.py:" in result.out and "fv_branch.py:" not in result.out  # findings match the disk
     assert result.code == 1, result.err
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphmend_lint.verify.reconcile import Finding, Site, family_of, reconcile
+from graphmend_lint.verify.reconcile import Finding, Site, family_of, line_map, reconcile, removed_sites
 
 MODEL = "/project/model.py"
 OTHER = "/elsewhere/lib.py"
@@ -61,3 +61,24 @@ def test_paths_compare_by_real_path(tmp_path):
     result = reconcile([site(1, filename=str(link))], [Finding("GM101", str(real), 1, 1)], [str(real)],
                        {str(real): [1]}, FAMILIES)
     assert (result.found, result.confirmed) == (1, 1)
+
+
+def test_a_site_removed_by_a_fix_elsewhere_is_found_and_the_fix_confirmed():
+    cause, harmless = Finding("GM403", MODEL, 6, 6, fixable=True), Finding("GM403", MODEL, 11, 11, fixable=True)
+    site = Site(MODEL, 12, "GB0170", "Data-dependent branching", True)
+    by_line = reconcile([site], [cause, harmless], [MODEL], {MODEL: [6, 11, 12]}, {})
+    assert (by_line.missed, by_line.not_a_break) == (1, 2)  # what pairing by line alone said
+    result = reconcile([site], [cause, harmless], [MODEL], {MODEL: [6, 11, 12]}, {},
+                       removed_by={cause.key: {site.key}, harmless.key: set()})
+    assert [(c.status, c.via, c.codes) for c in result.sites] == [("found", "fix", ("GM403",))]
+    assert [(c.finding.line, c.status, c.removes) for c in result.findings] == [
+        (6, "confirmed", (12,)), (11, "not_a_break", ())]
+
+
+def test_removed_sites_map_fixed_lines_back_to_the_original():
+    original = "a\nb\nc\nd\n"
+    fixed = "a\nnew\nb\nd\n"  # a line inserted before b, c removed
+    assert line_map(original, fixed) == {1: 1, 3: 2, 4: 4}
+    before = [Site(MODEL, 2, "GB1", "", True), Site(MODEL, 3, "GB2", "", True), Site(MODEL, 4, "GB3", "", True)]
+    after = [Site(MODEL, 3, "GB1", "", True), Site(MODEL, 2, "GB9", "", True)]  # b still breaks; `new` is new
+    assert removed_sites(before, after, {MODEL: (original, fixed)}) == {(MODEL, 3), (MODEL, 4)}

@@ -88,7 +88,7 @@ def test_bad_fix_is_rolled_back_good_fix_kept(tmp_path):
     assert report.errors == []
     verdicts = {Path(p).name: v for p, v in report.files.items()}
     assert verdicts["rb_good.py"].action == KEPT
-    assert "improved (breaks 2 -> 1)" in verdicts["rb_good.py"].evidence[0]
+    assert "improved (logged breaks 2 -> 1)" in verdicts["rb_good.py"].evidence[0]
     assert verdicts["rb_bad.py"].action == ROLLED_BACK
     assert "worse (outputs differ" in verdicts["rb_bad.py"].evidence[0]
     assert verdicts["rb_unused.py"].action == UNVERIFIED  # no target imports it
@@ -115,5 +115,8 @@ def test_verdict_rules():
     assert _verdict(original, _arm(1, ran, equal=False), "/p/m.py", {3})[0] == WORSE
     assert _verdict(original, _arm(3, ran), "/p/m.py", {3})[0] == WORSE
     assert _verdict(original, _arm(2, ran), "/p/m.py", {9}) == (UNEXERCISED, "its changed lines did not run")
-    assert _verdict(original, _arm(2, ran), "/p/m.py", {4}) == (NOT_REDUCED, "breaks 2 -> 2")
-    assert _verdict(original, _arm(1, ran), "/p/m.py", {4}) == (IMPROVED, "breaks 2 -> 1")
+    assert _verdict(original, _arm(2, ran), "/p/m.py", {4}) == (NOT_REDUCED, "logged breaks 2 -> 2")
+    assert _verdict(original, _arm(1, ran), "/p/m.py", {4}) == (IMPROVED, "logged breaks 2 -> 1")
+    original.fullgraph, lost = {"passes": True, "error": ""}, _arm(2, ran)
+    lost.fullgraph = {"passes": False, "error": "Unsupported: print"}
+    assert _verdict(original, lost, "/p/m.py", {4})[0] == WORSE

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
+from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.side_effects import is_builtin_call
 from graphmend_lint.analysis.values import Kind, ValueOracle
 
@@ -166,7 +167,7 @@ def bound_values(name: nodes.Name) -> list[nodes.NodeNG] | None:
     assignments; :func:`_unpacked_from` covers the first for shapes.
     """
     try:
-        _, assignments = name.lookup(name.name)
+        assignments = reaching_bindings(name)
     except Exception:
         return None
     if not assignments:
@@ -183,7 +184,7 @@ def bound_values(name: nodes.Name) -> list[nodes.NodeNG] | None:
 def _unpacked_from(name: nodes.Name) -> list[nodes.NodeNG] | None:
     """For ``a, b = <value>``: the ``<value>`` of each binding of *name*, else ``None``."""
     try:
-        _, assignments = name.lookup(name.name)
+        assignments = reaching_bindings(name)
     except Exception:
         return None
     sources = []
@@ -371,7 +372,7 @@ def _is_shape_slice(values: ValueOracle, node: nodes.NodeNG) -> bool:
 def _annotated_parameter(name: nodes.Name) -> str | None:
     """The annotation text of the parameter *name* refers to, when that is its only binding."""
     try:
-        _, assignments = name.lookup(name.name)
+        assignments = reaching_bindings(name)
     except Exception:
         return None
     if len(assignments) != 1 or not isinstance(assignments[0].parent, nodes.Arguments):

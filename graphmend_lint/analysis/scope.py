@@ -18,24 +18,26 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import PurePath
 
-from graphmend_lint.analysis.imports import ImportTable, dotted_name, statements
+from graphmend_lint.analysis.imports import ImportTable, dotted_name
+from graphmend_lint.analysis.module_index import MODULE, ModuleIndex
+from graphmend_lint.analysis.resolve import Resolver, Target, What
 
-COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 DISABLE_DECORATORS = frozenset({"torch._dynamo.disable", "torch.compiler.disable", "torch._disable_dynamo"})
-#: Dynamo calls these functions once while tracing and bakes in the result: their bodies are never traced.
+#: Dynamo calls these functions eagerly once while tracing and bakes in the result: their bodies are not traced.
 CONSTANT_DECORATORS = frozenset({"torch._dynamo.assume_constant_result", "torch.compiler.assume_constant_result"})
 #: The attribute those decorators set; a project decorator that sets it (transformers'
 #: ``_make_compile_constant``, written so that ``import_utils`` need not import torch) works the same.
 CONSTANT_MARKER = "_dynamo_marked_constant"
 COMPILING_PREDICATES = frozenset({"is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling"})
-MAX_DEPTH = 24
-_COMPILE_CALL_HINT = re.compile(r"\b(compile|optimize)\b")
-_FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+_COMPILE_CALL_HINT = re.compile(r"\b(compile|optimize|optimize_assert)\b")
+#: Imported callees never worth routing to another file.
+_NOT_SEEDED = ("torch.", "builtins.", "functools.")
 
 
 @dataclass(frozen=True)
@@ -98,41 +100,6 @@ def eager_only_branch(test: ast.expr, imports: ImportTable) -> str | None:
     return None
 
 
-@dataclass
-class _ModuleIndex:
-    """Definitions of one module by qualified name (``f``, ``C.m``, ``f.inner``)."""
-
-    functions: dict[str, _FunctionNode] = field(default_factory=dict)
-    classes: dict[str, ast.ClassDef] = field(default_factory=dict)
-    owner: dict[str, str] = field(default_factory=dict)  # method qualname -> class qualname
-    nested: dict[str, list[str]] = field(default_factory=dict)  # function -> functions defined directly in it
-
-    @classmethod
-    def build(cls, tree: ast.Module) -> _ModuleIndex:
-        index = cls()
-        index._add(tree.body, prefix="", owner=None)
-        return index
-
-    def _add(self, body: list[ast.stmt], prefix: str, owner: str | None) -> None:
-        for node in body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                qualname = prefix + node.name
-                self.functions.setdefault(qualname, node)
-                if owner is not None:
-                    self.owner[qualname] = owner
-                elif prefix[:-1] in self.functions:
-                    self.nested.setdefault(prefix[:-1], []).append(qualname)
-                self._add(node.body, qualname + ".", None)
-            elif isinstance(node, ast.ClassDef):
-                qualname = prefix + node.name
-                self.classes.setdefault(qualname, node)
-                self._add(node.body, qualname + ".", qualname)
-            elif isinstance(node, (ast.If, ast.Try, ast.With)):
-                for child in ast.iter_child_nodes(node):
-                    if isinstance(child, (ast.stmt, ast.excepthandler)):
-                        self._add([child] if isinstance(child, ast.stmt) else child.body, prefix, owner)
-
-
 class ScopeAnalyzer:
     """Compute :class:`ScopeFacts` for one module."""
 
@@ -150,20 +117,21 @@ class ScopeAnalyzer:
         self.imports = imports
         self.label = PurePath(path).name
         self.mode = mode
-        self.compile_functions = COMPILE_FUNCTIONS | frozenset(extra_compile_functions)
-        self.index = _ModuleIndex.build(tree)
+        self.index = ModuleIndex.build(tree)
+        self.resolver = Resolver(self.index, imports, extra_compile_functions)
         self._traced: dict[str, TracedFunction] = {}
+        self._queue: deque[tuple[str, tuple[str, ...]]] = deque()
         self._eager: list[tuple[int, int]] = []
         self._seeds: dict[tuple[str, bool], Seed] = {}
-        self._attribute_classes: dict[str, dict[str, list[str]]] = {}
 
     # -- public -----------------------------------------------------------------
 
     def run(self, seeds: Iterable[Seed] = ()) -> ScopeFacts:
         for qualname, chain in self._roots():
-            self._reach(qualname, chain, 0)
+            self._enqueue(qualname, chain)
         for seed in seeds:
             self._reach_seed(seed)
+        self._drain()
         functions = sorted(self._traced.values(), key=lambda f: (f.line, f.col))
         return ScopeFacts(
             functions=tuple(functions),
@@ -175,18 +143,14 @@ class ScopeAnalyzer:
         local = seed.qualname.removeprefix(self.imports.module + ".")
         if local in self.index.functions and seed.via_decorator:
             for inner in self._returned_wrappers(local):
-                self._reach(inner, seed.chain + (local,), 0)
+                self._enqueue(inner, seed.chain + (local,))
         elif local in self.index.functions or local in self.index.classes:
             for target in self._callable_targets(local):
-                self._reach(target, seed.chain, 0)
+                self._enqueue(target, seed.chain)
         elif self.imports.is_imported(local):  # re-exported name: forward the seed
             self._add_seed(self.imports.resolve(local), seed.via_decorator, seed.chain)
 
     # -- entry points -----------------------------------------------------------
-
-    def _is_compile(self, node: ast.expr) -> bool:
-        target = node.func if isinstance(node, ast.Call) else node
-        return self.imports.resolve_node(target) in self.compile_functions
 
     def _roots(self) -> Iterator[tuple[str, tuple[str, ...]]]:
         if self.mode == "all":
@@ -194,8 +158,9 @@ class ScopeAnalyzer:
                 yield qualname, ("scope=all",)
             return
         for qualname, function in self.index.functions.items():
+            where = self.index.enclosing_scope(qualname) or MODULE
             for decorator in function.decorator_list:
-                if self._is_compile(decorator):
+                if self.resolver.is_compiling_decorator(decorator, where):
                     yield qualname, (f"{self.label}:{decorator.lineno} @{ast.unparse(decorator)}",)
         yield from self._compile_call_roots()
         if self.mode == "modules":
@@ -204,139 +169,80 @@ class ScopeAnalyzer:
                     yield f"{class_name}.forward", ("scope=modules",)
 
     def _compile_call_roots(self) -> Iterator[tuple[str, tuple[str, ...]]]:
+        """``torch.compile(subject)`` in every spelling, and ``subject.compile()`` (``nn.Module.compile``)."""
         if self.text is not None and not _COMPILE_CALL_HINT.search(self.text):
-            return  # no `compile(` or `optimize(` anywhere: skip walking every expression
-        for scope_node, call in self._calls_with_scope(self.tree):
-            is_method_compile = (
-                isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and not call.args
-            )
-            if self._is_compile(call) and call.args:
-                subject = call.args[0]
-            elif is_method_compile:
-                subject = call.func.value  # m.compile()
-            else:
+            return  # no `compile` or `optimize` anywhere: no call can compile anything
+        for call, scope in self.index.calls():
+            subject = self.resolver.compiled_subject(call, scope)
+            is_method_compile = subject is None and _is_module_compile(call)
+            if is_method_compile:
+                subject = call.func.value  # type: ignore[union-attr]
+            if subject is None:
                 continue
-            origin = (f"{self.label}:{call.lineno} {ast.unparse(call)}",)
-            targets = list(self._subject_targets(subject, scope_node))
-            if is_method_compile and not targets:
-                continue
-            for target in targets:
-                yield target, origin
+            origin = (f"{self.label}:{call.lineno} {_short(call)}",)
+            for target in self.resolver.resolve(subject, scope):
+                if is_method_compile and target.what is not What.INSTANCE:
+                    continue
+                yield from ((name, origin) for name in self._targets_of(target, origin))
 
-    @staticmethod
-    def _calls_with_scope(tree: ast.Module) -> Iterator[tuple[ast.AST, ast.Call]]:
-        """Every call with its enclosing function (or the module)."""
-        stack: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
-        while stack:
-            node, scope = stack.pop()
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.Call):
-                    yield scope, child
-                inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else scope
-                stack.append((child, inner))
-
-    def _subject_targets(self, subject: ast.expr, scope: ast.AST) -> Iterator[str]:
-        """What ``torch.compile(subject)`` will trace: a function or a module's forward."""
-        if isinstance(subject, ast.Call):
-            yield from self._instance_targets(subject.func, scope)
-            return
-        if isinstance(subject, ast.Attribute) and subject.attr == "forward":
-            for class_name in self._expression_classes(subject.value, scope):
-                yield from self._method_targets(class_name, "forward")
-            return
-        name = dotted_name(subject)
-        if name is None:
-            return
-        if name in self.index.functions:
-            yield name
-            return
-        if self.imports.is_imported(name):
-            self._add_seed(self.imports.resolve(name), False, (f"{self.label} torch.compile({name})",))
-            return
-        for class_name in self._expression_classes(subject, scope):
-            yield from self._callable_targets(class_name)
-
-    def _instance_targets(self, constructor: ast.expr, scope: ast.AST) -> Iterator[str]:
-        name = dotted_name(constructor)
-        if name is None:
-            return
-        if name in self.index.classes:
-            yield from self._callable_targets(name)
-        elif self.imports.is_imported(name) and not self.imports.resolve(name).startswith("torch."):
-            self._add_seed(self.imports.resolve(name), False, (f"{self.label} {name}(...)",))
-
-    def _expression_classes(self, expr: ast.expr, scope: ast.AST) -> list[str]:
-        """Local classes an expression may be an instance of, from ``name = Cls(...)``."""
-        if isinstance(expr, ast.Call):
-            name = dotted_name(expr.func)
-            return [name] if name in self.index.classes else []
-        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
-            owner = self._enclosing_class(scope)
-            return self._attribute_types(owner).get(expr.attr, []) if owner else []
-        if not isinstance(expr, ast.Name):
-            return []
-        classes: list[str] = []
-        body = scope.body if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) else []
-        for node in statements(body):
-            if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == expr.id for t in node.targets
-            ):
-                classes.extend(self._expression_classes(node.value, scope))
-        return classes
-
-    def _enclosing_class(self, scope: ast.AST) -> str | None:
-        for qualname, function in self.index.functions.items():
-            if function is scope:
-                return self.index.owner.get(qualname)
-        return None
+    def _targets_of(self, target: Target, chain: tuple[str, ...]) -> Iterator[str]:
+        """The functions that run when *target* is called; imported ones become seeds."""
+        if target.what is What.FUNCTION:
+            yield target.name
+        elif target.what is What.INSTANCE:
+            yield from self._callable_targets(target.name)
+        elif target.what is What.EXTERNAL:
+            if not target.name.startswith(_NOT_SEEDED) and "." in target.name:
+                self._add_seed(target.name, False, chain)
 
     # -- reachability -----------------------------------------------------------
 
-    def _reach(self, qualname: str, chain: tuple[str, ...], depth: int) -> None:
-        function = self.index.functions.get(qualname)
-        if function is None or qualname in self._traced or depth > MAX_DEPTH:
-            return
+    def _enqueue(self, qualname: str, chain: tuple[str, ...]) -> None:
+        if qualname in self.index.functions and qualname not in self._traced:
+            self._queue.append((qualname, chain))
+
+    def _drain(self) -> None:
+        """Breadth first, so every function keeps its shortest chain; no depth limit (Dynamo has none)."""
+        while self._queue:
+            qualname, chain = self._queue.popleft()
+            if qualname not in self._traced:
+                self._reach(qualname, chain)
+
+    def _reach(self, qualname: str, chain: tuple[str, ...]) -> None:
+        function = self.index.functions[qualname]
+        where = self.index.enclosing_scope(qualname) or MODULE
         if any(self._stops_tracing(decorator) for decorator in function.decorator_list):
             return
         chain = chain + (qualname,)
         self._traced[qualname] = TracedFunction(qualname, function.lineno, function.col_offset, chain)
         for decorator in function.decorator_list:
-            self._reach_decorator(decorator, chain, depth)
-        owner = self.index.owner.get(qualname)
-        loop_sources = self._loop_sources(function)
+            self._reach_decorator(decorator, where, chain)
         for call in self._traced_calls(function.body):
-            for target in self._call_targets(call, owner, loop_sources, chain):
-                self._reach(target, chain, depth + 1)
-        for inner in self._nested_functions(qualname):
-            self._reach(inner, chain, depth + 1)
+            for target in self._call_targets(call, qualname, chain):
+                self._enqueue(target, chain)
+        for inner in self.index.nested.get(qualname, []):
+            self._enqueue(inner, chain)
 
     def _stops_tracing(self, decorator: ast.expr) -> bool:
-        """Dynamo does not trace the body of a function with this decorator (disabled, or a constant result)."""
-        callee = self._decorator_callee(decorator)
-        name = self.imports.resolve_node(callee)
+        """``@torch.compiler.disable``, ``@assume_constant_result`` and project decorators that mark constants."""
+        name = self.imports.resolve_node(_decorator_callee(decorator))
         if name in DISABLE_DECORATORS or name in CONSTANT_DECORATORS:
             return True
-        local = dotted_name(callee)
+        local = dotted_name(_decorator_callee(decorator))
         return local in self.index.functions and _sets_constant_marker(self.index.functions[local])
 
-    @staticmethod
-    def _decorator_callee(decorator: ast.expr) -> ast.expr:
-        return decorator.func if isinstance(decorator, ast.Call) else decorator
-
-    def _reach_decorator(self, decorator: ast.expr, chain: tuple[str, ...], depth: int) -> None:
-        if self._is_compile(decorator):
+    def _reach_decorator(self, decorator: ast.expr, scope: str, chain: tuple[str, ...]) -> None:
+        """Reach the wrapper a project decorator puts around a traced function."""
+        if self.resolver.is_compiling_decorator(decorator, scope):
             return
-        name = dotted_name(self._decorator_callee(decorator))
+        name = dotted_name(_decorator_callee(decorator))
         if name is None:
             return
         if name in self.index.functions:
             for inner in self._returned_wrappers(name):
-                self._reach(inner, chain + (f"@{name}",), depth + 1)
+                self._enqueue(inner, chain + (f"@{name}",))
         elif self.imports.is_imported(name) and not self.imports.resolve(name).startswith(("torch.", "functools.")):
             self._add_seed(self.imports.resolve(name), True, chain)
-
-    def _nested_functions(self, qualname: str) -> list[str]:
-        return self.index.nested.get(qualname, [])
 
     def _returned_wrappers(self, decorator: str, depth: int = 0) -> list[str]:
         """The nested functions a decorator returns: what runs in place of the decorated function.
@@ -389,74 +295,31 @@ class ScopeAnalyzer:
                 yield node
             stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
-    def _loop_sources(self, function: _FunctionNode) -> dict[str, str]:
-        """``for layer in self.layers`` (or ``enumerate(self.layers)``): loop name -> attribute."""
-        sources: dict[str, str] = {}
-        for node in statements(function.body):
-            if not isinstance(node, ast.For):
-                continue
-            iterable, target = node.iter, node.target
-            if isinstance(iterable, ast.Call) and dotted_name(iterable.func) == "enumerate" and iterable.args:
-                iterable = iterable.args[0]
-                if isinstance(target, ast.Tuple) and len(target.elts) == 2:
-                    target = target.elts[1]
-            attribute = dotted_name(iterable)
-            if isinstance(target, ast.Name) and attribute and attribute.startswith("self."):
-                sources[target.id] = attribute.removeprefix("self.")
-        return sources
-
-    def _call_targets(
-        self, call: ast.Call, owner: str | None, loop_sources: dict[str, str], chain: tuple[str, ...]
-    ) -> Iterator[str]:
+    def _call_targets(self, call: ast.Call, caller: str, chain: tuple[str, ...]) -> Iterator[str]:
+        """The functions a call in traced code runs: what its callee resolves to, or a seed for imported ones."""
         func = call.func
-        if isinstance(func, ast.Subscript):  # self.layers[i](x)
-            func = func.value
-        if (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Call)
-            and dotted_name(func.value.func) == "super"
-            and owner
-        ):
-            for base in self._local_bases(owner):
+        owner = self.index.owner.get(caller)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and dotted_name(func.value.func) == "super":
+            for base in self.index.local_bases(owner) if owner else ():
                 yield from self._method_targets(base, func.attr)
             return
-        name = dotted_name(func)
-        if name is None:
-            return
-        if name.startswith("self.") and owner:
-            attribute = name.removeprefix("self.")
-            if "." in attribute:
-                return
-            methods = list(self._method_targets(owner, attribute))
-            if methods:
-                yield from methods
-                return
-            for class_name in self._attribute_types(owner).get(attribute, []):
-                yield from self._callable_targets(class_name)
-            return
-        if name in loop_sources and owner:
-            for class_name in self._attribute_types(owner).get(loop_sources[name], []):
-                yield from self._callable_targets(class_name)
-            return
-        lexical = self._lexical(name, chain[-1])
-        if lexical is not None:
-            yield lexical
-        elif name in self.index.classes:
-            return  # constructing an object; Dynamo traces __init__, rarely interesting
-        elif self.imports.is_imported(name):
-            resolved = self.imports.resolve(name)
-            if not resolved.startswith(("torch.", "builtins.")) and resolved.count(".") >= 1:
-                self._add_seed(resolved, False, chain)
+        if isinstance(func, ast.Attribute) and not self._may_be_local(func, caller):
+            return  # ``hidden.view(...)``: no local class has such a method or attribute
+        for target in self.resolver.resolve(func, caller):
+            if target.what is not What.CLASS:  # constructing an object: Dynamo traces __init__, rarely interesting
+                yield from self._targets_of(target, chain)
 
-    def _lexical(self, name: str, caller: str) -> str | None:
-        """The function a bare name means inside *caller*: nested scopes first, then the module."""
-        scope = caller
-        while scope:
-            candidate = f"{scope}.{name}"
-            if candidate in self.index.functions and self.index.owner.get(candidate) is None:
-                return candidate
-            scope = scope.rpartition(".")[0]
-        return name if name in self.index.functions else None
+    def _may_be_local(self, func: ast.Attribute, caller: str) -> bool:
+        """Could ``<expr>.attr(...)`` run project code? (Saves resolving every tensor method call.)"""
+        if self.resolver.imported_name(func, caller) is not None:
+            return True  # ``utils.helper(x)``: may be a seed
+        root = func.value
+        while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+            root = root.func if isinstance(root, ast.Call) else root.value
+        if isinstance(func.value, ast.Name) and func.value.id == "self":
+            return True  # a method of the class or of an imported base class (a seed)
+        is_self = isinstance(root, ast.Name) and root.id == "self"
+        return func.attr in self.index.method_names or (is_self and func.attr in self.index.attribute_names)
 
     def _callable_targets(self, class_or_function: str) -> Iterator[str]:
         """A function itself, or what calling an instance of a class runs."""
@@ -467,75 +330,30 @@ class ScopeAnalyzer:
         yield from self._method_targets(class_or_function, "__call__")
 
     def _method_targets(self, class_name: str, method: str) -> Iterator[str]:
-        """Resolve ``class_name.method`` through local base classes (a simple MRO)."""
-        seen: set[str] = set()
-        queue = [class_name]
-        while queue:
-            current = queue.pop(0)
-            if current in seen:
-                continue
-            seen.add(current)
-            if f"{current}.{method}" in self.index.functions:
-                yield f"{current}.{method}"
-                return
-            queue.extend(self._local_bases(current))
-            for base in self._imported_bases(current):
-                self._add_seed(f"{base}.{method}", False, (f"{class_name}.{method}",))
-
-    def _local_bases(self, class_name: str) -> list[str]:
-        node = self.index.classes.get(class_name)
-        if node is None:
-            return []
-        names = [dotted_name(base) for base in node.bases]
-        return [name for name in names if name in self.index.classes]
-
-    def _imported_bases(self, class_name: str) -> list[str]:
-        node = self.index.classes.get(class_name)
-        if node is None:
-            return []
-        bases = []
-        for base in node.bases:
-            name = dotted_name(base)
-            if name and self.imports.is_imported(name):
-                resolved = self.imports.resolve(name)
-                if not resolved.startswith("torch."):
-                    bases.append(resolved)
-        return bases
-
-    def _attribute_types(self, class_name: str) -> dict[str, list[str]]:
-        """``self.attr = Block(...)`` anywhere in the class: attr -> local classes."""
-        cached = self._attribute_classes.get(class_name)
-        if cached is not None:
-            return cached
-        types: dict[str, list[str]] = {}
-        for base in reversed(self._local_bases(class_name)):
-            for attribute, classes in self._attribute_types(base).items():
-                types.setdefault(attribute, []).extend(classes)
-        node = self.index.classes.get(class_name)
-        for statement in statements(node.body) if node else ():
-            if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
-                continue
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            attributes = [
-                name.removeprefix("self.")
-                for target in targets
-                if (name := dotted_name(target)) and name.startswith("self.") and name.count(".") == 1
-            ]
-            if not attributes:  # walk the value only for `self.x = ...` (most assignments are locals)
-                continue
-            classes = [
-                name
-                for call in ast.walk(statement.value)
-                if isinstance(call, ast.Call) and (name := dotted_name(call.func)) in self.index.classes
-            ]
-            for attribute in attributes:
-                if classes:
-                    types.setdefault(attribute, []).extend(classes)
-        self._attribute_classes[class_name] = types
-        return types
+        """``class_name.method`` through local base classes; through imported ones, a seed."""
+        found = self.index.method(class_name, method)
+        if found is not None:
+            yield found
+            return
+        for base in self.resolver.imported_bases(class_name):
+            self._add_seed(f"{base}.{method}", False, (f"{class_name}.{method}",))
 
     def _add_seed(self, qualname: str, via_decorator: bool, chain: tuple[str, ...]) -> None:
         self._seeds.setdefault((qualname, via_decorator), Seed(qualname, via_decorator, chain))
+
+
+def _decorator_callee(decorator: ast.expr) -> ast.expr:
+    return decorator.func if isinstance(decorator, ast.Call) else decorator
+
+
+def _is_module_compile(call: ast.Call) -> bool:
+    """``model.compile()`` / ``model.compile(backend=...)``: ``nn.Module.compile`` compiles in place."""
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and not call.args
+
+
+def _short(node: ast.AST, limit: int = 80) -> str:
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def analyze_scope(
@@ -555,7 +373,7 @@ def analyze_scope(
     return ScopeAnalyzer(tree, imports, path, mode, extra_compile_functions, text).run(seeds)
 
 
-def _sets_constant_marker(function: _FunctionNode) -> bool:
+def _sets_constant_marker(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """The function sets ``_dynamo_marked_constant`` on something (``setattr(fn, "...", True)`` or ``fn.x = True``)."""
     for node in ast.walk(function):
         if isinstance(node, ast.Attribute) and node.attr == CONSTANT_MARKER and isinstance(node.ctx, ast.Store):

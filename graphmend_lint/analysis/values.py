@@ -23,8 +23,10 @@ from astroid import nodes
 
 from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.imports import ImportTable
+from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.scope import ScopeFacts
 from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts, split_kind
+from graphmend_lint.analysis.walk import descendants
 
 
 class Kind(enum.Enum):
@@ -62,6 +64,20 @@ TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
 STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool"})
 _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
 _MAX_LOOKUPS = 16
+#: How many assignments evidence that a parameter is a tensor may pass through (``y = x * 2`` then ``y.sum()``).
+_EVIDENCE_DEPTH = 3
+#: Classifications open at once before the oracle classifies the innermost one on its own first.
+_MAX_NESTING = 60
+#: How many times one question may be set aside for a deeper one (each time memoises at least one node).
+_MAX_DETOURS = 100_000
+
+
+class _TooDeep(Exception):
+    """Raised by a classification nested too deep; *node* is worked out first, then the outer one again."""
+
+    def __init__(self, node: nodes.NodeNG) -> None:
+        super().__init__()
+        self.node = node
 
 
 def enclosing_class(node: nodes.NodeNG) -> nodes.ClassDef | None:
@@ -94,7 +110,7 @@ def _class_attributes(klass: nodes.ClassDef) -> _ClassAttributes:
     if found is not None:
         return found
     found = _ClassAttributes()
-    for node in klass.nodes_of_class((nodes.AssignAttr, nodes.Call)):
+    for node in descendants(klass, (nodes.AssignAttr, nodes.Call)):
         if isinstance(node, nodes.AssignAttr):
             statement = node.parent
             if (
@@ -154,12 +170,35 @@ class ValueOracle:
         self._in_progress: set[nodes.NodeNG] = set()
         self._cycles_seen = 0
         self._call_sites: dict[str, list[nodes.Call]] | None = None
-        self._argument_memo: dict[tuple[nodes.NodeNG, str], Kind | None] = {}
+        self._argument_memo: dict[tuple[nodes.NodeNG, str], frozenset[Kind]] = {}
+        self._uses: dict[nodes.NodeNG, dict[str, list[nodes.Name]]] = {}
+        self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int, int], bool] = {}
+        self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
 
     # -- public -------------------------------------------------------------------
 
     def kind(self, node: nodes.NodeNG) -> Kind:
-        return self._kind(node) or Kind.UNKNOWN
+        """The kind of *node*, with a Python stack of bounded depth whatever the code.
+
+        A name rebound 2,000 times in a row (``x = x + 1`` ...), or a sum of
+        2,000 terms, would need a recursion per step. When classifications
+        nest too deep, the innermost one is set aside, classified on its own
+        (and memoised), and the outer question asked again: the same answers,
+        in linear time and constant stack.
+        """
+        pending = [node]
+        for _ in range(_MAX_DETOURS):
+            try:
+                result = self._kind(pending[-1])
+            except _TooDeep as deep:
+                pending.append(deep.node)
+                continue
+            except RecursionError:  # astroid's own lookups can still recurse on absurd code: stay quiet
+                return Kind.UNKNOWN
+            pending.pop()
+            if not pending:
+                return result or Kind.UNKNOWN
+        return Kind.UNKNOWN
 
     def is_tensor(self, node: nodes.NodeNG) -> bool:
         return self.kind(node) is Kind.TENSOR
@@ -183,6 +222,8 @@ class ValueOracle:
         if node in self._in_progress:
             self._cycles_seen += 1
             return None  # bottom: ``x = x * 2`` says nothing new about ``x``
+        if len(self._in_progress) >= _MAX_NESTING:
+            raise _TooDeep(node)
         cycles_before = self._cycles_seen
         self._in_progress.add(node)
         try:
@@ -234,7 +275,7 @@ class ValueOracle:
 
     def _name(self, node: nodes.Name) -> Kind | None:
         try:
-            _, assignments = node.lookup(node.name)
+            assignments = reaching_bindings(node)
         except Exception:  # astroid lookups can fail on odd code; stay quiet
             return Kind.UNKNOWN
         if not assignments:
@@ -256,7 +297,7 @@ class ValueOracle:
                 if self._kind(parent.value) is Kind.TENSOR:
                     return Kind.TENSOR
                 try:
-                    _, before = assignment.lookup(assignment.name)  # the bindings the target updates
+                    before = reaching_bindings(assignment)  # the bindings the target updates
                 except Exception:
                     before = []
                 earlier = [b for b in before if b is not assignment]
@@ -276,6 +317,9 @@ class ValueOracle:
             value = statement.value
             if isinstance(value, (nodes.Tuple, nodes.List)) and len(value.elts) == len(container.elts):
                 return self._kind(value.elts[index])
+            element = self._element(value, index)
+            if element is not None:
+                return element  # ``n, x, mask = self._pad(...)``: what the helper returns at that position
             if self._kind(value) is Kind.TENSOR:
                 return Kind.TENSOR  # unpacking a tensor, or a call returning tensors
             return Kind.UNKNOWN
@@ -310,13 +354,20 @@ class ValueOracle:
         if default is not None and not (isinstance(default, nodes.Const) and default.value is None):
             return self._kind(default)
         from_calls = self._argument_kinds(function, name.name)
-        if from_calls is not None:
-            return from_calls
-        if self.assume_tensor_parameters and self._is_traced(function) and self._used_as_tensor(function, name.name):
+        if from_calls == {Kind.TENSOR} or from_calls == {Kind.STATIC}:
+            return next(iter(from_calls))
+        if Kind.STATIC in from_calls:
+            return Kind.UNKNOWN  # some call passes a Python value
+        # No call site, or none that says more than "unknown": the body's own use may tell. Call sites
+        # that say "unknown" leave only direct uses as evidence (``t.sum()``); evidence passed on through
+        # assignments (``half = n // 2`` ... ``emb = emb.exp()``) is too weak against them (measured on
+        # transformers: fsmt's ``embedding_dim``, vitdet's ``q_size``).
+        reach = 0 if from_calls else _EVIDENCE_DEPTH
+        if self.assume_tensor_parameters and self._is_traced(function) and self._used_as_tensor(function, name.name, reach):
             return Kind.TENSOR
         return Kind.UNKNOWN
 
-    def _used_as_tensor(self, function: nodes.NodeNG, name: str, depth: int = 0) -> bool:
+    def _used_as_tensor(self, function: nodes.NodeNG, name: str, reach: int, depth: int = 0) -> bool:
         """Evidence in the body that an unannotated parameter holds a tensor.
 
         ``x.sum()``, ``x @ w``, ``torch.relu(x)`` or ``self.proj(x)`` say tensor,
@@ -324,16 +375,22 @@ class ValueOracle:
         ``if causal:`` or ``mode == "mean"`` say nothing, so such parameters
         stay UNKNOWN and branches on them are not flagged.
         """
-        if depth > 3:
+        if depth > reach:
             return False
-        for use in function.nodes_of_class(nodes.Name):
-            if use.name != name:
-                continue
+        key = (function, name, reach, depth)
+        if key not in self._tensor_use_memo:
+            self._tensor_use_memo[key] = False  # a cycle (``y = x * 2``, ``x = y + 1``) adds no evidence
+            self._tensor_use_memo[key] = self._tensor_evidence(function, name, reach, depth)
+        return self._tensor_use_memo[key]
+
+    def _tensor_evidence(self, function: nodes.NodeNG, name: str, reach: int, depth: int) -> bool:
+        for use in self._uses_of(function, name):
             parent = use.parent
-            while isinstance(parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)) and isinstance(
-                parent.parent, nodes.Attribute
-            ):
-                use, parent = parent, parent.parent  # (a > 0).any(): the expression is used as a tensor
+            top = use
+            while isinstance(top.parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)):
+                top = top.parent  # ((pred - target) ** 2).mean(): the whole arithmetic is used as a tensor
+            if isinstance(top.parent, nodes.Attribute) and top is not use:
+                use, parent = top, top.parent
             if isinstance(parent, nodes.Attribute) and parent.expr is use:
                 if parent.attrname not in PLAIN_PYTHON_ATTRIBUTES and (
                     self.facts.method_kind(parent.attrname) or self.facts.attribute_kind(parent.attrname)
@@ -348,9 +405,19 @@ class ValueOracle:
                 if callee.startswith("torch.") and callee.rsplit(".", 1)[-1] not in TENSOR_FACTORIES:
                     return True
             target = self._arithmetic_assignment_target(use)
-            if target is not None and target != name and self._used_as_tensor(function, target, depth + 1):
+            if target is not None and target != name and self._used_as_tensor(function, target, reach, depth + 1):
                 return True
         return False
+
+    def _uses_of(self, function: nodes.NodeNG, name: str) -> list[nodes.Name]:
+        """Reads of *name* in *function*, from an index built with one walk per function."""
+        index = self._uses.get(function)
+        if index is None:
+            index = {}
+            for use in descendants(function, nodes.Name):
+                index.setdefault(use.name, []).append(use)
+            self._uses[function] = index
+        return index.get(name, [])
 
     @staticmethod
     def _arithmetic_assignment_target(use: nodes.Name) -> str | None:
@@ -413,8 +480,8 @@ class ValueOracle:
             return False
         return function.name == "forward" or self.scope.function_at(*def_position(function)) is not None
 
-    def _argument_kinds(self, function: nodes.NodeNG, parameter: str) -> Kind | None:
-        """Join of what call sites in this module pass for *parameter*, computed once.
+    def _argument_kinds(self, function: nodes.NodeNG, parameter: str) -> frozenset[Kind]:
+        """The kinds call sites in this module pass for *parameter*, computed once.
 
         Arguments often depend on other functions' parameters, which depend on
         their call sites in turn; without a memo (and a cycle guard) that is
@@ -423,14 +490,18 @@ class ValueOracle:
         key = (function, parameter)
         if key in self._argument_memo:
             return self._argument_memo[key]
-        self._argument_memo[key] = None  # bottom while in progress: a cycle adds nothing
-        result = self._call_site_kinds(function, parameter)
+        self._argument_memo[key] = frozenset()  # bottom while in progress: a cycle adds nothing
+        try:
+            result = self._call_site_kinds(function, parameter)
+        except _TooDeep:
+            del self._argument_memo[key]  # set aside, not answered: ask again later
+            raise
         self._argument_memo[key] = result
         return result
 
-    def _call_site_kinds(self, function: nodes.NodeNG, parameter: str) -> Kind | None:
+    def _call_site_kinds(self, function: nodes.NodeNG, parameter: str) -> frozenset[Kind]:
         if not isinstance(function, nodes.FunctionDef) or function.name == "forward":
-            return None
+            return frozenset()
         positional = [a.name for a in (function.args.args or [])]
         is_method = bool(positional) and positional[0] in {"self", "cls"}
         if is_method:
@@ -444,12 +515,12 @@ class ValueOracle:
                 index = positional.index(parameter)
                 if index < len(call.args) and not isinstance(call.args[index], nodes.Starred):
                     kinds.append(self._kind(call.args[index]))
-        return join(kinds) if kinds else None
+        return frozenset(kind for kind in kinds if kind is not None)
 
     def _sites(self, function_name: str) -> list[nodes.Call]:
         if self._call_sites is None:
             self._call_sites = {}
-            for call in self.module.nodes_of_class(nodes.Call):
+            for call in descendants(self.module, nodes.Call):
                 func = call.func
                 name = func.name if isinstance(func, nodes.Name) else getattr(func, "attrname", None)
                 if name:
@@ -625,14 +696,20 @@ class ValueOracle:
         """What a project function returns: the join of its ``return`` values."""
         if function.name in {"forward", "__call__"}:
             return Kind.TENSOR
-        returns = [
-            r.value for r in function.nodes_of_class(nodes.Return, skip_klass=(nodes.FunctionDef, nodes.Lambda))
-        ]
+        returns = self._returned(function)
         if not returns:
             return Kind.UNKNOWN
         if any(value is None for value in returns):
             return Kind.UNKNOWN
         return join(self._kind(value) for value in returns[:_MAX_LOOKUPS])
+
+    def _returned(self, function: nodes.FunctionDef) -> list[nodes.NodeNG | None]:
+        """The values of *function*'s own ``return`` statements (``None`` for a bare one), found once."""
+        found = self._return_values.get(function)
+        if found is None:
+            found = [r.value for r in descendants(function, nodes.Return, skip=(nodes.FunctionDef, nodes.Lambda))]
+            self._return_values[function] = found
+        return found
 
     def _iterates_modules(self, iterable: nodes.NodeNG) -> bool:
         if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "enumerate" and iterable.args:
@@ -640,5 +717,70 @@ class ValueOracle:
         return isinstance(iterable, nodes.Attribute) and self._is_module_attribute(iterable)
 
     def _subscript(self, node: nodes.Subscript) -> Kind | None:
+        index = node.slice
+        if isinstance(index, nodes.Const) and type(index.value) is int and index.value >= 0:
+            element = self._element(node.value, index.value)
+            if element is not None:
+                return element  # ``self._pad(x)[1]``, ``(x, n)[0]``
         value = self._kind(node.value)
-        return value if value in (Kind.TENSOR, Kind.STATIC) else Kind.UNKNOWN
+        if value in (Kind.TENSOR, Kind.STATIC):
+            return value
+        return Kind.TENSOR if _array_index(index) else Kind.UNKNOWN
+
+    def _element(self, value: nodes.NodeNG, index: int, depth: int = 0) -> Kind | None:
+        """The kind of ``value[index]`` when *value* is a tuple or list built in this module; ``None`` when unsure.
+
+        Follows names to their assignments and calls of project functions
+        and methods to their ``return`` statements, so that a helper returning
+        ``padding_len, input_ids, attention_mask`` types each of them.
+        """
+        if depth > 4:
+            return None
+        if isinstance(value, (nodes.Tuple, nodes.List)):
+            if index >= len(value.elts) or any(isinstance(e, nodes.Starred) for e in value.elts[: index + 1]):
+                return None
+            return self._kind(value.elts[index])
+        sources: list[nodes.NodeNG | None]
+        if isinstance(value, nodes.Name):
+            try:
+                bindings = reaching_bindings(value)
+            except Exception:
+                return None
+            sources = [
+                b.parent.value if isinstance(b, nodes.AssignName) and isinstance(b.parent, (nodes.Assign, nodes.AnnAssign)) else None
+                for b in bindings[:_MAX_LOOKUPS]
+            ]
+        elif isinstance(value, nodes.Call):
+            function = self._project_function(value.func)
+            if function is None or function.name in {"forward", "__call__"}:
+                return None
+            sources = list(self._returned(function)[:_MAX_LOOKUPS])
+        else:
+            return None
+        if not sources or any(source is None for source in sources):
+            return None
+        kinds = [self._element(source, index, depth + 1) for source in sources]
+        return None if any(kind is None for kind in kinds) else join(kinds)
+
+    def _project_function(self, func: nodes.NodeNG) -> nodes.FunctionDef | None:
+        """The function a call runs when it is a function or ``self`` method of this module."""
+        if isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) and func.expr.name == "self":
+            return self._method_of_self(func)
+        if isinstance(func, nodes.Name):
+            try:
+                found = reaching_bindings(func)
+            except Exception:
+                return None
+            functions = [f for f in found if isinstance(f, nodes.FunctionDef)]
+            return functions[0] if len(functions) == 1 and len(found) == 1 else None
+        return None
+
+
+def _array_index(index: nodes.NodeNG) -> bool:
+    """``[:, 0]``, ``[..., None]``: several axes at once, which only arrays (tensors, numpy) accept."""
+    if not isinstance(index, nodes.Tuple):
+        return False
+    return any(
+        isinstance(part, nodes.Slice) or (isinstance(part, nodes.Const) and (part.value is None or part.value is Ellipsis))
+        for part in index.elts
+    )

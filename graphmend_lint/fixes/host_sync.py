@@ -146,7 +146,7 @@ def predicated_after(analysis: FileAnalysis, edit: Edit, reads: list[nodes.NodeN
     settings = replace(analysis.settings, select=("GM101",), extend_select=(), ignore=(), per_file_ignores=())
     seeds = tuple(Seed(f"{analysis.imports.module}.{f.qualname}", False, f.chain) for f in analysis.scope.functions)
     fixes = {d.start: d.fix for d in analyze(candidate, analysis.path, settings, seeds).diagnostics}
-    wanted = [fixes.get(analysis.start_of(read)) for read in reads]
+    wanted = [fixes.get(analysis.break_start(read)) for read in reads]
     return all(fix is not None and fix.applicability is not Applicability.DISPLAY_ONLY for fix in wanted)
 
 

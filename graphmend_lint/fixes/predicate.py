@@ -65,6 +65,10 @@ SHAPE_OPERATIONS = frozenset(
 )  # fmt: skip
 
 
+#: Calls with no effect whose results are Python values: a branch-local assignment of them may be hoisted.
+PURE_STATIC_CALLS = frozenset(
+    {"torch.finfo", "torch.iinfo", "min", "max", "abs", "int", "float", "round", "len", "math.sqrt", "math.log"}
+)
 FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "std", "var", "norm", "any", "all"})
 
 
@@ -112,6 +116,9 @@ class Predicator:
         # predicate_cond builds on this module, so it is imported when used, not when this module loads
         from graphmend_lint.fixes import predicate_cond
 
+        guard, tensor_test = self._static_prefix(node.test)
+        if guard:
+            return self._guarded_where_rewrite(node, guard, tensor_test)
         if predicate_cond.needs_cond(self, node):
             try:
                 return predicate_cond.cond_rewrite(self, node)
@@ -128,6 +135,36 @@ class Predicator:
                     raise Declined(f"{cond_reason}; and `torch.where`: {where_reason}") from None
                 return replace(rewrite, safe=False, message=_BOTH_SIDES_MESSAGE)
         return self._where_rewrite(node)
+
+    def _static_prefix(self, test: nodes.NodeNG) -> tuple[list[nodes.NodeNG], list[nodes.NodeNG]]:
+        """``S1 and S2 and T...``: the leading operands Dynamo specialises on, and the tensor rest.
+
+        ``if x.dtype == torch.float16 and torch.isinf(x).any():`` (the Hugging Face clamp) or
+        ``if self.training and torch.rand([]) < p:`` keep their Python test for the static part.
+        """
+        if not (isinstance(test, nodes.BoolOp) and test.op == "and"):
+            return [], [test]
+        operands = list(test.values)
+        static: list[nodes.NodeNG] = []
+        while operands and self.values.kind(operands[0]) is Kind.STATIC:
+            static.append(operands.pop(0))
+        return (static, operands) if operands else ([], [test])
+
+    def _guarded_where_rewrite(self, node: nodes.If, guard: list[nodes.NodeNG], tensor_test: list[nodes.NodeNG]) -> Rewrite:
+        """``if S and T: body`` → ``if S:`` then the select on ``T`` (``S`` still short-circuits ``T``)."""
+        from graphmend_lint.fixes import predicate_cond
+
+        if node.orelse:
+            raise Declined("the `if` mixes Python and tensor conditions and has an `else`, which both would need")
+        if predicate_cond.needs_cond(self, node):
+            raise Declined("the branch calls submodules or user code, and the Python part of the condition keeps it "
+                           "from becoming `torch.cond`")
+        parts = [self.condition(part) for part in tensor_test]
+        condition = " & ".join(self._parenthesised(part) for part in parts) if len(parts) > 1 else parts[0]
+        inner, safe = self._assignments(node, condition)
+        lines = [f"if {' and '.join(self.text(part) for part in guard)}:"]
+        lines += ["    " + line for statement in inner for line in _wrap(statement).split("\n")]
+        return self.statement_rewrite(node, node, lines, safe)
 
     def _where_rewrite(self, node: nodes.If) -> Rewrite:
         returns = self._return_pair(node)
@@ -227,7 +264,8 @@ class Predicator:
     # -- assignments ----------------------------------------------------------------
 
     def _assignments(self, node: nodes.If, condition: str) -> tuple[list[str], bool]:
-        body, orelse = list(node.body), list(node.orelse)
+        body, body_locals = self._split_branch_locals(node, list(node.body))
+        orelse, else_locals = self._split_branch_locals(node, list(node.orelse))
         suffix: list[str] = []
         setup: list[str] = []
         if orelse and not _is_elif(orelse):
@@ -258,7 +296,30 @@ class Predicator:
             statements.append(f"{name} = {self._where(condition, on_true.text, on_false.text)}")
             rebound.add(name)
             safe = safe and on_true.safe and on_false.safe
-        return setup + statements + suffix, safe and not suffix and not setup
+        return body_locals + else_locals + setup + statements + suffix, safe and not suffix and not setup
+
+    def _split_branch_locals(self, node: nodes.If, block: list[nodes.NodeNG]) -> tuple[list[nodes.NodeNG], list[str]]:
+        """Leading ``name = <value without tensors or effects>`` statements whose name nothing outside the branch reads.
+
+        ``clamp_value = torch.finfo(h.dtype).max - 1000``: computing it whichever side is taken changes
+        nothing, so it moves before the select and the branch is left with tensor assignments.
+        """
+        hoisted: list[str] = []
+        while block and self._is_branch_local_static(node, block[0]):
+            hoisted.append(self._statement_source(block[0]))
+            block = block[1:]
+        return block, hoisted
+
+    def _is_branch_local_static(self, node: nodes.If, statement: nodes.NodeNG) -> bool:
+        if not (isinstance(statement, nodes.Assign) and len(statement.targets) == 1):
+            return False
+        target = statement.targets[0]
+        if not isinstance(target, nodes.AssignName) or self.values.kind(statement.value) is Kind.TENSOR:
+            return False
+        if not all(self.values.qualified_name(call.func) in PURE_STATIC_CALLS for call in statement.value.nodes_of_class(nodes.Call)):
+            return False
+        reads = [use for use in node.scope().nodes_of_class(nodes.Name) if use.name == target.name]
+        return all(_assigned_earlier_in_block(use, target.name) for use in reads)
 
     def _split_setup(self, block: list[nodes.NodeNG]) -> tuple[list[nodes.NodeNG], list[str]]:
         """Leading statements that may run on both sides, as GraphMend allows.
@@ -758,3 +819,22 @@ def _comments(lines: list[str]) -> list[str]:
 
 def _strip_comments(lines: list[str]) -> list[str]:
     return [line.split("#", 1)[0] if "#" in line and "'" not in line and '"' not in line else line for line in lines]
+
+
+def _assigned_earlier_in_block(use: nodes.Name, name: str) -> bool:
+    """Some block holding *use* assigns *name* (``name = ...``) in a statement before the one holding *use*.
+
+    Then hoisting another block's assignment of *name* cannot change the value *use* reads (LongT5
+    recomputes ``clamp_value`` in each of its three clamps).
+    """
+    statement = use.statement()
+    while statement is not None and not isinstance(statement, (nodes.FunctionDef, nodes.Module)):
+        sibling = statement.previous_sibling()
+        while sibling is not None:
+            if isinstance(sibling, nodes.Assign) and any(
+                isinstance(t, nodes.AssignName) and t.name == name for t in sibling.targets
+            ):
+                return True
+            sibling = sibling.previous_sibling()
+        statement = statement.parent.statement() if statement.parent is not None else None
+    return False

@@ -77,14 +77,14 @@ def summary_lines(report: Report) -> list[str]:
     if report.quiet:
         return []
     remaining = len(report.diagnostics)
+    lines = []
     if report.fixed_count:
         total = report.fixed_count + remaining
-        found = f"Found {_count(total, 'error', 'errors')} ({report.fixed_count} fixed, {remaining} remaining)."
+        lines.append(f"Found {_count(total, 'error', 'errors')} ({report.fixed_count} fixed, {remaining} remaining).")
     elif remaining:
-        found = f"Found {_count(remaining, 'error', 'errors')}."
-    else:
-        found = "All checks passed!"
-    lines = [found]
+        lines.append(f"Found {_count(remaining, 'error', 'errors')}.")
+    elif not (report.unchecked or report.unfixed):
+        lines.append("All checks passed!")
     fixable = report.fixable_count
     hidden = 0 if report.unsafe_fixes else report.hidden_unsafe_fixes
     hint = f"{_count(hidden, 'hidden fix', 'hidden fixes')} can be enabled with the `--unsafe-fixes` option"
@@ -94,6 +94,18 @@ def summary_lines(report: Report) -> list[str]:
         lines.append(f"{FIXABLE_MARKER} {fixable} fixable with the `--fix` option.")
     elif hidden:
         lines.append(f"No fixes available ({hint}).")
+    return [*lines, *_file_problem_lines(report)]
+
+
+def _file_problem_lines(report: Report) -> list[str]:
+    """What was not checked, not fixed or skipped; the messages themselves went to stderr."""
+    lines = []
+    if report.unchecked:
+        lines.append(f"{_count(report.unchecked, 'path', 'paths')} could not be checked (see the errors above).")
+    if report.unfixed:
+        lines.append(f"{_count(report.unfixed, 'file was', 'files were')} not fixed (see the errors above).")
+    if report.skipped:
+        lines.append(f"{_count(report.skipped, 'file', 'files')} skipped (see the notes above).")
     return lines
 
 

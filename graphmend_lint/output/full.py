@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from graphmend_lint.diagnostics import Diagnostic
+from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.output import concise
 from graphmend_lint.output.report import Report
 from graphmend_lint.source import SourceFile
@@ -90,12 +90,21 @@ def _width(char: str) -> int:
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 
+#: What follows a fix's message in ``= help:``; a fix without edits is only advice and gets nothing.
+FIX_KIND = {
+    Applicability.SAFE: "safe fix",
+    Applicability.UNSAFE: "unsafe fix",
+    Applicability.DISPLAY_ONLY: "suggestion, never applied",
+}
+
+
 def _notes(diagnostic: Diagnostic) -> list[str]:
     """``= help:`` with the fix's safety, and ``= in compile scope:`` when known."""
     notes = []
-    if diagnostic.fix is not None:
-        fix = diagnostic.fix
-        notes.append(f"  = help: {fix.message} ({fix.applicability.value} fix)")
+    fix = diagnostic.fix
+    if fix is not None:
+        kind = f" ({FIX_KIND[fix.applicability]})" if fix.edits else ""
+        notes.append(f"  = help: {fix.message}{kind}")
     if diagnostic.scope_chain:
         notes.append(f"  = in compile scope: {' -> '.join(diagnostic.scope_chain)}")
     return notes

@@ -23,7 +23,10 @@ class Report:
     ``hidden_unsafe_fixes`` counts findings whose UNSAFE fix was not enabled;
     the caller knows it (it decided what ``--fix`` may touch), so it is passed
     in rather than guessed here. ``applied`` is what ``--fix`` changed and is
-    only listed with ``show_fixes``.
+    only listed with ``show_fixes``. ``unchecked`` counts paths that could not
+    be checked (missing, unreadable, undecodable), ``unfixed`` files whose
+    fixes were not written, ``skipped`` files skipped on purpose (size,
+    binary): the summary must never read as a clean bill for them.
     """
 
     diagnostics: tuple[Diagnostic, ...]
@@ -38,6 +41,9 @@ class Report:
     rule_names: Mapping[str, str] = field(default_factory=dict)
     sources: Mapping[str, str] = field(default_factory=dict)
     tool_version: str = ""
+    unchecked: int = 0
+    unfixed: int = 0
+    skipped: int = 0
 
     def __post_init__(self) -> None:
         # Callers sort already; sorting again here means no format can ever

@@ -129,6 +129,8 @@ class TensorDependentBranch(Rule):
             unsafe=True,
         ),
         Example("import torch\n\n@torch.compile\ndef f(x):\n    y = x.max()\n    if y > 3 and x.mean() < 0:\n        return x\n    return -x\n"),
+        # declined (display-only): no tensor to select on one side
+        Example("import torch\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        return None\n    return x\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:

@@ -54,6 +54,8 @@ class TensorDependentConditionalExpression(Rule):
             "import torch\n\n@torch.compile\ndef f(x):\n    return x + 1 if x.mean() > 0 else x - 1\n",
             fixed="import torch\n\n@torch.compile\ndef f(x):\n    return torch.where(x.mean() > 0, x + 1, x - 1)\n",
         ),
+        # declined (display-only): `None` is not a tensor to select
+        Example("import torch\n\n@torch.compile\ndef f(x):\n    return x if x.sum() > 0 else None\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:

@@ -84,7 +84,7 @@ class NumpyInCompiledScope(Rule):
         "GB0208": "torch.* op returned non-Tensor",
         "GB0033": "Data dependent operator",
     }
-    fix_applicabilities = (Applicability.SAFE,)
+    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     valid = (
         "import numpy as np\nimport torch\n\n\ndef f(x):\n    return x * np.lcm(4, 6)\n",
         _HEADER + "    a = np.asarray(x)\n    return np.sqrt(a), np.sum(x.numpy()), np.sum([])\n",

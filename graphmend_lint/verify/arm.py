@@ -8,7 +8,14 @@ workload under the same seed:
 1. runs every input set eagerly, recording which lines of the scope files
    ran, and saves (original) or compares (fixed) the flattened outputs;
 2. measures Dynamo's breaks over every input set (:mod:`.breaks`);
-3. with ``bench``, times the compiled callable and the eager baseline.
+3. checks whether ``torch.compile(callable, fullgraph=True)`` runs every
+   input set (the acid test: it fails on the first break Dynamo meets);
+4. with ``bench``, times the compiled callable's steady state and the eager
+   baseline.
+
+An arm spec with ``cold_only`` instead builds the workload and times only
+the first compiled call: cold start is measured in several such fresh
+processes (:mod:`.runner`), since one process's number swings with the load.
 
 The JSON result goes to ``spec.result_path``; the process exits 0 whenever it
 could write one, errors included. A fresh process per arm matters: Dynamo
@@ -48,7 +55,7 @@ class ArmFailure(Exception):
 class ArmSpec:
     """Everything one arm needs; pickled by the parent."""
 
-    role: str  # "original" or "fixed"
+    role: str  # "original" or "fixed" (or a label of a fixed variant, shown in progress lines)
     target: Any  # TargetSpec
     scope_modules: tuple[str, ...]
     transform: Any  # Transform: (source, filename) -> source
@@ -61,6 +68,8 @@ class ArmSpec:
     rtol: float | None = None
     bench: Any = None  # BenchOptions or None
     threads: int | None = None  # torch.set_num_threads; None keeps torch's default
+    cold_only: bool = False  # time the first compiled call and nothing else
+    fullgraph: bool = True  # also check torch.compile(fullgraph=True) (reconciliation's extra arms skip it)
 
 
 def progress(role: str, message: str) -> None:
@@ -159,6 +168,10 @@ def run_arm(spec: ArmSpec) -> dict[str, Any]:
         torch.set_num_threads(spec.threads)
     result: dict[str, Any] = {"role": spec.role, "environment": describe(spec.device)}
     grad_mode = torch.enable_grad if spec.grad else torch.no_grad
+    if spec.cold_only:
+        with _phase("setup"), installed(spec.scope_modules, spec.transform):
+            result["cold_s"] = _cold_start(spec, grad_mode)
+        return result
     with _phase("setup"), contextlib.ExitStack() as stack:
         finder = stack.enter_context(installed(spec.scope_modules, spec.transform))
         progress(spec.role, f"building {spec.target.text}")
@@ -192,15 +205,56 @@ def run_arm(spec: ArmSpec) -> dict[str, Any]:
             )
         result["breaks"] = _breaks_json(report)
 
+        if spec.fullgraph:
+            progress(spec.role, "checking torch.compile(fullgraph=True) on every input set")
+            result["fullgraph"] = _fullgraph(spec, grad_mode)
+
         if spec.bench is not None:
             result["bench"] = _bench(spec, grad_mode)
-        applied = getattr(spec.transform, "applied", {})
-        result["modules"] = [
-            {**asdict(m), "fixes": list(applied.get(m.filename, ()))} for m in finder.loaded
-        ]
+        result["modules"] = [_module_json(m, spec.transform) for m in finder.loaded]
         result["executed"] = {name: sorted(lines) for name, lines in recorder.lines.items()}
         result["seconds"] = round(time.perf_counter() - started, 3)
     return result
+
+
+def _module_json(module: Any, transform: Any) -> dict[str, Any]:
+    """A scope module as compiled: the fixes applied and held back, and its text when a fix changed it.
+
+    The fixed text lets the parent map the fixed arm's break lines back to
+    the original lines (reconciliation), without fixing the file again.
+    """
+    data = {
+        "name": module.name,
+        "filename": module.filename,
+        "changed": module.changed,
+        "fixes": list(getattr(transform, "applied", {}).get(module.filename, ())),
+        "held_back": list(getattr(transform, "held_back", {}).get(module.filename, ())),
+    }
+    if module.changed:
+        data["text"] = module.text
+    return data
+
+
+def _fullgraph(spec: ArmSpec, grad_mode: Callable[[], Any]) -> dict[str, Any]:
+    """Whether ``torch.compile(fullgraph=True)`` traces every input set, and the first error if not.
+
+    The ``eager`` backend is enough: a full-graph failure is Dynamo's, raised
+    while tracing, and no kernel needs compiling to see it.
+    """
+    import torch
+
+    workload = _fresh_workload(spec)
+    torch._dynamo.reset()
+    compiled = torch.compile(workload.callable, fullgraph=True, backend="eager")
+    with grad_mode():
+        for args, kwargs in workload.inputs:
+            torch.manual_seed(spec.seed)
+            try:
+                compiled(*args, **kwargs)
+            except Exception as error:  # Unsupported, UserError and whatever the traced code raises
+                first_line = (str(error).strip().splitlines() or [""])[0]
+                return {"passes": False, "error": f"{type(error).__name__}: {first_line}"}
+    return {"passes": True, "error": ""}
 
 
 def _first_set(*values: float | None) -> float:
@@ -224,19 +278,40 @@ def _breaks_json(report: Any) -> dict[str, Any]:
 
 
 def _bench(spec: ArmSpec, grad_mode: Callable[[], Any]) -> dict[str, Any]:
+    """Steady state, compiled and eager (cold start is timed in fresh processes, see ``cold_only``)."""
     import torch
 
     from graphmend_lint.verify.bench import bench_compiled, bench_eager, timer_for
 
     options = spec.bench
-    progress(spec.role, f"benchmarking: torch.compile(backend={options.backend!r}, mode={options.mode!r})")
     workload = _fresh_workload(spec)
     timer = timer_for(spec.device)
+    calls = f"{options.warmup} warm-up + {options.iters} timed calls"
     with _phase("bench"), grad_mode():
         torch.manual_seed(spec.seed)
+        progress(spec.role, f"benchmarking torch.compile(backend={options.backend!r}, mode={options.mode!r}): "
+                 f"compiling, then {calls}")
         compiled = bench_compiled(workload.callable, workload.inputs[0], options, timer)
+        progress(spec.role, f"benchmarking eager: {calls}")
         eager = bench_eager(workload.callable, workload.inputs[0], options, timer)
     return {"device": timer.device, "compiled": asdict(compiled), "eager": asdict(eager)}
+
+
+def _cold_start(spec: ArmSpec, grad_mode: Callable[[], Any]) -> float:
+    """Seconds of the first compiled call in this fresh process, compilation included."""
+    import torch
+
+    from graphmend_lint.verify.bench import timer_for, wall_s
+
+    options = spec.bench
+    workload = _fresh_workload(spec)
+    timer = timer_for(spec.device)
+    args, kwargs = workload.inputs[0]
+    with _phase("bench"), grad_mode():
+        torch.manual_seed(spec.seed)
+        compiled = torch.compile(workload.callable, backend=options.backend, mode=options.mode)
+        progress(spec.role, "cold start: compiling and running the first call")
+        return wall_s(timer, lambda: compiled(*args, **kwargs))
 
 
 def main(argv: list[str] | None = None) -> int:

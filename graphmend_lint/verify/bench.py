@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from graphmend_lint.verify.targets import InputSet
+from graphmend_lint.verify.workload import InputSet
 
 
 class Timer(Protocol):

@@ -3,9 +3,10 @@
 For each target, the original code and the code as graphmend-lint would fix
 it (in memory, through :mod:`.hook`) run in two fresh subprocesses; the
 report compares their graph breaks and outputs and reconciles the breaks
-with the static findings. Exit codes: 0 every target passed (no more
-splitting breaks after the fix, equal outputs), 1 some fix failed, 2 an error
-kept a target from being verified.
+with the static findings. Exit codes: 0 every target passed (no more logged
+breaks after the fix, ``fullgraph=True`` not lost, equal outputs), 1 some fix
+failed or no fix was applied because they all need ``--unsafe-fixes``, 2 an
+error kept a target from being verified.
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("targets", nargs="*", metavar="TARGET")
     fixing = parser.add_argument_group("fixing (in memory)")
     fixing.add_argument("--scope-module", action="append", metavar="MOD",
-                        help="module (or package) to fix in memory; repeatable (default: derived from the target)")
+                        help="another module (or package) to fix in memory and lint, on top of the target's "
+                        "default scope (its own module; for hf: the model's package and shared transformers "
+                        "modules); repeatable")
     fixing.add_argument("--scope", choices=SCOPES,
                         help="linter scope for fixing and linting (default: the configured scope for "
                         "file/module targets, whose callable is treated as compiled; modules for hf)")
@@ -82,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--mode", default=None, help="torch.compile mode (default none)")
     bench.add_argument("--iters", type=int, default=20, help="timed steady-state calls (default 20)")
     bench.add_argument("--warmup", type=int, default=3, help="untimed calls before timing (default 3)")
+    bench.add_argument("--cold-runs", type=int, default=3, metavar="N",
+                       help="fresh processes per arm that time the cold start; the report gives their median "
+                       "and range (default 3)")
     bench.add_argument("--threads", type=int, metavar="N",
                        help="torch.set_num_threads(N) in both arms (default: torch's choice); 1 avoids OpenMP "
                        "stalls on a busy or small machine")
@@ -118,8 +124,8 @@ def lint_settings_for(target: TargetSpec, base: Settings, args: argparse.Namespa
     return with_overrides(
         base,
         scope=args.scope or default_lint_scope(target, base.scope),
-        select=cli_codes(args.select),
-        ignore=cli_codes(args.ignore),
+        select=cli_codes(args.select, "--select"),
+        ignore=cli_codes(args.ignore, "--ignore"),
         unsafe_fixes=args.unsafe_fixes,
     )
 
@@ -150,11 +156,12 @@ def _prefixed(show: Callable[[str], None], name: str) -> Callable[[str], None]:
 
 
 def _run_options(args: argparse.Namespace) -> RunOptions:
-    if args.iters < 1 or args.warmup < 0 or (args.threads is not None and args.threads < 1):
-        raise UsageError("--iters and --threads must be at least 1 and --warmup at least 0")
+    if args.iters < 1 or args.cold_runs < 1 or args.warmup < 0 or (args.threads is not None and args.threads < 1):
+        raise UsageError("--iters, --cold-runs and --threads must be at least 1 and --warmup at least 0")
     bench = BenchOptions(args.backend, args.mode, args.iters, args.warmup) if args.bench else None
     return RunOptions(
-        args.seed, args.device, args.grad, args.atol, args.rtol, bench, args.timeout, args.verbose, args.threads
+        args.seed, args.device, args.grad, args.atol, args.rtol, bench, args.timeout, args.verbose, args.threads,
+        args.cold_runs,
     )
 
 
@@ -167,7 +174,7 @@ def verify_all(args: argparse.Namespace) -> list[TargetResult]:
     results = []
     for index, target in enumerate(targets, 1):
         lint_settings = lint_settings_for(target, settings, args)
-        scope = tuple(args.scope_module) if args.scope_module else default_scope_modules(target)
+        scope = tuple(dict.fromkeys([*default_scope_modules(target), *(args.scope_module or ())]))
         fix = (
             ReferencedTransform(args.transform, str(Path.cwd()))
             if args.transform

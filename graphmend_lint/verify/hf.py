@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphmend_lint.verify.targets import HfOptions, TargetError, Workload
+from graphmend_lint.verify.workload import HfOptions, TargetError, Workload
 
 HIDDEN = 32
 HEADS = 4
@@ -41,6 +41,11 @@ SMALL_CONFIG: dict[str, Any] = {
 }
 #: List-valued sizes (one entry per stage), shrunk element-wise: wav2vec2's conv feature extractor.
 SMALL_PER_STAGE: dict[str, int] = {"conv_dim": HIDDEN}
+#: Lists whose entries must sum to the hidden size (reformer's axial position embeddings).
+SUMS_TO_HIDDEN = ("axial_pos_embds_dim",)
+#: Lists with one entry per layer, cut to the tiny layer count (reformer's ``attn_layers``
+#: sets its number of layers).
+PER_LAYER = ("attn_layers",)
 MIN_VOCAB = 256
 SEED = 0
 
@@ -101,6 +106,13 @@ def small_overrides(defaults: dict[str, Any]) -> dict[str, Any]:
     for key, value in SMALL_PER_STAGE.items():
         if isinstance(defaults.get(key), list):
             small[key] = [value] * len(defaults[key])
+    for key in SUMS_TO_HIDDEN:
+        if isinstance(defaults.get(key), (list, tuple)) and defaults[key]:
+            parts = len(defaults[key])
+            small[key] = [HIDDEN // parts] * (parts - 1) + [HIDDEN - HIDDEN // parts * (parts - 1)]
+    for key in PER_LAYER:
+        if isinstance(defaults.get(key), (list, tuple)) and len(defaults[key]) > SMALL_CONFIG["num_layers"]:
+            small[key] = list(defaults[key][: SMALL_CONFIG["num_layers"]])
     if isinstance(defaults.get("vocab_size"), int):
         # Keep special token ids valid (phi3 pads with 32000) instead of changing them.
         token_ids = [v for k, v in defaults.items() if k.endswith("token_id") and isinstance(v, int)]

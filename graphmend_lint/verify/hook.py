@@ -47,21 +47,53 @@ class LinterTransform:
     ``seeds`` maps each scope filename to what the linter treats as compiled
     in it: the target's callable and the calls other scope modules make into
     it (see :func:`graphmend_lint.verify.static.settle`).
-    ``applied`` records the codes fixed per filename, so the arm can report
-    what changed; it is filled in the process that runs the transform.
+    ``applied`` records the codes fixed per filename, and ``held_back`` the
+    codes of findings whose fix needs ``--unsafe-fixes`` that was not given,
+    so the arm can report both; they are filled in the process that runs the
+    transform.
     """
 
     settings: Settings
     unsafe: bool = False
     seeds: Mapping[str, tuple[Seed, ...]] = field(default_factory=dict)
     applied: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    held_back: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __call__(self, source: str, filename: str) -> str:
-        from graphmend_lint.verify.static import fix_text
+        from graphmend_lint.verify.static import fix_text, needs_unsafe
 
         result = fix_text(source, filename, self.settings, self.unsafe, self.seeds.get(filename, ()))
         self.applied[filename] = tuple(d.code for d in result.applied)
+        self.held_back[filename] = tuple(d.code for d in result.remaining if needs_unsafe(d, self.unsafe))
         return result.source
+
+
+@dataclass
+class SingleFixTransform:
+    """Apply the fix of one finding only: the one of ``code`` starting at ``line`` of ``filename``.
+
+    Reconciliation runs an arm per fix with it, to see which breaks each fix
+    removes on its own (a fix at one line can remove breaks at others).
+    Other files pass through unchanged.
+    """
+
+    settings: Settings
+    unsafe: bool
+    filename: str
+    code: str
+    line: int
+    seeds: Mapping[str, tuple[Seed, ...]] = field(default_factory=dict)
+    applied: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __call__(self, source: str, filename: str) -> str:
+        from graphmend_lint.verify.static import apply_one_fix
+
+        if os.path.realpath(filename) != os.path.realpath(self.filename):
+            return source
+        fixed = apply_one_fix(source, filename, self.settings, self.unsafe, self.seeds.get(filename, ()),
+                              self.code, self.line)
+        self.applied[filename] = (self.code,) if fixed != source else ()
+        return fixed
 
 
 @dataclass(frozen=True)
@@ -110,6 +142,7 @@ class LoadedModule:
     name: str
     filename: str
     changed: bool
+    text: str = field(default="", repr=False)  # what was compiled
 
 
 class _TransformingLoader(importlib.machinery.SourceFileLoader):
@@ -124,7 +157,7 @@ class _TransformingLoader(importlib.machinery.SourceFileLoader):
         if self._text is None:
             original = importlib.util.decode_source(self.get_data(self.path))
             self._text = self._finder.transform(original, self.path)
-            self._finder.record(LoadedModule(fullname, self.path, self._text != original))
+            self._finder.record(LoadedModule(fullname, self.path, self._text != original, self._text))
             lines = self._text.splitlines(keepends=True)
             # mtime None: linecache.checkcache keeps the entry instead of re-reading the disk.
             linecache.cache[self.path] = (len(self._text), None, lines, self.path)

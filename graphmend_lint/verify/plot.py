@@ -33,7 +33,7 @@ def require_matplotlib() -> Any:
 
 
 def plot(results: Sequence[TargetResult], path: Path) -> None:
-    """Grouped bars per target: splitting breaks, and steady-state latency when benchmarked."""
+    """Grouped bars per target: logged break sites, and steady-state latency when benchmarked."""
     plt = require_matplotlib()
     measured = [r for r in results if r.original and r.fixed]
     benched = [r for r in measured if r.bench_json()]
@@ -43,9 +43,9 @@ def plot(results: Sequence[TargetResult], path: Path) -> None:
     _bars(
         axes[0][0],
         names,
-        [r.original.graph_break_count for r in measured],  # type: ignore[union-attr]
-        [r.fixed.graph_break_count for r in measured],  # type: ignore[union-attr]
-        "graph breaks (splitting sites)",
+        [r.original.logged_sites for r in measured],  # type: ignore[union-attr]
+        [r.fixed.logged_sites for r in measured],  # type: ignore[union-attr]
+        "graph breaks (logged sites)",
         integer=True,
     )
     if benched:

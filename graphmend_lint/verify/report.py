@@ -15,9 +15,24 @@ from typing import Any
 
 from graphmend_lint.verify.results import ArmResult, TargetResult
 
-HEADERS = ("target", "graphs", "breaks", "logged", "skipped", "outputs", "max|diff|", "found/missed",
-           "confirmed/not")
+HEADERS = ("target", "breaks", "fullgraph", "outputs", "max|diff|", "fixes", "splitting", "graphs", "skipped",
+           "found/missed", "confirmed/not")
 BENCH_HEADERS = ("device", "cold s", "steady ms", "p90 ms", "eager ms")
+#: What each column means; printed under every table, so a reader needs no manual.
+LEGEND = (
+    "breaks: distinct graph-break sites Dynamo logged, before -> after the fixes (a break is removed only when it "
+    "is no longer logged)",
+    "fullgraph: whether torch.compile(fullgraph=True) runs every input set",
+    "outputs, max|diff|: the fixed code's outputs against the original's, and their largest difference",
+    "fixes: fixes applied in memory (and how many need --unsafe-fixes)",
+    "splitting: logged sites that split a graph; graphs: graphs compiled; skipped: frames Dynamo ran fully eager",
+    "found/missed: logged sites a finding predicted (on its line, or removed by its fix) / did not; "
+    "confirmed/not: findings that broke (or whose fix removed a break) / that ran without breaking",
+)
+BENCH_LEGEND = (
+    "cold s: first compiled call, compilation included, median of fresh processes [min-max]; "
+    "steady ms, p90 ms: median and 90th percentile of compiled calls; eager ms: uncompiled",
+)
 
 
 def _arrow(before: Any, after: Any) -> str:
@@ -41,20 +56,32 @@ def _reconciliation(result: TargetResult) -> tuple[str, str]:
     return f"{rec.found}/{rec.missed}", f"{rec.confirmed}/{rec.not_a_break}"
 
 
+def _fullgraph(arm: ArmResult | None) -> str:
+    if arm is None:
+        return "!"
+    return {True: "passes", False: "fails", None: "-"}[arm.fullgraph_passes]
+
+
+def _fixes(result: TargetResult) -> str:
+    held_back = f" ({result.fixes_held_back} need --unsafe-fixes)" if result.fixes_held_back else ""
+    return f"{result.fixes_applied}{held_back}" if result.fixed else "-"
+
+
 def _row(result: TargetResult) -> list[str]:
-    original, fixed = result.original, result.fixed
+    original, after = result.original, result.fixed
     if original is None:
         return [result.target, *["-"] * (len(HEADERS) - 1)]
-    after: ArmResult | None = fixed
     found, confirmed = _reconciliation(result)
     return [
         result.target,
-        _arrow(original.graph_count, after.graph_count if after else "!"),
-        _arrow(original.graph_break_count, after.graph_break_count if after else "!"),
         _arrow(original.logged_sites, after.logged_sites if after else "!"),
-        _arrow(len(original.skipped_frames), len(after.skipped_frames) if after else "!"),
+        _arrow(_fullgraph(original), _fullgraph(after)),
         _outputs(result),
         _diff(result),
+        _fixes(result),
+        _arrow(original.graph_break_count, after.graph_break_count if after else "!"),
+        _arrow(original.graph_count, after.graph_count if after else "!"),
+        _arrow(len(original.skipped_frames), len(after.skipped_frames) if after else "!"),
         found,
         confirmed,
     ]
@@ -67,11 +94,17 @@ def _bench_row(result: TargetResult) -> list[str]:
     before, after = bench["original"], bench["fixed"]
     return [
         bench["device"],
-        _arrow(f"{before['cold_s']:.2f}", f"{after['cold_s']:.2f}"),
+        _arrow(_cold(before), _cold(after)),
         _arrow(f"{before['steady_ms']:.2f}", f"{after['steady_ms']:.2f}"),
         _arrow(f"{before['p90_ms']:.2f}", f"{after['p90_ms']:.2f}"),
         f"{bench['eager_ms']:.2f}",
     ]
+
+
+def _cold(arm: dict[str, Any]) -> str:
+    """``14.8 [14.1-16.4]``: the median, and the range when there were several runs."""
+    spread = f" [{arm['cold_min_s']:.1f}-{arm['cold_max_s']:.1f}]" if len(arm.get("cold_runs", ())) > 1 else ""
+    return f"{arm['cold_s']:.1f}{spread}"
 
 
 def _rows(results: Sequence[TargetResult], bench: bool) -> tuple[list[str], list[list[str]]]:
@@ -104,10 +137,14 @@ def _short(filename: str) -> str:
 
 
 def _details(result: TargetResult) -> list[str]:
-    """Per-target notes: why it failed, skipped frames (loudly), break sites, fixes."""
+    """Per-target notes: why it failed, skipped frames (loudly), break sites, fixes, noise."""
     lines = []
     if result.detail:
         lines.append(f"{result.target}: {result.status.upper()}: {result.detail}")
+    if result.fixes_held_back and result.fixes_applied:
+        lines.append(f"{result.target}: {result.fixes_held_back} more fixes not applied: need `--unsafe-fixes`")
+    if result.fixed and result.fixed.fullgraph and not result.fixed.fullgraph["passes"]:
+        lines.append(f"{result.target} [fixed]: fullgraph=True fails: {result.fixed.fullgraph['error']}")
     for role, arm in (("original", result.original), ("fixed", result.fixed)):
         if arm is None:
             continue
@@ -122,13 +159,25 @@ def _details(result: TargetResult) -> list[str]:
             lines.append(f"{result.target} [{role}]: {_short(b.filename)}:{b.line} {b.gb_id or '-'} ({tag}) {b.reason}")
         for filename, codes in arm.fixes.items():
             lines.append(f"{result.target} [{role}]: fixed {_short(filename)}: {', '.join(codes)}")
+        for filename, codes in arm.held_back.items():
+            lines.append(f"{result.target} [{role}]: not fixed without --unsafe-fixes in {_short(filename)}: "
+                         f"{', '.join(codes)}")
     if result.reconciliation_error:
         lines.append(f"{result.target}: reconciliation unavailable: {result.reconciliation_error}")
     elif result.reconciliation is not None:
         for check in result.reconciliation.sites:
+            where = f"{_short(check.site.filename)}:{check.site.line} {check.site.gb_id or '-'}"
             if check.status == "missed":
-                lines.append(f"{result.target}: missed by the linter: {_short(check.site.filename)}:{check.site.line}"
-                             f" {check.site.gb_id or '-'} {check.site.reason}")
+                lines.append(f"{result.target}: missed by the linter: {where} {check.site.reason}")
+            elif check.via == "fix":
+                lines.append(f"{result.target}: {where} is found by its cause elsewhere: the fix of "
+                             f"{', '.join(check.codes)} alone removes it")
+    bench = result.bench_json()
+    if bench is not None and bench["cold_within_noise"] is not None:
+        runs = len(bench["original"]["cold_runs"])
+        verdict = ("within noise: the ranges overlap, so the difference means nothing"
+                   if bench["cold_within_noise"] else "outside noise: the ranges do not overlap")
+        lines.append(f"{result.target}: cold start over {runs} fresh processes per arm is {verdict}")
     return lines
 
 
@@ -140,8 +189,14 @@ def terminal(results: Sequence[TargetResult], bench: bool) -> str:
         "  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in [headers, *rows]
     ]
     table.insert(1, "  ".join("-" * w for w in widths))
+    legend = _legend(bench)
     notes = [line for result in results for line in _details(result)]
-    return "\n".join([*table, "", *notes, *([""] if notes else []), _environment_line(results)]) + "\n"
+    blocks = [*table, "", *legend, "", *notes, *([""] if notes else []), _environment_line(results)]
+    return "\n".join(blocks) + "\n"
+
+
+def _legend(bench: bool) -> list[str]:
+    return [f"  {line}" for line in (*LEGEND, *(BENCH_LEGEND if bench else ()))]
 
 
 def markdown(results: Sequence[TargetResult], bench: bool) -> str:
@@ -155,7 +210,7 @@ def markdown(results: Sequence[TargetResult], bench: bool) -> str:
         "|" + "|".join("---" for _ in headers) + "|",
         *("| " + " | ".join(escape(c) for c in row) + " |" for row in rows),
         "",
-        "`breaks` counts distinct sites that split a graph; `logged` counts every site Dynamo logged.",
+        *(f"- {line}" for line in (*LEGEND, *(BENCH_LEGEND if bench else ()))),
         "",
     ]
     for result in results:

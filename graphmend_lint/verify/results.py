@@ -8,12 +8,15 @@ target's two arms plus equivalence, reconciliation and timings make a
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphmend_lint.verify.reconcile import Reconciliation
 
-PASS, FAIL, ERROR = "pass", "fail", "error"
+#: ``unfixed``: nothing was measured wrong, but no fix was applied because every
+#: fix needs ``--unsafe-fixes``; reporting PASS there would read as "verified".
+PASS, FAIL, ERROR, UNFIXED = "pass", "fail", "error", "unfixed"
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,13 @@ class BreakInfo:
 
 @dataclass
 class ArmResult:
-    """What one arm measured. ``graph_break_count`` counts splitting sites."""
+    """What one arm measured.
+
+    ``logged_sites`` (distinct sites Dynamo logged) is the headline: a break
+    is removed only when Dynamo no longer logs it. ``graph_break_count``
+    counts the subset that split a graph, ``fullgraph`` says whether
+    ``torch.compile(fullgraph=True)`` ran every input set.
+    """
 
     graph_count: int
     graph_break_count: int
@@ -43,6 +52,7 @@ class ArmResult:
     bench: dict[str, Any] | None = None
     seconds: float = 0.0
     entry: str | None = None  # the compiled callable's dotted name, seeded into the linter
+    fullgraph: dict[str, Any] | None = None  # {"passes": bool, "error": str}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ArmResult:
@@ -62,6 +72,7 @@ class ArmResult:
             bench=data.get("bench"),
             seconds=float(data.get("seconds", 0.0)),
             entry=data.get("entry"),
+            fullgraph=data.get("fullgraph"),
         )
 
     @property
@@ -69,22 +80,57 @@ class ArmResult:
         """Fix codes applied per file (empty for the original arm)."""
         return {m["filename"]: m["fixes"] for m in self.modules if m.get("fixes")}
 
+    @property
+    def held_back(self) -> dict[str, list[str]]:
+        """Codes per file whose fix was not applied because it needs ``--unsafe-fixes``."""
+        return {m["filename"]: m["held_back"] for m in self.modules if m.get("held_back")}
+
+    @property
+    def fixed_texts(self) -> dict[str, str]:
+        """The compiled text of every scope file a fix changed."""
+        return {m["filename"]: m["text"] for m in self.modules if "text" in m}
+
+    @property
+    def fullgraph_passes(self) -> bool | None:
+        return None if self.fullgraph is None else bool(self.fullgraph["passes"])
+
     def to_json(self) -> dict[str, Any]:
         return {
             "graph_count": self.graph_count,
             "graph_break_count": self.graph_break_count,
             "logged_sites": self.logged_sites,
             "explain_break_count": self.explain_break_count,
-            "breaks": [
-                {"reason": b.reason, "gb_id": b.gb_id, "filename": b.filename, "line": b.line, "splits": b.splits}
-                for b in self.breaks
-            ],
+            "fullgraph": self.fullgraph,
+            "breaks": [vars(b) for b in self.breaks],
             "skipped_frames": self.skipped_frames,
             "modules": [{"name": m["name"], "filename": m["filename"], "changed": m["changed"]} for m in self.modules],
             "fixes": self.fixes,
+            "fixes_held_back": self.held_back,
             "entry": self.entry,
             "seconds": self.seconds,
         }
+
+
+def count(per_file: dict[str, list[str]]) -> int:
+    return sum(len(codes) for codes in per_file.values())
+
+
+@dataclass(frozen=True)
+class ColdStarts:
+    """Cold-start seconds of both arms, each from several fresh processes."""
+
+    original: tuple[float, ...]
+    fixed: tuple[float, ...]
+
+    @property
+    def within_noise(self) -> bool:
+        """The arms' ranges (min to max) overlap: the difference is not larger than the spread."""
+        return min(self.original) <= max(self.fixed) and min(self.fixed) <= max(self.original)
+
+    @staticmethod
+    def summary(samples: tuple[float, ...]) -> dict[str, Any]:
+        return {"cold_s": statistics.median(samples), "cold_min_s": min(samples), "cold_max_s": max(samples),
+                "cold_runs": list(samples)}
 
 
 @dataclass
@@ -98,6 +144,7 @@ class TargetResult:
     fixed_error: str | None = None  # the fixed arm failed where the original ran (a failed fix)
     reconciliation: Reconciliation | None = None
     reconciliation_error: str | None = None
+    cold: ColdStarts | None = None
 
     @property
     def outputs_equal(self) -> bool | None:
@@ -112,25 +159,48 @@ class TargetResult:
         return None if self.fixed is None or self.fixed.equivalence is None else self.fixed.equivalence["max_abs_diff"]
 
     @property
-    def detail(self) -> str:
-        """Why the target failed, in one line ("" when it passed)."""
-        if self.error:
-            return self.error
+    def fixes_applied(self) -> int:
+        return count(self.fixed.fixes) if self.fixed else 0
+
+    @property
+    def fixes_held_back(self) -> int:
+        return count(self.fixed.held_back) if self.fixed else 0
+
+    @property
+    def failure(self) -> str:
+        """Why the fixes failed, in one line ("" when they did not)."""
         if self.fixed_error:
             return f"the fixed code fails: {self.fixed_error}"
-        assert self.original is not None and self.fixed is not None
+        if self.original is None or self.fixed is None:
+            return ""
         if not self.outputs_equal:
             return f"outputs differ: {self.fixed.equivalence['detail'] if self.fixed.equivalence else '?'}"
-        if self.fixed.graph_break_count > self.original.graph_break_count:
-            before, after = self.original.graph_break_count, self.fixed.graph_break_count
-            return f"more graph breaks after the fix ({before} -> {after})"
+        before, after = self.original.logged_sites, self.fixed.logged_sites
+        if after > before:
+            return f"more logged graph breaks after the fix ({before} -> {after})"
+        if self.original.fullgraph_passes and self.fixed.fullgraph_passes is False:
+            error = self.fixed.fullgraph["error"] if self.fixed.fullgraph else "?"
+            return f"torch.compile(fullgraph=True) passed before the fix and fails after: {error}"
+        return ""
+
+    @property
+    def detail(self) -> str:
+        """Why the target did not pass, in one line ("" when it passed)."""
+        if self.error:
+            return self.error
+        if self.failure:
+            return self.failure
+        if not self.fixes_applied and self.fixes_held_back:
+            return f"{self.fixes_held_back} {_fixes(self.fixes_held_back)} not applied: need `--unsafe-fixes`"
         return ""
 
     @property
     def status(self) -> str:
         if self.error:
             return ERROR
-        return FAIL if self.detail else PASS
+        if self.failure:
+            return FAIL
+        return UNFIXED if self.detail else PASS
 
     @property
     def environment(self) -> dict[str, Any]:
@@ -138,12 +208,19 @@ class TargetResult:
         return arm.environment if arm else {}
 
     def bench_json(self) -> dict[str, Any] | None:
+        """Steady state from each arm, cold start from the fresh cold-start processes."""
         if not (self.original and self.original.bench and self.fixed and self.fixed.bench):
             return None
+        arms = {}
+        for role, arm in (("original", self.original), ("fixed", self.fixed)):
+            compiled = arm.bench["compiled"]  # type: ignore[index]
+            samples = getattr(self.cold, role) if self.cold else ()
+            cold = ColdStarts.summary(samples) if samples else {"cold_s": compiled["cold_s"], "cold_runs": []}
+            arms[role] = {**cold, "steady_ms": compiled["steady_ms"], "p90_ms": compiled["p90_ms"]}
         return {
             "device": self.original.bench["device"],
-            "original": self.original.bench["compiled"],
-            "fixed": self.fixed.bench["compiled"],
+            **arms,
+            "cold_within_noise": self.cold.within_noise if self.cold else None,
             "eager_ms": self.original.bench["eager"]["steady_ms"],
             "eager_p90_ms": self.original.bench["eager"]["p90_ms"],
         }
@@ -156,6 +233,8 @@ class TargetResult:
             "original": self.original.to_json() if self.original else None,
             "fixed": self.fixed.to_json() if self.fixed else None,
             "outputs_equal": self.outputs_equal,
+            "fixes_applied": self.fixes_applied,
+            "fixes_held_back": self.fixes_held_back,
             "max_abs_diff": self.max_abs_diff,
             "tolerances": self.fixed.tolerances if self.fixed else None,
             "reconciliation": self.reconciliation.to_json() if self.reconciliation else None,
@@ -167,3 +246,7 @@ class TargetResult:
         if bench is not None:
             data["bench"] = bench
         return data
+
+
+def _fixes(number: int) -> str:
+    return "fix" if number == 1 else "fixes"

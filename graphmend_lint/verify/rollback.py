@@ -7,10 +7,13 @@ measurement does not depend on what is on disk while it runs.
 
 A file's fixes are judged by the targets that ran its changed lines:
 
-* ``worse``: outputs changed, the fixed code failed, or it has more
-  splitting breaks than the original, so it is rolled back;
-* ``not reduced``: its changed lines ran but the splitting breaks did not go
-  down, so it is rolled back (a fix that removes no break is churn);
+* ``worse``: outputs changed, the fixed code failed, it has more logged
+  breaks than the original, or ``torch.compile(fullgraph=True)`` passed
+  before and fails after, so it is rolled back;
+* ``not reduced``: its changed lines ran but Dynamo still logs as many
+  breaks, so it is rolled back (a fix that removes no break is churn: a
+  ``print`` moved to the end of a function still breaks the graph there,
+  although ``explain`` then counts no break);
 * ``improved``: kept;
 * no target ran its changed lines (or no target could run): kept, reported
   as unverified, since nothing measured says it is wrong.
@@ -83,7 +86,7 @@ def changed_files_from_reports(reports: Iterable[FileReport]) -> dict[str, tuple
 
     changed = {}
     for report in reports:
-        if report.fixed_source is None or report.source is None or report.errors:
+        if report.fixed_source is None or report.source is None or report.errors or report.fix_errors:
             continue
         fixed_bytes = Path(report.path).read_bytes()
         on_disk = SourceFile.from_bytes(fixed_bytes)
@@ -115,15 +118,18 @@ def _verdict(original: ArmResult, fixed: ArmResult | str, path: str, lines: set[
     equivalence = fixed.equivalence or {}
     if not equivalence.get("outputs_equal", False):
         return WORSE, f"outputs differ: {equivalence.get('detail', '?')}"
-    before, after = original.graph_break_count, fixed.graph_break_count
+    before, after = original.logged_sites, fixed.logged_sites
+    counts = f"logged breaks {before} -> {after}"
     if after > before:
-        return WORSE, f"breaks {before} -> {after}"
+        return WORSE, counts
+    if original.fullgraph_passes and fixed.fullgraph_passes is False:
+        return WORSE, "fullgraph=True passed before and fails after"
     ran = {os.path.realpath(f): set(ls) for f, ls in fixed.executed.items()}.get(os.path.realpath(path), set())
     if not lines & ran:
         return UNEXERCISED, "its changed lines did not run"
     if after == before:
-        return NOT_REDUCED, f"breaks {before} -> {after}"
-    return IMPROVED, f"breaks {before} -> {after}"
+        return NOT_REDUCED, counts
+    return IMPROVED, counts
 
 
 def verify_and_rollback(
@@ -195,15 +201,15 @@ def verify_and_rollback(
 
 def _restore(path: str, original: bytes, fixed: bytes, errors: list[str]) -> str:
     """Write ``original`` back if the file still holds ``fixed``."""
-    from graphmend_lint.engine import write_atomically
+    from graphmend_lint.disk import WriteRefused, write_fix
 
     target = Path(path)
     try:
         if target.read_bytes() != fixed:
             errors.append(f"{path}: changed on disk since it was fixed; not rolled back")
             return KEPT
-        write_atomically(target, original)
-    except OSError as error:
+        write_fix(target, original)
+    except (OSError, WriteRefused) as error:
         errors.append(f"{path}: cannot roll back: {error}")
         return KEPT
     return ROLLED_BACK

@@ -5,6 +5,11 @@ outputs; the fixed arm compares against them. Arms run one after the other
 on purpose: in parallel they would share the cores and skew each other's
 timings. Both :mod:`.cli` and :mod:`.rollback` verify through
 :func:`verify_target`, differing only in the transforms of the two arms.
+
+Two kinds of extra arm processes: with ``bench``, a few per arm that only
+time the cold start (:meth:`TargetSession.cold_starts`); and, for
+reconciliation, one per applied fix when the fixes removed breaks that no
+finding is on, to see which fix removed which (:func:`_fix_attribution`).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,9 +33,17 @@ import graphmend_lint
 from graphmend_lint.config import Settings
 from graphmend_lint.verify.arm import PROGRESS_PREFIX, ArmSpec
 from graphmend_lint.verify.bench import BenchOptions
-from graphmend_lint.verify.hook import LinterTransform, Transform
-from graphmend_lint.verify.reconcile import Site, reconcile
-from graphmend_lint.verify.results import ArmResult, TargetResult
+from graphmend_lint.verify.hook import LinterTransform, SingleFixTransform, Transform
+from graphmend_lint.verify.reconcile import (
+    Finding,
+    FindingKey,
+    Reconciliation,
+    Site,
+    SiteKey,
+    reconcile,
+    removed_sites,
+)
+from graphmend_lint.verify.results import ArmResult, BreakInfo, ColdStarts, TargetResult
 from graphmend_lint.verify.targets import TargetSpec
 
 if TYPE_CHECKING:
@@ -38,6 +51,8 @@ if TYPE_CHECKING:
 
 Progress = Callable[[str], None]
 _TAIL_LINES = 40
+#: Reconciliation runs at most this many extra fixed arms, one fix applied each.
+MAX_ATTRIBUTION_ARMS = 6
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,7 @@ class RunOptions:
     timeout_s: float = 1800.0
     verbose: bool = False
     threads: int | None = None
+    cold_runs: int = 3  # fresh processes per arm timing the cold start (with ``bench``)
 
 
 class ArmCrashed(Exception):
@@ -168,7 +184,9 @@ class TargetSession:
     def __exit__(self, *exc: object) -> None:
         self._tmp.cleanup()
 
-    def _spec(self, role: str, plan: ArmPlan, result_name: str) -> ArmSpec:
+    def _spec(
+        self, role: str, plan: ArmPlan, result_name: str, cold_only: bool = False, fullgraph: bool = True
+    ) -> ArmSpec:
         options = self.options
         return ArmSpec(
             role=role,
@@ -184,6 +202,8 @@ class TargetSession:
             rtol=options.rtol,
             bench=options.bench,
             threads=options.threads,
+            cold_only=cold_only,
+            fullgraph=fullgraph,
         )
 
     def run_original(self, plan: ArmPlan) -> ArmResult:
@@ -194,15 +214,36 @@ class TargetSession:
             raise ArmError(_error_text(data, self.options.verbose))
         return ArmResult.from_json(data)
 
-    def run_fixed(self, plan: ArmPlan) -> ArmResult | str:
+    def run_fixed(self, plan: ArmPlan, label: str = "fixed", fullgraph: bool = True) -> ArmResult | str:
         """Run a fixed arm after :meth:`run_original`; a string says why the fixed code failed."""
         self._fixed_runs += 1
-        spec = self._spec("fixed", plan, f"fixed{self._fixed_runs}.json")
+        spec = self._spec(label, plan, f"fixed{self._fixed_runs}.json", fullgraph=fullgraph)
         try:
             data = run_arm_process(spec, self.directory, self.options, self.progress)
         except ArmCrashed as crash:  # the original ran, so the fixed code is to blame
             return str(crash)
         return _error_text(data, self.options.verbose) if "error" in data else ArmResult.from_json(data)
+
+    def cold_starts(self, original: ArmPlan, fixed: ArmPlan) -> ColdStarts:
+        """Time the first compiled call in ``cold_runs`` fresh processes per arm, the arms interleaved.
+
+        One process's cold start swings with whatever else the machine does
+        (14.8 s and 16.4 s for two identical arms of biogpt on the 2-core VM),
+        so several are taken and their spread reported. Interleaving puts a
+        slow spell of the machine into both arms rather than one.
+        """
+        samples: dict[str, list[float]] = {"original": [], "fixed": []}
+        runs = self.options.cold_runs
+        for run in range(1, runs + 1):
+            for role, plan in (("original", original), ("fixed", fixed)):
+                self.progress(f"[bench] cold start {run}/{runs}, {role}: a fresh process compiles the first call")
+                spec = self._spec(role, plan, f"cold-{role}-{run}.json", cold_only=True)
+                data = run_arm_process(spec, self.directory, self.options, self.progress)
+                if "error" in data:
+                    raise ArmError(_error_text(data, self.options.verbose))
+                samples[role].append(float(data["cold_s"]))
+                self.progress(f"[bench] cold start {run}/{runs}, {role}: {data['cold_s']:.2f} s")
+        return ColdStarts(tuple(samples["original"]), tuple(samples["fixed"]))
 
 
 def verify_target(
@@ -213,22 +254,28 @@ def verify_target(
     lint_settings: Settings | None,
     progress: Progress,
 ) -> TargetResult:
-    """Both arms of one target, their comparison and (with ``lint_settings``) reconciliation."""
+    """Both arms of one target, their comparison, cold starts and (with ``lint_settings``) reconciliation."""
     result = TargetResult(target.text)
     with TargetSession(target, options, progress) as session:
         try:
             result.original = session.run_original(original)
             scope = _ScopeLint(result.original, original.transform)
-            outcome = session.run_fixed(_with_seeds(fixed, scope))
+            fixed = _with_seeds(fixed, scope)
+            outcome = session.run_fixed(fixed)
         except (ArmError, ArmCrashed) as error:
             result.error = str(error)
             return result
-    if isinstance(outcome, str):
-        result.fixed_error = outcome
-    else:
-        result.fixed = outcome
-    if lint_settings is not None:
-        _reconcile_into(result, scope, lint_settings, progress)
+        if isinstance(outcome, str):
+            result.fixed_error = outcome
+        else:
+            result.fixed = outcome
+            if options.bench is not None:
+                try:
+                    result.cold = session.cold_starts(original, fixed)
+                except (ArmError, ArmCrashed) as error:
+                    result.error = f"cold start: {error}"
+        if lint_settings is not None:
+            _reconcile_into(result, scope, lint_settings, session, fixed)
     return result
 
 
@@ -271,21 +318,81 @@ def _with_seeds(plan: ArmPlan, scope: _ScopeLint) -> ArmPlan:
     return replace(plan, transform=replace(transform, seeds=scope.settled(transform.settings).seeds))
 
 
-def _reconcile_into(result: TargetResult, scope: _ScopeLint, settings: Settings, progress: Progress) -> None:
-    """Pair the original arm's breaks with the findings in the texts it compiled."""
+def _reconcile_into(
+    result: TargetResult, scope: _ScopeLint, settings: Settings, session: TargetSession, fixed: ArmPlan
+) -> None:
+    """Pair the original arm's breaks with the findings in the texts it compiled (see :mod:`.reconcile`)."""
     from graphmend_lint.verify.static import findings_of, gb_families
 
     arm = scope.arm
     started = time.perf_counter()
     try:
-        findings = findings_of(scope.settled(settings))
+        settled = scope.settled(settings)
+        findings = findings_of(settled, bool(settings.unsafe_fixes))
         families = gb_families()
     except Exception as error:  # the linter failing must not hide the Dynamo measurements
         result.reconciliation_error = f"{type(error).__name__}: {error}"
         return
-    sites = [Site(b.filename, b.line, b.gb_id, b.reason, b.splits) for b in arm.breaks]
-    result.reconciliation = reconcile(sites, findings, scope.texts, arm.executed, families)
-    progress(f"[static] linted {len(scope.texts)} scope file(s) in {time.perf_counter() - started:.1f}s")
+    session.progress(f"[static] linted {len(scope.texts)} scope file(s) in {time.perf_counter() - started:.1f}s")
+    sites = [_site(b) for b in arm.breaks]
+    by_line = reconcile(sites, findings, scope.texts, arm.executed, families)
+    removed_by = _fix_attribution(result, by_line, findings, scope, session, fixed)
+    result.reconciliation = reconcile(sites, findings, scope.texts, arm.executed, families, removed_by)
+
+
+def _site(info: BreakInfo) -> Site:
+    return Site(info.filename, info.line, info.gb_id, info.reason, info.splits)
+
+
+def _removed(before: ArmResult, after: ArmResult, scope: _ScopeLint) -> set[SiteKey]:
+    texts = {path: (scope.texts[path], text) for path, text in after.fixed_texts.items() if path in scope.texts}
+    return removed_sites([_site(b) for b in before.breaks], [_site(b) for b in after.breaks], texts)
+
+
+def _fix_attribution(
+    result: TargetResult,
+    by_line: Reconciliation,
+    findings: Sequence[Finding],
+    scope: _ScopeLint,
+    session: TargetSession,
+    fixed: ArmPlan,
+) -> dict[FindingKey, set[SiteKey]]:
+    """Which sites each applied fix removes on its own, for the sites no finding covers by line.
+
+    Needed only when the fixes removed a site that no finding is on. One
+    candidate fix (one that applies and whose lines ran) takes them all;
+    several get an arm each, applying that fix alone (at most
+    :data:`MAX_ATTRIBUTION_ARMS`, nearest the sites first). A ``--transform``
+    is not the linter's fixes, so there is nothing to attribute then.
+    """
+    transform = fixed.transform
+    if result.original is None or result.fixed is None or not isinstance(transform, LinterTransform):
+        return {}
+    missed = {check.site.key for check in by_line.sites if check.status == "missed"}
+    unexplained = missed & _removed(result.original, result.fixed, scope)
+    ran = {path: set(lines) for path, lines in result.original.executed.items()}
+    candidates = [
+        f for f in findings
+        if f.fixable and any(line in ran.get(f.filename, ()) for line in range(f.line, f.end_line + 1))
+    ]
+    if not unexplained or not candidates:
+        return {}
+    if len(candidates) == 1:
+        return {candidates[0].key: unexplained}
+    removed_by: dict[FindingKey, set[SiteKey]] = {}
+    chosen = sorted(candidates, key=lambda f: min(abs(f.line - line) for _, line in unexplained))
+    for index, finding in enumerate(chosen[:MAX_ATTRIBUTION_ARMS], 1):
+        session.progress(f"[reconcile] {index}/{min(len(chosen), MAX_ATTRIBUTION_ARMS)}: which breaks does "
+                         f"{finding.code} at {Path(finding.filename).name}:{finding.line} remove alone?")
+        single = SingleFixTransform(transform.settings, transform.unsafe, finding.filename, finding.code,
+                                    finding.line, transform.seeds)
+        label = f"{finding.code} at :{finding.line} alone"
+        alone = session.run_fixed(ArmPlan(fixed.scope_modules, single), label, fullgraph=False)
+        if isinstance(alone, ArmResult):
+            removed_by[finding.key] = unexplained & _removed(result.original, alone, scope)
+    if len(chosen) > MAX_ATTRIBUTION_ARMS:
+        session.progress(f"[reconcile] {len(chosen) - MAX_ATTRIBUTION_ARMS} more fixes not tried alone")
+    return removed_by
 
 
 def _read_source(filename: str) -> str:

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 
 from graphmend_lint.verify.reconcile import Finding, family_of
 
+from graphmend_lint.diagnostics import Applicability, Diagnostic
+
 if TYPE_CHECKING:
     from graphmend_lint.analysis.scope import Seed
     from graphmend_lint.config import Settings
@@ -84,10 +86,37 @@ def fix_text(text: str, filename: str, settings: Settings, unsafe: bool, seeds: 
     return fix(SourceFile(text), filename, settings, unsafe, tuple(seeds)).result
 
 
-def findings_of(settled: SettledScope) -> list[Finding]:
-    """The findings of texts linted together; they keep the filename Dynamo reports."""
+def needs_unsafe(diagnostic: Diagnostic, unsafe: bool) -> bool:
+    """A fix that ``--unsafe-fixes`` would apply but this run may not."""
+    fix = diagnostic.fix
+    return not unsafe and fix is not None and bool(fix.edits) and fix.applicability is Applicability.UNSAFE
+
+
+def apply_one_fix(
+    text: str, filename: str, settings: Settings, unsafe: bool, seeds: Sequence[Seed], code: str, line: int
+) -> str:
+    """``text`` with only the fix of the ``code`` finding starting at ``line`` applied (one round)."""
+    from graphmend_lint.fixer import apply_fixes
+    from graphmend_lint.pipeline import analyze
+    from graphmend_lint.source import SourceFile
+
+    source = SourceFile(text)
+    wanted = [
+        d
+        for d in analyze(source, filename, settings, tuple(seeds)).diagnostics
+        if d.code == code and d.start.line == line and d.fix is not None and d.fix.is_applicable(unsafe)
+    ]
+    return apply_fixes(source, wanted[:1])[0] if wanted else text
+
+
+def findings_of(settled: SettledScope, unsafe: bool = False) -> list[Finding]:
+    """The findings of texts linted together; they keep the filename Dynamo reports.
+
+    ``fixable`` marks findings whose fix this run applies (with ``unsafe`` as given).
+    """
     return [
-        Finding(d.code, filename, d.start.line, d.end.line, d.message)
+        Finding(d.code, filename, d.start.line, d.end.line, d.message,
+                fixable=d.fix is not None and bool(d.fix.edits) and d.fix.is_applicable(unsafe))
         for filename in sorted(settled.outcomes)
         for d in settled.outcomes[filename].diagnostics
     ]

@@ -18,15 +18,30 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from graphmend_lint.analysis.imports import module_name_for
+from graphmend_lint.verify.workload import HfOptions, InputSet, TargetError, Workload
+
+__all__ = [
+    "HfOptions",
+    "InputSet",
+    "TargetError",
+    "TargetSpec",
+    "Workload",
+    "build_workload",
+    "default_lint_scope",
+    "default_scope_modules",
+    "entry_qualname",
+    "parse_target",
+    "resolve_reference",
+    "targets_from_strings",
+]
 
 TargetKind = Literal["file", "module", "hf"]
-InputSet = tuple[tuple[Any, ...], dict[str, Any]]
 
 HF_PREFIX = "hf:"
 #: Shared transformers modules that most models' forward passes run through.
@@ -34,28 +49,6 @@ HF_PREFIX = "hf:"
 #: memory by both arms, and ``modeling_utils`` (5000+ lines of loading code)
 #: would cost more than it can reveal.
 HF_SHARED_SCOPE_MODULES = ("transformers.modeling_rope_utils", "transformers.masking_utils")
-
-
-class TargetError(Exception):
-    """A target cannot be parsed, found or built; the message is for the user."""
-
-
-@dataclass(frozen=True)
-class HfOptions:
-    """Options of the Hugging Face adapter (``--hf-config``, ``--hf-seq-len``).
-
-    ``config`` holds ``(model_type or None, key, value)``; a ``None`` model
-    type applies the setting to every ``hf:`` target.
-    """
-
-    config: tuple[tuple[str | None, str, Any], ...] = ()
-    seq_len: int = 13
-
-    def overrides_for(self, model_type: str) -> dict[str, Any]:
-        """The config fields to set for one model type, specific ones last."""
-        general = {key: value for owner, key, value in self.config if owner is None}
-        specific = {key: value for owner, key, value in self.config if owner == model_type}
-        return {**general, **specific}
 
 
 @dataclass(frozen=True)
@@ -79,16 +72,6 @@ class TargetSpec:
         if self.kind == "file":
             return module_name_for(self.location)[0]
         return self.location
-
-
-@dataclass
-class Workload:
-    """What a factory built: the callable, every input set, and tolerances."""
-
-    callable: Callable[..., Any]
-    inputs: list[InputSet]
-    atol: float | None = None
-    rtol: float | None = None
 
 
 def parse_target(text: str, base: Path | None = None) -> TargetSpec:

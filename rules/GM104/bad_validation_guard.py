@@ -16,13 +16,16 @@ class CheckedMLP(nn.Module):
         return y
 
 
-def make():
-    """Return (eager_callable, input_sets) where input_sets together take EVERY branch.
+#: The second input set takes the raising side (a NaN input gives NaN activations).
+RAISING_INPUTS = {1: "ValueError"}
 
-    The raising branch is not exercised: calling it would raise ValueError.
-    """
+
+def make():
+    """Return (eager_callable, input_sets) where input_sets together take EVERY branch."""
     torch.manual_seed(0)
-    return CheckedMLP(), [(torch.randn(4, 8),)]
+    bad = torch.randn(4, 8)
+    bad[0, 0] = float("nan")
+    return CheckedMLP(), [(torch.randn(4, 8),), (bad,)]
 
 
 compiled = torch.compile(CheckedMLP())

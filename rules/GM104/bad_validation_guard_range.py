@@ -9,13 +9,14 @@ def bernoulli_log_likelihood(p, target):
     return (target * p.log() + (1 - target) * (1 - p).log()).sum(-1)
 
 
-def make():
-    """Return (eager_callable, input_sets) where input_sets together take EVERY branch.
+#: The second input set takes the raising side (a probability above 1).
+RAISING_INPUTS = {1: "ValueError"}
 
-    The raising branch is not exercised: calling it would raise ValueError.
-    """
+
+def make():
+    """Return (eager_callable, input_sets) where input_sets together take EVERY branch."""
     p = torch.linspace(0.1, 0.9, 32).reshape(4, 8)
-    return bernoulli_log_likelihood, [(p, (p > 0.5).float())]
+    return bernoulli_log_likelihood, [(p, (p > 0.5).float()), (p * 2, (p > 0.5).float())]
 
 
 compiled = torch.compile(bernoulli_log_likelihood)

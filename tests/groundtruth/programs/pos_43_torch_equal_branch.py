@@ -1,11 +1,11 @@
-"""Negative for control flow: `if torch.equal(k, v)` -- torch.equal returns a Python bool computed from tensor data, so Dynamo breaks at the call (GB0033, a host sync), never on the branch itself."""
+"""Positive: `if torch.equal(k, v)` -- torch.equal returns a Python bool computed from tensor data, so Dynamo breaks at the call (GB0033 "Data dependent operator", 2 graphs)."""
 import torch
 
 
 def share_kv(k, v):
     k2 = k * 2
     v2 = v * 2
-    if torch.equal(k2, v2):
+    if torch.equal(k2, v2):  # expect: GM105
         return k2 + 1
     return k2 + v2
 

@@ -1,4 +1,4 @@
-"""Negative for control flow: `if torch.allclose(w, w.t())` -- allclose returns a Python bool from tensor data, so Dynamo breaks at the call (GB0033, a host sync), never on the branch itself."""
+"""Positive: `if torch.allclose(w, w.t())` -- allclose returns a Python bool from tensor data, so Dynamo breaks at the call (GB0033 "Data dependent operator", 2 graphs)."""
 import torch
 from torch import nn
 
@@ -6,7 +6,7 @@ from torch import nn
 class SymmetricMix(nn.Module):
     def forward(self, w, x):
         w = w * 1.0
-        if torch.allclose(w, w.t()):
+        if torch.allclose(w, w.t()):  # expect: GM105
             return x @ w
         return x @ (0.5 * (w + w.t()))
 

@@ -1,0 +1,114 @@
+"""Which bindings of a name reach a use: astroid's ``lookup``, without its cost on names rebound many times.
+
+astroid filters *every* assignment of the name in the function for each
+lookup, with a pairwise exclusivity test, so a name rebound ``k`` times and
+read ``k`` times costs ``k**2`` tests: a generated forward that rebinds
+``x`` 1,000 times took minutes. For such names, in straight-line code, the
+bindings that reach a use are the nearest preceding assignment made at the
+use's own block level (or an enclosing one), plus the assignments in
+branches between it and the use. That is what astroid answers there too; in
+loops and unusual scopes astroid is asked as before.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from astroid import nodes
+from astroid.nodes import are_exclusive
+
+#: Up to this many assignments of one name in one function, astroid's lookup is cheap enough.
+ASTROID_LOOKUP_LIMIT = 24
+_LOOPS = (nodes.For, nodes.While, nodes.Comprehension)
+_INDEX_ATTRIBUTE = "_graphmend_assignment_order"
+
+
+def reaching_bindings(node: nodes.Name | nodes.AssignName) -> list[nodes.NodeNG]:
+    """The binding nodes of ``node.name`` that may reach *node*, in source order (astroid's answer)."""
+    shortcut = _straight_line_bindings(node)
+    if shortcut is not None:
+        return shortcut
+    _, found = node.lookup(node.name)
+    return list(found)
+
+
+def _straight_line_bindings(node: nodes.Name | nodes.AssignName) -> list[nodes.NodeNG] | None:
+    frame = node.frame()
+    if not isinstance(frame, nodes.FunctionDef) or len(frame.locals.get(node.name, ())) <= ASTROID_LOOKUP_LIMIT:
+        return None
+    if node.scope() is not frame:
+        return None  # a comprehension's or lambda's own scope
+    order = _assignment_order(frame, node.name)
+    statement = node.statement()
+    if order is None or _inside_loop(statement, frame):
+        return None  # later assignments in a loop body reach back: let astroid decide
+    keys, ordered = order
+    position = bisect.bisect_left(keys, _position(statement))
+    reaching: list[nodes.NodeNG] = []
+    for assignment in reversed(ordered[:position]):
+        made_in = assignment.statement()
+        if any(_encloses_block(later.statement(), made_in) for later in reaching):
+            continue  # a later assignment on every path from this one to the use replaces it
+        if are_exclusive(assignment, node):
+            continue  # ``if``'s body and its ``else``
+        reaching.append(assignment)
+        if _encloses_block(made_in, statement):
+            break  # made at the use's level or above: it shadows every earlier one
+    else:
+        return None  # nothing unconditional before the use: ask astroid
+    return list(reversed(reaching))
+
+
+_Order = tuple[list[tuple[int, int]], list[nodes.NodeNG]]
+
+
+def _assignment_order(frame: nodes.FunctionDef, name: str) -> _Order | None:
+    """Assignments of *name* sorted by their statement's position, once per function and name.
+
+    ``None`` when some binding is not a plain assignment in the function
+    (a parameter, ``del``, ``global``, an import): astroid decides those.
+    Kept on the function node, so the index dies with the file's tree.
+    """
+    table: dict[str, _Order | None] = getattr(frame, _INDEX_ATTRIBUTE, None) or {}
+    if name not in table:
+        assigned = frame.locals[name]
+        if all(isinstance(a, nodes.AssignName) and a.scope() is frame for a in assigned):
+            keyed = sorted(((_position(a.statement()), a) for a in assigned), key=lambda item: item[0])
+            table[name] = ([key for key, _ in keyed], [a for _, a in keyed])
+        else:
+            table[name] = None
+        setattr(frame, _INDEX_ATTRIBUTE, table)
+    return table[name]
+
+
+def _position(statement: nodes.NodeNG) -> tuple[int, int]:
+    return statement.fromlineno, statement.col_offset
+
+
+def _encloses_block(assignment: nodes.NodeNG, use: nodes.NodeNG) -> bool:
+    """*assignment* sits directly in a block that also holds *use* (or one of its enclosing statements)."""
+    block = assignment.parent
+    node: nodes.NodeNG | None = use
+    while node is not None and node is not block:
+        if node.parent is block:
+            return _same_block(block, assignment, node)
+        node = node.parent
+    return False
+
+
+def _same_block(parent: nodes.NodeNG, first: nodes.NodeNG, second: nodes.NodeNG) -> bool:
+    """Both statements are in the same body of *parent* (not an ``if``'s body and its ``else``)."""
+    for field in ("body", "orelse", "handlers", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and first in block:
+            return second in block
+    return False
+
+
+def _inside_loop(statement: nodes.NodeNG, frame: nodes.FunctionDef) -> bool:
+    node = statement.parent
+    while node is not None and node is not frame:
+        if isinstance(node, _LOOPS):
+            return True
+        node = node.parent
+    return False

@@ -1,0 +1,267 @@
+"""The definitions, bindings and call sites of one module, from its stdlib ``ast``, each found once.
+
+Scope analysis asks the same questions many times (what does ``m`` hold in
+``train()``? who calls ``step``?). Answering each by walking the module again
+made a file of 1,000 compiled functions quadratic, so everything here is
+indexed on first use. Scopes are named by qualified name: ``""`` for the
+module, ``f``, ``C.m``, ``f.inner``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from graphmend_lint.analysis.imports import dotted_name
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+MODULE = ""
+
+#: A path step meaning "an element of this container": what a loop variable is bound to.
+ELEMENTS = -1
+
+
+@dataclass(frozen=True)
+class Binding:
+    """``name = value`` in a scope; *path* picks the part of *value* the name gets.
+
+    ``m, args = make()`` binds ``m`` to ``make()`` at path ``(0,)``;
+    ``for layer in self.layers`` binds ``layer`` to an element of
+    ``self.layers``, path ``(ELEMENTS,)``.
+    """
+
+    value: ast.expr
+    path: tuple[int, ...] = ()
+
+
+@dataclass
+class ModuleIndex:
+    """Definitions of one module by qualified name, and lazily built indexes over them."""
+
+    tree: ast.Module
+    functions: dict[str, FunctionNode] = field(default_factory=dict)
+    classes: dict[str, ast.ClassDef] = field(default_factory=dict)
+    owner: dict[str, str] = field(default_factory=dict)  # method qualname -> class qualname
+    nested: dict[str, list[str]] = field(default_factory=dict)  # function -> functions defined directly in it
+    _bindings: dict[str, dict[str, list[Binding]]] = field(default_factory=dict)
+    _returns: dict[str, list[ast.expr]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, tree: ast.Module) -> ModuleIndex:
+        index = cls(tree)
+        index._add(tree.body, prefix="", owner=None)
+        return index
+
+    def _add(self, body: list[ast.stmt], prefix: str, owner: str | None) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qualname = prefix + node.name
+                self.functions.setdefault(qualname, node)
+                if owner is not None:
+                    self.owner[qualname] = owner
+                elif prefix[:-1] in self.functions:
+                    self.nested.setdefault(prefix[:-1], []).append(qualname)
+                self._add(node.body, qualname + ".", None)
+            elif isinstance(node, ast.ClassDef):
+                qualname = prefix + node.name
+                self.classes.setdefault(qualname, node)
+                self._add(node.body, qualname + ".", qualname)
+            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, (ast.stmt, ast.excepthandler)):
+                        self._add([child] if isinstance(child, ast.stmt) else child.body, prefix, owner)
+
+    # -- scopes -------------------------------------------------------------------
+
+    def qualname_of(self, node: ast.AST) -> str | None:
+        return self._qualnames.get(id(node))
+
+    @cached_property
+    def _qualnames(self) -> dict[int, str]:
+        found = {id(node): name for name, node in self.functions.items()}
+        found.update({id(node): name for name, node in self.classes.items()})
+        return found
+
+    def enclosing_scope(self, qualname: str) -> str | None:
+        """The scope whose names *qualname*'s body sees next: class bodies are skipped, as Python does."""
+        if qualname == MODULE:
+            return None
+        parent = qualname.rpartition(".")[0]
+        while parent in self.classes:
+            parent = parent.rpartition(".")[0]
+        return parent
+
+    def scope_body(self, scope: str) -> list[ast.stmt]:
+        if scope == MODULE:
+            return self.tree.body
+        node = self.functions.get(scope) or self.classes.get(scope)
+        return node.body if node is not None else []
+
+    def bindings(self, scope: str, name: str) -> list[Binding]:
+        """Assignments to *name* made directly in *scope* (not in functions or classes inside it)."""
+        return self.all_bindings(scope).get(name, [])
+
+    def all_bindings(self, scope: str) -> dict[str, list[Binding]]:
+        table = self._bindings.get(scope)
+        if table is None:
+            table = self._bindings[scope] = _collect_bindings(self.scope_body(scope))
+        return table
+
+    def returns(self, function: str) -> list[ast.expr]:
+        """The values *function*'s own ``return`` statements give back."""
+        found = self._returns.get(function)
+        if found is None:
+            body = self.functions[function].body
+            found = [s.value for s in _own_statements(body) if isinstance(s, ast.Return) and s.value is not None]
+            self._returns[function] = found
+        return found
+
+    def parameters(self, function: str) -> list[ast.arg]:
+        """Every parameter of *function*, positional ones first, in order."""
+        arguments = self.functions[function].args
+        return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+
+    def is_method(self, function: str) -> bool:
+        return function in self.owner and not any(
+            dotted_name(d) == "staticmethod" for d in self.functions[function].decorator_list
+        )
+
+    # -- calls ---------------------------------------------------------------------
+
+    def calls_named(self, name: str) -> list[tuple[ast.Call, str]]:
+        """Calls spelled ``name(...)`` or ``<expr>.name(...)`` anywhere in the module, with their scope."""
+        return self._calls_by_name.get(name, [])
+
+    def calls(self) -> Iterator[tuple[ast.Call, str]]:
+        """Every call of the module with its scope, in one walk."""
+        for found in self._calls_by_name.values():
+            yield from found
+
+    @cached_property
+    def _calls_by_name(self) -> dict[str, list[tuple[ast.Call, str]]]:
+        index: dict[str, list[tuple[ast.Call, str]]] = {}
+        stack: list[tuple[ast.AST, str]] = [(self.tree, MODULE)]
+        while stack:
+            node, scope = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.Call):
+                    func = child.func
+                    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+                    index.setdefault(name, []).append((child, scope))
+                inner = self._qualnames.get(id(child), scope) if isinstance(child, _DEFINITIONS) else scope
+                stack.append((child, inner))
+        return index
+
+    # -- classes -------------------------------------------------------------------
+
+    def local_bases(self, class_name: str) -> list[str]:
+        node = self.classes.get(class_name)
+        if node is None:
+            return []
+        names = [dotted_name(base) for base in node.bases]
+        return [name for name in names if name in self.classes and name != class_name]
+
+    def mro(self, class_name: str) -> list[str]:
+        """*class_name* and its local base classes, breadth first (a simple MRO), each once."""
+        seen: list[str] = []
+        queue = [class_name]
+        while queue:
+            current = queue.pop(0)
+            if current not in seen:
+                seen.append(current)
+                queue.extend(self.local_bases(current))
+        return seen
+
+    def method(self, class_name: str, name: str) -> str | None:
+        """``C.name`` through local base classes."""
+        for current in self.mro(class_name):
+            if f"{current}.{name}" in self.functions:
+                return f"{current}.{name}"
+        return None
+
+    def self_assignments(self, class_name: str) -> dict[str, list[tuple[ast.expr, str]]]:
+        """``self.attr = value`` in every method of the class: attr -> (value, method qualname)."""
+        return self._self_assignments.get(class_name, {})
+
+    @cached_property
+    def _self_assignments(self) -> dict[str, dict[str, list[tuple[ast.expr, str]]]]:
+        index: dict[str, dict[str, list[tuple[ast.expr, str]]]] = {}
+        for method, class_name in self.owner.items():
+            for statement in _own_statements(self.functions[method].body):
+                if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
+                    continue
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                for target in targets:
+                    name = dotted_name(target)
+                    if name and name.startswith("self.") and name.count(".") == 1:
+                        attributes = index.setdefault(class_name, {})
+                        attributes.setdefault(name[5:], []).append((statement.value, method))
+        return index
+
+    @cached_property
+    def attribute_names(self) -> frozenset[str]:
+        """Names of every ``self.<attr>`` some local class assigns."""
+        return frozenset(name for attributes in self._self_assignments.values() for name in attributes)
+
+    @cached_property
+    def method_names(self) -> frozenset[str]:
+        """Names of every method some local class defines."""
+        return frozenset(name.rpartition(".")[2] for name in self.owner)
+
+
+def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements of a scope's body, nested blocks included, without entering functions or classes."""
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        statement = stack.pop()
+        yield statement  # type: ignore[misc]
+        if isinstance(statement, _DEFINITIONS):
+            continue
+        for block_name in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(statement, block_name, None)
+            if isinstance(block, list):
+                stack.extend(reversed(block))
+        for case in getattr(statement, "cases", ()) or ():
+            stack.extend(reversed(case.body))
+
+
+def _collect_bindings(body: list[ast.stmt]) -> dict[str, list[Binding]]:
+    table: dict[str, list[Binding]] = {}
+    for statement in _own_statements(body):
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                _bind(table, target, statement.value, ())
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            _bind(table, statement.target, statement.value, ())
+        elif isinstance(statement, (ast.For, ast.AsyncFor)):
+            _bind_loop(table, statement.target, statement.iter)
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            for item in statement.items:
+                if item.optional_vars is not None:
+                    _bind(table, item.optional_vars, item.context_expr, ())
+    return table
+
+
+def _bind(table: dict[str, list[Binding]], target: ast.expr, value: ast.expr, path: tuple[int, ...]) -> None:
+    if isinstance(target, ast.Name):
+        table.setdefault(target.id, []).append(Binding(value, path))
+    elif isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
+        for position, element in enumerate(target.elts):
+            _bind(table, element, value, (*path, position))
+
+
+def _bind_loop(table: dict[str, list[Binding]], target: ast.expr, iterable: ast.expr) -> None:
+    """``for layer in xs``; ``for i, layer in enumerate(xs)``; ``for a, b in zip(xs, ys)``."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and isinstance(target, ast.Tuple):
+        if iterable.func.id == "enumerate" and iterable.args and len(target.elts) == 2:
+            _bind(table, target.elts[1], iterable.args[0], (ELEMENTS,))
+            return
+        if iterable.func.id == "zip" and len(iterable.args) == len(target.elts):
+            for element, source in zip(target.elts, iterable.args):
+                _bind(table, element, source, (ELEMENTS,))
+            return
+    _bind(table, target, iterable, (ELEMENTS,))
+

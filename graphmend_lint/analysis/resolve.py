@@ -1,0 +1,434 @@
+"""What an expression denotes, as far as compile scope needs to know: a function, a class, an instance.
+
+``torch.compile(m)`` traces ``m``'s ``forward``, so scope analysis must know
+which class ``m`` is an instance of. Real code rarely writes
+``torch.compile(Model())``; it writes::
+
+    model, args = make_model()          # a factory, returning a tuple
+    model = model.half().to(device)     # module methods that return self
+    model = torch.compile(model)        # ... inside train(model), called from main()
+
+:class:`Resolver` follows those steps on the stdlib ``ast``: bindings in the
+scope and its enclosing ones, tuple unpacking, factories' ``return``
+statements, ``nn.Module`` methods that return ``self``, parameters through
+the call sites of their function, ``self.attr`` through the class's
+assignments. It also recognises compile functions in all their spellings
+(``torch.compile(backend="eager")``, ``functools.partial(torch.compile, ...)``,
+``torch._dynamo.optimize(...)``, a local alias of any of them).
+
+Everything it answers is what the code *may* denote; it answers nothing
+rather than guess, and every answer is memoised, so each expression is
+resolved once per module.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from graphmend_lint.analysis.imports import ImportTable, dotted_name
+from graphmend_lint.analysis.module_index import ELEMENTS, MODULE, Binding, ModuleIndex
+
+#: Calling these with a function or module compiles it.
+COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch.compiler.compile"})
+#: Calling these returns a compiling decorator (their positional argument is a backend).
+COMPILER_FACTORIES = frozenset({"torch._dynamo.optimize", "torch._dynamo.optimize_assert"})
+#: ``nn.Module`` methods that return the module itself: ``Model().half().to(device).eval()``.
+SELF_RETURNING_METHODS = frozenset(
+    {"half", "float", "double", "bfloat16", "to", "eval", "train", "cuda", "cpu", "xpu", "type", "apply",
+     "requires_grad_", "share_memory", "to_empty"}
+)  # fmt: skip
+#: Containers whose call runs every module given to them.
+SEQUENTIAL_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+MAX_DEPTH = 16
+
+
+class What(enum.Enum):
+    FUNCTION = "function"  # a local function or method (bound or not): calling it runs its body
+    CLASS = "class"  # a local class: calling it constructs an instance
+    INSTANCE = "instance"  # an instance of a local class: calling it runs forward / __call__
+    EXTERNAL = "external"  # an imported name, or an instance of an imported class
+
+
+@dataclass(frozen=True)
+class Target:
+    what: What
+    name: str  # local qualified name, or the fully qualified imported name
+
+
+class Compiler(enum.Enum):
+    """How an expression compiles: ``torch.compile`` takes the function; a curried one was given options."""
+
+    DIRECT = "direct"  # torch.compile: ``DIRECT(f)`` compiles f, ``DIRECT(**options)`` is CURRIED
+    FACTORY = "factory"  # torch._dynamo.optimize: ``FACTORY(backend)`` is CURRIED
+    CURRIED = "curried"  # torch.compile(backend="eager"), partial(torch.compile, ...): ``CURRIED(f)`` compiles f
+
+
+@dataclass
+class _Lookup:
+    """Where a name is bound, seen from one scope (the innermost scope that binds it)."""
+
+    scope: str
+    bindings: list[Binding] = field(default_factory=list)
+    parameter: bool = False
+    function: str | None = None
+    klass: str | None = None
+    imported: str | None = None
+
+
+class Resolver:
+    """Resolve expressions of one module; see the module docstring."""
+
+    def __init__(self, index: ModuleIndex, imports: ImportTable, compile_functions: Iterable[str] = ()) -> None:
+        self.index = index
+        self.imports = imports
+        self.compile_functions = COMPILE_FUNCTIONS | frozenset(compile_functions)
+        self._memo: dict[tuple[int, str, tuple[int, ...]], frozenset[Target]] = {}
+        self._attribute_memo: dict[tuple[str, str, tuple[int, ...]], frozenset[Target]] = {}
+        self._alias_candidates: dict[str, list[str]] | None = None
+        self._lookups: dict[tuple[str, str], _Lookup | None] = {}
+        self._compilers: dict[tuple[int, str], Compiler | None] = {}
+
+    # -- names ----------------------------------------------------------------------
+
+    def lookup(self, name: str, scope: str) -> _Lookup | None:
+        """The innermost scope, from *scope* outwards, that binds *name*, and how (memoised)."""
+        key = (name, scope)
+        if key not in self._lookups:
+            self._lookups[key] = self._lookup(name, scope)
+        return self._lookups[key]
+
+    def _lookup(self, name: str, scope: str) -> _Lookup | None:
+        current: str | None = scope
+        while current is not None:
+            found = _Lookup(current, self.index.bindings(current, name))
+            if current == MODULE:
+                found.function = name if name in self.index.functions else None
+                found.klass = name if name in self.index.classes else None
+                if self.imports.is_imported(name) and not (found.function or found.klass):
+                    found.imported = self.imports.resolve(name)
+            elif current in self.index.functions:
+                found.parameter = any(p.arg == name for p in self.index.parameters(current))
+                inner = f"{current}.{name}"
+                found.function = inner if inner in self.index.functions and inner not in self.index.owner else None
+                found.klass = inner if inner in self.index.classes else None
+            if found.bindings or found.parameter or found.function or found.klass or found.imported:
+                return found
+            current = self.index.enclosing_scope(current)
+        return None
+
+    def imported_name(self, expr: ast.expr, scope: str) -> str | None:
+        """``torch.nn.Linear`` for ``nn.Linear`` when ``nn`` is an import not shadowed in *scope*."""
+        name = dotted_name(expr)
+        if name is None:
+            return None
+        found = self.lookup(name.partition(".")[0], scope)
+        if found is None or found.imported is None or found.bindings:
+            return None
+        return self.imports.resolve(name)
+
+    # -- compile functions ------------------------------------------------------------
+
+    def compiler(self, expr: ast.expr, scope: str, depth: int = 0) -> Compiler | None:
+        """How *expr* compiles what it is called with, or ``None`` when it is no compile function."""
+        if depth > 4:
+            return None
+        key = (id(expr), scope)
+        if key not in self._compilers:
+            self._compilers[key] = self._compiler(expr, scope, depth)
+        return self._compilers[key]
+
+    def _compiler(self, expr: ast.expr, scope: str, depth: int) -> Compiler | None:
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            imported = self.imported_name(expr, scope)
+            if imported is not None:
+                if imported in self.compile_functions:
+                    return Compiler.DIRECT
+                return Compiler.FACTORY if imported in COMPILER_FACTORIES else None
+            found = self.lookup(expr.id, scope) if isinstance(expr, ast.Name) else None
+            for binding in found.bindings if found else ():
+                if not binding.path and (kind := self.compiler(binding.value, found.scope, depth + 1)):
+                    return kind
+            return None
+        if isinstance(expr, ast.Call):
+            inner = self.compiler(expr.func, scope, depth + 1)
+            if inner is Compiler.FACTORY or (inner is Compiler.DIRECT and not expr.args):
+                return Compiler.CURRIED
+            if (
+                len(expr.args) == 1
+                and self.imported_name(expr.func, scope) == "functools.partial"
+                and self.compiler(expr.args[0], scope, depth + 1) is Compiler.DIRECT
+            ):
+                return Compiler.CURRIED
+        return None
+
+    def compiled_subject(self, call: ast.Call, scope: str) -> ast.expr | None:
+        """``f`` in ``torch.compile(f)``, ``torch.compile(mode=...)(f)``, ``my_partial(f)``."""
+        if not call.args or isinstance(call.args[0], ast.Starred):
+            return None
+        return call.args[0] if self.compiler(call.func, scope) in (Compiler.DIRECT, Compiler.CURRIED) else None
+
+    def is_compiling_decorator(self, decorator: ast.expr, scope: str) -> bool:
+        return self.compiler(decorator, scope) in (Compiler.DIRECT, Compiler.CURRIED)
+
+    # -- expressions ----------------------------------------------------------------
+
+    def resolve(self, expr: ast.expr, scope: str, path: tuple[int, ...] = (), depth: int = 0) -> frozenset[Target]:
+        """What *expr*, evaluated in *scope*, may denote; *path* selects a part of it (tuple index, element)."""
+        key = (id(expr), scope, path)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        if depth > MAX_DEPTH:
+            return frozenset()
+        self._memo[key] = frozenset()  # a cycle (``m = m.half()``) adds nothing
+        result = frozenset(self._resolve(expr, scope, path, depth + 1))
+        self._memo[key] = result
+        return result
+
+    def _resolve(self, expr: ast.expr, scope: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
+        if isinstance(expr, ast.Name):
+            yield from self._name(expr.id, scope, path, depth)
+        elif isinstance(expr, ast.Attribute):
+            yield from self._attribute(expr, scope, path, depth)
+        elif isinstance(expr, ast.Call):
+            yield from self._call(expr, scope, path, depth)
+        elif isinstance(expr, ast.Subscript):
+            index = expr.slice
+            step = index.value if isinstance(index, ast.Constant) and type(index.value) is int else ELEMENTS
+            yield from self.resolve(expr.value, scope, (step, *path), depth)
+        elif isinstance(expr, (ast.Tuple, ast.List, ast.Dict)):
+            yield from self._container(expr, scope, path, depth)
+        elif isinstance(expr, ast.IfExp):
+            yield from self.resolve(expr.body, scope, path, depth)
+            yield from self.resolve(expr.orelse, scope, path, depth)
+        elif isinstance(expr, ast.BoolOp):
+            for value in expr.values:
+                yield from self.resolve(value, scope, path, depth)
+        elif isinstance(expr, ast.NamedExpr):
+            yield from self.resolve(expr.value, scope, path, depth)
+
+    def _container(
+        self, expr: ast.Tuple | ast.List | ast.Dict, scope: str, path: tuple[int, ...], depth: int
+    ) -> Iterator[Target]:
+        """A part of a literal: ``(model, args)[0]``, an element of ``[Block(), Block()]``, a dict's value."""
+        if not path:
+            return
+        step, rest = path[0], path[1:]
+        elements = [v for v in expr.values if v is not None] if isinstance(expr, ast.Dict) else expr.elts
+        if any(isinstance(e, ast.Starred) for e in elements):
+            return
+        if step == ELEMENTS or isinstance(expr, ast.Dict):
+            for element in elements:
+                yield from self.resolve(element, scope, rest, depth)
+        elif 0 <= step < len(elements):
+            yield from self.resolve(elements[step], scope, rest, depth)
+
+    def _name(self, name: str, scope: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
+        found = self.lookup(name, scope)
+        if found is None:
+            return
+        if found.function and not path:
+            yield Target(What.FUNCTION, found.function)
+        if found.klass and not path:
+            yield Target(What.CLASS, found.klass)
+        if found.imported and not path:
+            yield Target(What.EXTERNAL, found.imported)
+        for binding in found.bindings:
+            yield from self.resolve(binding.value, found.scope, (*binding.path, *path), depth)
+        if found.parameter:
+            yield from self._parameter(found.scope, name, path, depth)
+
+    def _attribute(self, expr: ast.Attribute, scope: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
+        imported = self.imported_name(expr, scope)
+        if imported is not None:
+            if not path:
+                yield Target(What.EXTERNAL, imported)
+            return
+        for base in self.resolve(expr.value, scope, (), depth):
+            if base.what not in (What.INSTANCE, What.CLASS):
+                continue
+            method = self.index.method(base.name, expr.attr)
+            if method is not None:
+                if not path:
+                    yield Target(What.FUNCTION, method)
+                continue
+            held = self.attribute(base.name, expr.attr, path, depth) if base.what is What.INSTANCE else frozenset()
+            yield from held
+            if not held and not path:  # a method an imported base class defines (``PreTrainedModel``'s)
+                yield from (Target(What.EXTERNAL, f"{b}.{expr.attr}") for b in self.imported_bases(base.name))
+
+    def _call(self, call: ast.Call, scope: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
+        func = call.func
+        subject = self.compiled_subject(call, scope)
+        if subject is not None:  # a compiled function or module behaves as what it compiles
+            yield from self.resolve(subject, scope, path, depth)
+            return
+        imported = self.imported_name(func, scope)
+        if imported == "functools.partial" and call.args and not path:
+            yield from self.resolve(call.args[0], scope, (), depth)
+            return
+        if imported in SEQUENTIAL_CONTAINERS:
+            for argument in call.args:
+                if isinstance(argument, ast.Starred):
+                    yield from self.resolve(argument.value, scope, (ELEMENTS, *path), depth)
+                else:
+                    yield from self.resolve(argument, scope, path, depth)
+            return
+        if isinstance(func, ast.Attribute) and func.attr in SELF_RETURNING_METHODS:
+            yield from self.resolve(func.value, scope, path, depth)
+            return
+        for callee in self.resolve(func, scope, (), depth):
+            if callee.what is What.CLASS:
+                yield Target(What.INSTANCE, callee.name)
+            elif callee.what is What.FUNCTION and callee.name.rpartition(".")[2] not in {"forward", "__call__"}:
+                for value in self.index.returns(callee.name):
+                    yield from self.resolve(value, callee.name, path, depth)
+            elif callee.what is What.EXTERNAL and not path and callee.name.rpartition(".")[2][:1].isupper():
+                yield Target(What.EXTERNAL, callee.name)  # an instance of an imported class
+
+    # -- parameters -------------------------------------------------------------------
+
+    def _parameter(self, function: str, name: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
+        parameters = self.index.parameters(function)
+        node = self.index.functions[function]
+        positional = [*node.args.posonlyargs, *node.args.args]
+        if self.index.is_method(function) and positional and positional[0].arg == name:
+            owner = self.index.owner[function]
+            is_classmethod = any(dotted_name(d) == "classmethod" for d in node.decorator_list)
+            if not path:
+                yield Target(What.CLASS if is_classmethod else What.INSTANCE, owner)
+            return
+        default = _default_of(node, name)
+        if default is not None:
+            yield from self.resolve(default, self.index.enclosing_scope(function) or MODULE, path, depth)
+        offset = 1 if self.index.is_method(function) else 0
+        index = next((i for i, p in enumerate(positional) if p.arg == name), None)
+        is_keyword = any(p.arg == name for p in parameters)
+        for call, site_scope in self._call_sites(function, depth):
+            argument = _argument(call, name, None if index is None else index - offset, is_keyword)
+            if argument is not None:
+                yield from self.resolve(argument, site_scope, path, depth)
+
+    def _call_sites(self, function: str, depth: int) -> Iterator[tuple[ast.Call, str]]:
+        """Calls of *function* in this module: by name, through a compiled alias, or constructing its class."""
+        simple = function.rpartition(".")[2]
+        owner = self.index.owner.get(function)
+        if simple in {"forward", "__call__"}:
+            return  # their parameters take tensors from the module's caller
+        if owner is not None and simple == "__init__":
+            for call, scope in self.index.calls_named(owner.rpartition(".")[2]):
+                if Target(What.CLASS, owner) in self.resolve(call.func, scope, (), depth):
+                    yield call, scope
+            return
+        if owner is not None and self.index.is_method(function):
+            for call, scope in self.index.calls_named(simple):
+                if isinstance(call.func, ast.Attribute) and self._receives(call.func.value, scope, owner, depth):
+                    yield call, scope
+            return
+        wanted = Target(What.FUNCTION, function)
+        for name in (simple, *self._aliases(simple)):
+            for call, scope in self.index.calls_named(name):
+                if wanted in self.resolve(call.func, scope, (), depth):
+                    yield call, scope
+
+    def _receives(self, receiver: ast.expr, scope: str, owner: str, depth: int) -> bool:
+        """*receiver* may be an instance of *owner* or of a subclass of it."""
+        return any(
+            target.what is What.INSTANCE and owner in self.index.mro(target.name)
+            for target in self.resolve(receiver, scope, (), depth)
+        )
+
+    def _aliases(self, name: str) -> list[str]:
+        """Names bound to an expression built from *name*: ``step_c = torch.compile(step)``, ``run = step``."""
+        if self._alias_candidates is None:
+            self._alias_candidates = {}
+            for scope in (MODULE, *self.index.functions):
+                for alias, bindings in self.index.all_bindings(scope).items():
+                    for binding in bindings:
+                        source = _named_source(binding.value)
+                        if source is not None and source != alias:
+                            self._alias_candidates.setdefault(source, []).append(alias)
+        return self._alias_candidates.get(name, [])
+
+    # -- attributes -------------------------------------------------------------------
+
+    def imported_bases(self, class_name: str) -> list[str]:
+        """Qualified names of the imported (non-torch) base classes of *class_name* and its local bases."""
+        found: list[str] = []
+        for klass in self.index.mro(class_name):
+            for base in self.index.classes[klass].bases:
+                name = dotted_name(base)
+                if name and name not in self.index.classes and self.imports.is_imported(name):
+                    resolved = self.imports.resolve(name)
+                    if not resolved.startswith("torch.") and resolved not in found:
+                        found.append(resolved)
+        return found
+
+    def attribute(self, class_name: str, attribute: str, path: tuple[int, ...] = (), depth: int = 0) -> frozenset[Target]:
+        """What ``self.<attribute>`` may hold in instances of *class_name*, from assignments in its methods.
+
+        Every local class constructed anywhere in the value counts
+        (``nn.ModuleList([Block() for _ in range(n)])`` holds ``Block``s), and
+        so does whatever the value resolves to (``self.encoder = encoder``,
+        given ``Model(encoder=Encoder())``).
+        """
+        key = (class_name, attribute, path)
+        found = self._attribute_memo.get(key)
+        if found is not None:
+            return found
+        self._attribute_memo[key] = frozenset()
+        targets: set[Target] = set()
+        for klass in self.index.mro(class_name):
+            for value, method in self.index.self_assignments(klass).get(attribute, []):
+                for call in ast.walk(value):
+                    if isinstance(call, ast.Call) and (name := dotted_name(call.func)) in self.index.classes:
+                        targets.add(Target(What.INSTANCE, name))
+                if not self._builds_torch_object(value, method):
+                    targets.update(self.resolve(value, method, path, depth))
+        result = frozenset(targets)
+        self._attribute_memo[key] = result
+        return result
+
+
+    def _builds_torch_object(self, value: ast.expr, scope: str) -> bool:
+        """``nn.Linear(...)``, ``torch.zeros(...)``: nothing of this module (most ``self.x = ...`` are)."""
+        if not isinstance(value, ast.Call):
+            return False
+        imported = self.imported_name(value.func, scope)
+        return imported is not None and imported.startswith("torch.") and imported not in SEQUENTIAL_CONTAINERS
+
+
+def _default_of(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    for parameter, default in zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults):
+        if parameter.arg == name:
+            return default
+    for parameter, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+        if parameter.arg == name:
+            return default
+    return None
+
+
+def _argument(call: ast.Call, name: str, position: int | None, is_keyword: bool) -> ast.expr | None:
+    """The argument *call* passes for parameter *name* (at *position* among the explicit ones)."""
+    for keyword in call.keywords:
+        if keyword.arg == name and is_keyword:
+            return keyword.value
+    if position is None or position < 0 or position >= len(call.args):
+        return None
+    if any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+        return None
+    return call.args[position]
+
+
+def _named_source(value: ast.expr) -> str | None:
+    """``step`` in ``step``, ``torch.compile(step)``, ``partial(step, ...)``, ``torch.compile(mode=m)(step)``."""
+    if isinstance(value, ast.Name):
+        return value.id
+    if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name):
+        return value.args[0].id
+    return None

@@ -1,0 +1,195 @@
+"""Turn the workers' answers into scores: detection per rule family, and what ``--fix`` did.
+
+The unit of detection is a line of a program file. A line Dynamo logs a break
+at is *logged*; a line with a finding is *flagged*. TP: flagged and logged;
+FP: flagged, not logged; FN: logged, not flagged. Per family, recall counts
+the logged lines attributed to the family (``families.Claims.family_of_site``)
+that carry any finding, and precision counts the family's flagged lines that
+are logged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.corpus.families import FAMILY_ORDER, Claims, family_of_code
+from tests.corpus.layout import Program
+
+
+def ratio(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+@dataclass
+class LineCounts:
+    """Logged and flagged lines of one family (or of everything)."""
+
+    logged: int = 0
+    logged_found: int = 0
+    flagged: int = 0
+    flagged_correct: int = 0
+
+    @property
+    def recall(self) -> float | None:
+        return ratio(self.logged_found, self.logged)
+
+    @property
+    def precision(self) -> float | None:
+        return ratio(self.flagged_correct, self.flagged)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "logged": self.logged, "found": self.logged_found, "recall": self.recall,
+            "flagged": self.flagged, "correct": self.flagged_correct, "precision": self.precision,
+        }
+
+
+@dataclass
+class Detection:
+    """Detection score of one split under one scope."""
+
+    programs: int = 0
+    programs_with_breaks: int = 0
+    overall: LineCounts = field(default_factory=LineCounts)
+    families: dict[str, LineCounts] = field(default_factory=dict)
+    misses: list[str] = field(default_factory=list)  # "name:line GBxxxx (family) gb_type"
+    false_alarms: list[str] = field(default_factory=list)  # "name:line GMxxx"
+
+    def family(self, name: str) -> LineCounts:
+        return self.families.setdefault(name, LineCounts())
+
+
+def logged_lines(answer: dict[str, Any]) -> dict[int, list[tuple[str, str]]]:
+    """``{line: [(gb_id, gb_type), ...]}`` of the original program."""
+    lines: dict[int, list[tuple[str, str]]] = {}
+    for line, gb_id, gb_type in answer["original"]["sites"]:
+        lines.setdefault(line, []).append((gb_id, gb_type))
+    return lines
+
+
+def measured(answer: dict[str, Any]) -> bool:
+    """Whether the original program was measured (no crash, timeout or import error)."""
+    return "failure" not in answer and answer["original"]["error"] is None
+
+
+def undeclared_exceptions(answer: dict[str, Any]) -> list[str]:
+    """Eager input sets whose exception differs from what the program declares in RAISING_INPUTS."""
+    original = answer["original"]
+    declared = {int(k): v for k, v in original.get("declared_raises", {}).items()}
+    problems = []
+    for index, error in enumerate(original["eager_errors"]):
+        raised = error[0] if error else None
+        if raised != declared.get(index):
+            problems.append(f"input {index}: raised {error} but declares {declared.get(index)}")
+    return problems
+
+
+def detection(programs: Iterable[Program], answers: dict[str, dict[str, Any]], scope: str, claims: Claims) -> Detection:
+    score = Detection()
+    for program in programs:
+        answer = answers[program.name]
+        if not measured(answer) or "lint" not in answer:
+            continue
+        score.programs += 1
+        logged = logged_lines(answer)
+        score.programs_with_breaks += bool(logged)
+        flagged: dict[int, set[str]] = {}
+        for line, code in answer["lint"][scope]:
+            flagged.setdefault(line, set()).add(code)
+        for line, sites in sorted(logged.items()):
+            found = line in flagged
+            score.overall.logged += 1
+            score.overall.logged_found += found
+            finding_families = [family_of_code(code) for code in sorted(flagged.get(line, ()))]
+            for family in {claims.family_of_site(gb_id, finding_families) for gb_id, _ in sites}:
+                score.family(family).logged += 1
+                score.family(family).logged_found += found
+            if not found:
+                described = ", ".join(f"{gb_id} ({claims.family_of_site(gb_id)}) {gb_type}" for gb_id, gb_type in sites)
+                score.misses.append(f"{program.name}:{line} {described}")
+        for line, codes in sorted(flagged.items()):
+            correct = line in logged
+            score.overall.flagged += 1
+            score.overall.flagged_correct += correct
+            for family in {family_of_code(code) for code in codes}:
+                score.family(family).flagged += 1
+                score.family(family).flagged_correct += correct
+            if not correct:
+                score.false_alarms.append(f"{program.name}:{line} {','.join(sorted(codes))}")
+    score.families = {name: score.families[name] for name in FAMILY_ORDER if name in score.families}
+    return score
+
+
+@dataclass
+class FixScore:
+    """What one ``--fix`` mode did to one split."""
+
+    programs: int = 0
+    changed: int = 0
+    sites_before: int = 0
+    sites_after: int = 0
+    fullgraph_before: int = 0
+    fullgraph_after: int = 0
+    eligible: int = 0  # programs with breaks, every one of a GB id a rule of this mode fixes
+    eligible_fullgraph_after: int = 0
+    wrong_outputs: list[str] = field(default_factory=list)  # eager behaviour changed
+    broken: list[str] = field(default_factory=list)  # the fixed file no longer imports / make() fails
+    more_breaks: list[str] = field(default_factory=list)
+    compiled_differences: list[str] = field(default_factory=list)
+    eligible_failing: list[str] = field(default_factory=list)
+
+    @property
+    def removed_fraction(self) -> float | None:
+        return ratio(self.sites_before - self.sites_after, self.sites_before)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "programs": self.programs, "changed": self.changed,
+            "sites_before": self.sites_before, "sites_after": self.sites_after,
+            "removed_fraction": self.removed_fraction,
+            "fullgraph_before": self.fullgraph_before, "fullgraph_after": self.fullgraph_after,
+            "eligible": self.eligible, "eligible_fullgraph_after": self.eligible_fullgraph_after,
+            "wrong_outputs": self.wrong_outputs, "broken": self.broken, "more_breaks": self.more_breaks,
+            "compiled_differences": self.compiled_differences, "eligible_failing": self.eligible_failing,
+        }
+
+
+def _passes_fullgraph(measurement: dict[str, Any]) -> bool:
+    return measurement["error"] is None and all(failure is None for failure in measurement["fullgraph"])
+
+
+def fixes(programs: Iterable[Program], answers: dict[str, dict[str, Any]], mode: str, claims: Claims) -> FixScore:
+    score = FixScore()
+    for program in programs:
+        answer = answers[program.name]
+        if not measured(answer):
+            continue
+        score.programs += 1
+        original = answer["original"]
+        variant = answer["variants"].get(mode)
+        after = variant if variant is not None else original
+        score.changed += variant is not None
+        before_count, after_count = len(original["sites"]), len(after["sites"])
+        score.sites_before += before_count
+        score.sites_after += after_count if after["error"] is None else before_count
+        score.fullgraph_before += _passes_fullgraph(original)
+        score.fullgraph_after += _passes_fullgraph(after)
+        if variant is not None:
+            if variant["error"] is not None:
+                score.broken.append(f"{program.name}: {variant['error']}")
+            if variant["eager_differences"]:
+                score.wrong_outputs.append(f"{program.name}: {variant['eager_differences'][0]}")
+            if variant["compiled_differences"]:
+                score.compiled_differences.append(f"{program.name}: {variant['compiled_differences'][0]}")
+        if after["error"] is None and after_count > before_count:
+            score.more_breaks.append(f"{program.name}: {before_count} -> {after_count}")
+        if original["sites"] and all(claims.fixable(gb_id, mode == "unsafe") for _, gb_id, _ in original["sites"]):
+            score.eligible += 1
+            if _passes_fullgraph(after):
+                score.eligible_fullgraph_after += 1
+            else:
+                failure = next((f for f in after["fullgraph"] if f), after["error"] or "")
+                score.eligible_failing.append(f"{program.name}: {failure}")
+    return score

@@ -1,0 +1,90 @@
+"""A measuring worker: reads one JSON task per line on stdin, answers one JSON line per task.
+
+Run by ``pool.py`` as ``python -m tests.corpus.worker``, so every batch of
+programs is measured in a fresh process that no test's logging or Dynamo
+configuration can reach. The protocol uses a private copy of the original
+stdout; anything else written to stdout (a program's import-time print, a C
+extension) goes to stderr instead.
+
+Task: ``{"name", "path", "lint": bool, "behaviour": bool, "variants": {label: path}}``.
+Answer: ``{"name", "lint": {scope: [[line, code], ...]}, "original": M, "variants": {label: M}}``
+where ``M`` is :func:`_measurement_json` of the file, and each variant also has
+``eager_differences`` / ``compiled_differences`` against the original's eager run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _measurement_json(measurement: Any) -> dict[str, Any]:
+    return {
+        "error": measurement.error,
+        "sites": sorted([s.line, s.gb_id, s.gb_type] for s in measurement.sites),
+        "foreign_sites": measurement.foreign_sites,
+        "fullgraph": measurement.fullgraph,
+        "eager_errors": [o.error for o in measurement.eager],
+        "declared_raises": measurement.declared_raises,
+    }
+
+
+def _differences(original: Any, variant: Any, compiled: bool) -> list[str]:
+    """Per input set, how the variant's eager (or compiled) outcomes differ from the original's eager ones."""
+    from tests.corpus.behaviour import outcome_differences
+
+    if original.error or variant.error:
+        return [] if original.error else [f"variant failed: {variant.error}"]
+    outcomes = variant.compiled if compiled else variant.eager
+    found = []
+    for index, (expected, actual) in enumerate(zip(original.eager, outcomes, strict=True)):
+        found += [f"input {index}: {d}" for d in outcome_differences(expected, actual)]
+    if not compiled and original.import_stdout != variant.import_stdout:
+        found.append("import-time stdout differs")
+    return found
+
+
+def handle(task: dict[str, Any]) -> dict[str, Any]:
+    from tests.corpus import dynamo, lint
+
+    started = time.perf_counter()
+    answer: dict[str, Any] = {"name": task["name"]}
+    if task.get("lint"):
+        try:
+            answer["lint"] = lint.findings(Path(task["path"]))
+        except Exception as error:  # a linter crash is a result, reported per program
+            answer["lint_error"] = f"{type(error).__name__}: {error}"
+    module_name = f"corpus_program_{task['name']}"
+    behaviour = bool(task.get("behaviour"))
+    original = dynamo.measure(Path(task["path"]), module_name, behaviour, skip_clean_fullgraph=True)
+    answer["original"] = _measurement_json(original)
+    answer["variants"] = {}
+    for label, path in task.get("variants", {}).items():
+        variant = dynamo.measure(Path(path), module_name, behaviour=True)
+        answer["variants"][label] = {
+            **_measurement_json(variant),
+            "eager_differences": _differences(original, variant, compiled=False),
+            "compiled_differences": _differences(original, variant, compiled=True),
+        }
+    answer["seconds"] = round(time.perf_counter() - started, 3)
+    return answer
+
+
+def main() -> int:
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    logging.captureWarnings(False)
+    for line in sys.stdin:
+        if line.strip():
+            protocol.write(json.dumps(handle(json.loads(line))) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
