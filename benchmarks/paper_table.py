@@ -13,7 +13,9 @@ extra, in
 
 * ``current``: the interpreter running this script (the installed release).
 
-Columns: Dynamo's graphs, breaks as the paper counts them (``explain``'s,
+Columns: the break sites Dynamo logs (the headline: a break counts until
+Dynamo stops logging it), whether ``torch.compile(fullgraph=True)`` runs,
+Dynamo's graphs, breaks as the paper counts them (``explain``'s,
 graphs - 1), distinct splitting break sites (verify's ``breaks``), the
 paper's breaks before and after, whether outputs stayed equal, cold start and
 steady-state latency of the compiled model before and after the fixes, the
@@ -23,6 +25,7 @@ from verify's ``--json``; nothing is measured here. Examples::
     python benchmarks/paper_table.py --create-venv                    # both environments, CPU or GPU
     python benchmarks/paper_table.py --env current --only longformer,phi3 --no-bench
     python benchmarks/paper_table.py --device cuda --mode reduce-overhead --json paper_table.json
+    python benchmarks/paper_table.py --env 4.52.4 --create-venv --no-bench --no-resume --check   # CI's gate
 
 Each model's verify run is cached under ``--cache-dir`` (keyed by transformers
 version and model; reused only for the same command), so an interrupted run
@@ -78,6 +81,8 @@ class PaperModel:
     paper_before: int | None
     paper_after: int | None
     arguments: tuple[str, ...] = ()
+    #: the regression gate (``--check``): at most this many logged break sites after the fixes
+    logged_after: int = 0
 
     @property
     def target(self) -> str:
@@ -89,7 +94,8 @@ MODELS = (
     PaperModel("biogpt", "BioGptForCausalLM", "biogpt", 2, 0),
     PaperModel("blenderbot", "BlenderbotForConditionalGeneration", "blenderbot-400M-distill", 3, 0),
     PaperModel("t5", "T5ForConditionalGeneration", "flan-t5-large", 3, 0),
-    PaperModel("longformer", "LongformerModel", "longformer-base-4096", 5, 2),
+    # the `.item()` that picks the global-attention path (modeling_longformer.py:1272) has no fix
+    PaperModel("longformer", "LongformerModel", "longformer-base-4096", 5, 2, logged_after=1),
     PaperModel("pegasus", "PegasusForCausalLM", "tiny-random-PegasusForCausalLM", 2, 0),
     PaperModel("phi3", "Phi3ForCausalLM", "Phi-4-mini-instruct (LongRoPE)", 5, 0, PHI3_LONGROPE),
     PaperModel("marian", "MarianMTModel", "extra, not in the paper", None, None),
@@ -164,8 +170,8 @@ def versus_paper(model: PaperModel, after: dict[str, int] | None, equal: bool | 
     return "matches" if ours == model.paper_after else f"NO ({ours} > {model.paper_after})"
 
 
-HEADER = ("model", "paper before -> after", "graphs", "breaks (explain)", "break sites", "outputs equal",
-          "cold s", "steady ms", "fixes", "vs paper", "status")  # fmt: skip
+HEADER = ("model", "paper before -> after", "logged sites", "fullgraph", "graphs", "breaks (explain)",
+          "splitting sites", "outputs equal", "cold s", "steady ms", "fixes", "vs paper", "status")  # fmt: skip
 
 
 def row_cells(model: PaperModel, run: VerifyRun) -> list[str]:
@@ -178,9 +184,32 @@ def row_cells(model: PaperModel, run: VerifyRun) -> list[str]:
 
     cold, steady = bench_cells(result)
     status = (result or {}).get("status", "no result").upper()
-    return [model.target.removeprefix("hf:"), arrow(model.paper_before, model.paper_after), column("graphs"),
-            column("explain_breaks"), column("breaks"), yes_no(equal), cold, steady,
-            ", ".join(fixes_applied(result)) or "-", versus_paper(model, after, equal), status]
+    return [model.target.removeprefix("hf:"), arrow(model.paper_before, model.paper_after), column("logged"),
+            fullgraph_cell(result), column("graphs"), column("explain_breaks"), column("breaks"), yes_no(equal),
+            cold, steady, ", ".join(fixes_applied(result)) or "-", versus_paper(model, after, equal), status]
+
+
+def fullgraph_cell(result: dict[str, Any] | None) -> str:
+    """``fails -> passes``: whether ``torch.compile(fullgraph=True)`` ran, before and after the fixes."""
+    def word(arm: str) -> str | None:
+        fullgraph = ((result or {}).get(arm) or {}).get("fullgraph")
+        return None if fullgraph is None else ("passes" if fullgraph["passes"] else "fails")
+
+    return arrow(word("original"), word("fixed"))
+
+
+def gate_failures(label: str, rows: list[tuple[PaperModel, VerifyRun]]) -> list[str]:
+    """Why the regression gate fails: more logged sites than the model allows, or changed outputs."""
+    failures = []
+    for model, run in rows:
+        result = run.result or {}
+        after = arm_counts(result, "fixed")
+        if after is None or not result.get("outputs_equal"):
+            failures.append(f"[{label}] {model.model_type}: {result.get('status', 'no result')}: {result.get('detail', '')}")
+        elif after["logged"] > model.logged_after:
+            failures.append(f"[{label}] {model.model_type}: {after['logged']} logged break sites after the fixes, "
+                            f"at most {model.logged_after} expected")
+    return failures
 
 
 def notes(model: PaperModel, run: VerifyRun) -> list[str]:
@@ -259,6 +288,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
                         help="reuse cached results (default on)")
     parser.add_argument("--json", type=Path, help="write every row and verify result here")
+    parser.add_argument("--check", action="store_true",
+                        help="regression gate: exit 1 when a model keeps more logged break sites after the fixes "
+                             "than it allows (0; longformer 1) or its outputs change")
     return parser.parse_args(argv)
 
 
@@ -271,12 +303,14 @@ def main(argv: list[str] | None = None) -> int:
         "environments": [],
     }
     outputs_ok = True
+    failures: list[str] = []
     for environment in environments(options.env or [PAPER_TRANSFORMERS, "current"], options.venv,
                                     options.create_venv):
         versions = interpreter_versions(environment.python)
         rows = measure(environment, versions, models, options)
         print(render(environment.label, versions, rows), flush=True)
         outputs_ok &= all((run.result or {}).get("status") == "pass" for _, run in rows)
+        failures += gate_failures(environment.label, rows)
         report["environments"].append({
             **asdict(environment), "versions": versions,
             "rows": [{"model": asdict(model), "cells": dict(zip(HEADER, row_cells(model, run))), "run": run.to_json()}
@@ -285,6 +319,10 @@ def main(argv: list[str] | None = None) -> int:
     report["machine"]["load_average_after"] = os.getloadavg()
     if options.json:
         options.json.write_text(json.dumps(report, indent=1) + "\n")
+    if options.check:
+        for failure in failures:
+            print(f"GATE: {failure}", file=sys.stderr)
+        return 1 if failures else 0
     return 0 if outputs_ok else 1
 
 

@@ -26,17 +26,22 @@ if str(REPO) not in sys.path:  # `tests.corpus` is imported as a package from th
 
 from tests.corpus import layout  # noqa: E402
 
-#: The size issue 14 asks for, reached once the issue_/census_ programs are merged.
-CORPUS_TARGET = 300
-#: What this branch holds today; raise to CORPUS_TARGET when the other half lands.
-CORPUS_SIZE_FLOOR = 200
-#: Precision/recall floors per split and scope: measured value minus 0.03.
+#: The size issue 14 asks for.
+CORPUS_SIZE_FLOOR = 300
+#: Precision/recall floors per split and scope: the lower of two measurements
+#: (2026-11-24) minus 0.03 -- this branch's 217 programs, and the same harness on
+#: those plus the 150 issue_/census_ programs of the corpus2 branch (367), so the
+#: gate holds on both sides of the merge. See docs/corpus.md.
 DETECTION_FLOORS: dict[tuple[str, str], dict[str, float]] = {
-    ("dev", "compiled"): {"precision": 0.0, "recall": 0.0},
-    ("dev", "modules"): {"precision": 0.0, "recall": 0.0},
-    ("heldout", "compiled"): {"precision": 0.0, "recall": 0.0},
-    ("heldout", "modules"): {"precision": 0.0, "recall": 0.0},
+    ("dev", "compiled"): {"precision": 0.71, "recall": 0.32},  # 217: 0.74 / 0.39; 367: 0.78 / 0.35
+    ("dev", "modules"): {"precision": 0.72, "recall": 0.45},  # 217: 0.75 / 0.51; 367: 0.78 / 0.48
+    ("heldout", "compiled"): {"precision": 0.65, "recall": 0.32},  # 217: 0.74 / 0.36; 367: 0.68 / 0.35
+    ("heldout", "modules"): {"precision": 0.66, "recall": 0.43},  # 217: 0.72 / 0.49; 367: 0.69 / 0.46
 }
+#: Known wrong outputs after a fix, per (split, mode): none. (GM104's old `torch._assert_async`
+#: rewrite changed torchvision normalize's ValueError into a RuntimeError eagerly; GM104 now keeps
+#: the eager `if` untouched and offers its compiled check only as an opt-in.)
+KNOWN_WRONG_OUTPUTS: dict[tuple[str, str], int] = {}
 #: A negative (zero logged breaks) is real code the linter must stay quiet on.
 NEGATIVE_SHARE = (0.25, 0.50)
 
@@ -114,7 +119,9 @@ def test_detection_floors(corpus_run: dict[str, Any], split: str, scope: str) ->
 def test_fixes_never_change_eager_behaviour(corpus_run: dict[str, Any], split: str, mode: str) -> None:
     """Returns, exceptions, stdout, log records and warnings are equal after --fix; every fixed file imports."""
     fixed = corpus_run["splits"][split]["fix"][mode]
-    assert fixed["wrong_outputs"] in ([], 0), fixed["wrong_outputs"]
+    wrong = fixed["wrong_outputs"]
+    count = wrong if isinstance(wrong, int) else len(wrong)  # held-out answers are counts only
+    assert count == KNOWN_WRONG_OUTPUTS.get((split, mode), 0), wrong
     assert fixed["broken"] in ([], 0), fixed["broken"]
 
 

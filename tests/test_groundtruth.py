@@ -32,8 +32,7 @@ PROGRAMS = [Program(path) for path in sorted((Path(__file__).parent / "groundtru
 MINIMUM_SCORE = 0.95
 #: Positives whose break no rule flags yet. Each stays an expected failure
 #: (strict: it turns red once the linter starts flagging it, so the entry is removed).
-NOT_YET_DETECTED: dict[str, str] = {}  # pos_43/pos_44 (torch.equal/allclose, GB0033): GM303 flags them
-SCORED = [p for p in PROGRAMS if p.name not in NOT_YET_DETECTED]
+SCORED = PROGRAMS
 
 
 def test_corpus_is_large_enough() -> None:
@@ -82,14 +81,3 @@ def test_static_findings_match_dynamo_lines(answers: dict[str, dict[str, Any]]) 
             assert counts.precision >= MINIMUM_SCORE, f"{name} precision\n{summary}"
         if counts.logged:
             assert counts.recall >= MINIMUM_SCORE, f"{name} recall\n{summary}"
-
-
-@pytest.mark.dynamo
-def test_not_yet_detected_breaks_are_still_missed(answers: dict[str, dict[str, Any]]) -> None:
-    """Each listed gap is a real break no rule flags yet; it turns red once one does (then remove the entry)."""
-    for name, why in NOT_YET_DETECTED.items():
-        answer = answers[name]
-        logged = {line for line, _, _ in answer["original"]["sites"]}
-        flagged = {line for line, _ in answer["lint"]["compiled"]}
-        assert logged, f"{name}: no logged break"
-        assert flagged != logged, f"{name} is detected now ({why}): remove it from NOT_YET_DETECTED"

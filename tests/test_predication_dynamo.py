@@ -2,7 +2,8 @@
 
 For every ground-truth positive and every control-flow catalog program:
 fix it with ``fix_source``, then run the original and the fixed program on
-inputs that take every branch. The fix must lower the number of break
+inputs that take every branch (an input set a program declares in
+``RAISING_INPUTS`` must raise the same exception eagerly in both). The fix must lower the number of break
 sites (to zero when every finding was fixed), and outputs, plus
 gradients where inputs are differentiable, must stay equal. Programs the fixer
 declines must say why.
@@ -64,6 +65,15 @@ def _same(left: Any, right: Any) -> bool:
     )
 
 
+def _raised(fn: Any, args: tuple) -> str | None:
+    """The name of the exception ``fn(*args)`` raises eagerly (``RAISING_INPUTS`` sets take the raising side)."""
+    try:
+        fn(*args)
+    except Exception as error:
+        return type(error).__name__
+    return None
+
+
 def _make(module: ModuleType) -> tuple[Any, list[tuple]]:
     torch.manual_seed(0)
     return module.make()
@@ -98,13 +108,18 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
         fixed_path = out_dir / f"{index:02d}_{path.name}"
         fixed_path.write_text(result.source)
         original, fixed = _load(path, f"orig_{index}"), _load(fixed_path, f"fixed_{index}")
-        fn_a, inputs = _make(original)
+        fn_a, all_inputs = _make(original)
         fn_b, _ = _make(fixed)
+        raising = getattr(original, "RAISING_INPUTS", {})
+        inputs = [args for index, args in enumerate(all_inputs) if index not in raising]
         row["before"] = _break_sites(path, fn_a, inputs)
         row["after"] = _break_sites(fixed_path, fn_b, inputs)
         row["remaining"] = list(result.remaining)
         with torch.no_grad():
-            row["equal"] = all(_same(fn_a(*args), fn_b(*args)) for args in inputs)
+            row["equal"] = all(_same(fn_a(*args), fn_b(*args)) for args in inputs) and all(
+                _raised(fn_a, all_inputs[index]) == _raised(fn_b, all_inputs[index]) == expected
+                for index, expected in raising.items()
+            )
         gradients = [(_grads(fn_a, args), _grads(fn_b, args)) for args in inputs]
         row["gradients"] = [(a, b) for a, b in gradients if a is not None and b is not None]
     return table

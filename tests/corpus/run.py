@@ -30,7 +30,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", nargs="+", default=(), metavar="SUBSTRING", help="programs whose name contains one")
     parser.add_argument("--details", action="store_true", help="list each dev FP/FN and fix problem")
     parser.add_argument("--show-heldout-details", action="store_true",
-                        help="also list held-out FP/FN: for the final report only; never while developing")
+                        help="list held-out FP/FN and fix problems: for the final report only; never while developing")
     parser.add_argument("--json", type=Path, metavar="OUT", help="write every score and per-program answer")
     parser.add_argument("--timeout", type=float, default=None, help="seconds per program (default 60, fix mode 180)")
     parser.add_argument("--workers", type=int, default=pool.DEFAULT_WORKERS)
@@ -107,7 +107,7 @@ def summarize(args: argparse.Namespace, programs: list[layout.Program], answers:
     }
     for split in sorted({p.split for p in programs}):
         members = [p for p in programs if p.split == split]
-        show = args.details and (split == "dev" or args.show_heldout_details)
+        show = (args.details and split == "dev") or (split == "heldout" and args.show_heldout_details)
         entry: dict[str, Any] = {"programs": len(members), "by_source": {}}
         for p in members:
             entry["by_source"][p.source] = entry["by_source"].get(p.source, 0) + 1

@@ -5,7 +5,7 @@ Kept: _compute_nccf (math.ceil sizes, padding, the lag loop with unfold and
 vector_norm), _combine_max, _find_max_per_frame (in-place index shifts),
 _median_smoothing (pad, cat of a repeated column, unfold, median) and
 detect_pitch_frequency verbatim.
-Simplified: sample rate 400, freq_low 100, win_length 3; 80 samples.
+Simplified: sample rate 400, freq_low 20, freq_high 190, win_length 3; 80 samples.
 """
 import math
 from typing import Tuple
@@ -80,4 +80,4 @@ def make():
     torch.manual_seed(0)
     t = torch.arange(80) / 400.0
     wave = torch.sin(2 * math.pi * 50.0 * t)[None]
-    return detect_pitch_frequency, [(wave, 400, 0.02, 3, 100, 190)]
+    return detect_pitch_frequency, [(wave, 400, 0.02, 3, 20, 190)]

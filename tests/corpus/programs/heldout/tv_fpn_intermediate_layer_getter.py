@@ -6,7 +6,8 @@ the name-in-return_layers loop in forward), ExtraFPNBlock, FeaturePyramidNetwork
 (get_result_from_inner_blocks / get_result_from_layer_blocks with their
 `if i == idx` loops over ModuleLists, top-down nearest interpolation, the
 extra block, the OrderedDict output) and LastLevelMaxPool.
-Simplified: a 3-stage conv backbone; Conv2dNormActivation replaced by nn.Conv2d.
+Simplified: a 3-stage conv backbone; Conv2dNormActivation reduced to an nn.Conv2d with its default
+`(kernel_size - 1) // 2` padding.
 """
 from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple
@@ -17,7 +18,9 @@ from torch import Tensor, nn
 
 
 class Conv2dNormActivation(nn.Conv2d):
-    def __init__(self, in_channels, out_channels, kernel_size=1, padding=0, norm_layer=None, activation_layer=None):
+    def __init__(self, in_channels, out_channels, kernel_size=1, padding=None, norm_layer=None, activation_layer=None):
+        if padding is None:
+            padding = (kernel_size - 1) // 2
         super().__init__(in_channels, out_channels, kernel_size, padding=padding)
 
 
