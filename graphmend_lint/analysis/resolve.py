@@ -247,6 +247,8 @@ class Resolver:
             if not path:
                 yield Target(What.EXTERNAL, imported)
             return
+        if not self._may_be_self_member(expr):
+            return  # ``config.dropout``: no local class has such a method or attribute; skip resolving ``config``
         for base in self.resolve(expr.value, scope, (), depth):
             if base.what not in (What.INSTANCE, What.CLASS):
                 continue
@@ -259,6 +261,12 @@ class Resolver:
             yield from held
             if not held and not path:  # a method an imported base class defines (``PreTrainedModel``'s)
                 yield from (Target(What.EXTERNAL, f"{b}.{expr.attr}") for b in self.imported_bases(base.name))
+
+    def _may_be_self_member(self, expr: ast.Attribute) -> bool:
+        """``x.attr`` can only mean something local when a local class has ``attr`` (or ``x`` is ``self``)."""
+        if isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
+            return True  # may be inherited from an imported base: a seed
+        return expr.attr in self.index.method_names or expr.attr in self.index.attribute_names
 
     def _call(self, call: ast.Call, scope: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
         func = call.func

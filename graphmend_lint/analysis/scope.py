@@ -117,7 +117,7 @@ class ScopeAnalyzer:
         self.imports = imports
         self.label = PurePath(path).name
         self.mode = mode
-        self.index = ModuleIndex.build(tree)
+        self.index = ModuleIndex.build(tree, text)
         self.resolver = Resolver(self.index, imports, extra_compile_functions)
         self._traced: dict[str, TracedFunction] = {}
         self._queue: deque[tuple[str, tuple[str, ...]]] = deque()
