@@ -382,3 +382,30 @@ c = torch.compile(Model())
         "transformers.modeling_utils.PreTrainedModel.warn_if_padding",
         "transformers.modeling_utils.PreTrainedModel.head",
     }
+
+
+def test_branches_constant_under_compile_are_not_traced() -> None:
+    source = """
+import torch
+import warnings
+def scripted(x):
+    return x
+def compiled(x):
+    return x
+@torch.compile
+def f(x, aux):
+    if torch.jit.is_scripting():
+        if not aux:
+            warnings.warn("scripted")
+        return scripted(x)
+    if not torch.jit.is_scripting() and aux:
+        x = compiled(x)
+    if aux or torch.compiler.is_compiling():
+        return x
+    else:
+        return scripted(x)
+"""
+    facts = scope_of(source)
+    assert {f.qualname for f in facts.functions} == {"f", "compiled"}
+    assert all(facts.is_eager_only(line) for line in (11, 12, 13, 19))
+    assert not facts.is_eager_only(15)
