@@ -122,7 +122,7 @@ class Resolver:
     def imported_name(self, expr: ast.expr, scope: str) -> str | None:
         """``torch.nn.Linear`` for ``nn.Linear`` when ``nn`` is an import not shadowed in *scope*."""
         name = dotted_name(expr)
-        if name is None:
+        if name is None or not self.imports.is_imported(name):
             return None
         found = self.lookup(name.partition(".")[0], scope)
         if found is None or found.imported is None or found.bindings:

@@ -327,15 +327,19 @@ class ScopeAnalyzer:
 
     def _may_be_local(self, func: ast.Attribute, caller: str) -> bool:
         """Could ``<expr>.attr(...)`` run project code? (Saves resolving every tensor method call.)"""
-        if self.resolver.imported_name(func, caller) is not None:
-            return True  # ``utils.helper(x)``: may be a seed
+        if isinstance(func.value, ast.Name) and func.value.id == "self":
+            return True  # a method of the class or of an imported base class (a seed)
+        if func.attr in self.index.method_names:
+            return True
         root = func.value
         while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
             root = root.func if isinstance(root, ast.Call) else root.value
-        if isinstance(func.value, ast.Name) and func.value.id == "self":
-            return True  # a method of the class or of an imported base class (a seed)
-        is_self = isinstance(root, ast.Name) and root.id == "self"
-        return func.attr in self.index.method_names or (is_self and func.attr in self.index.attribute_names)
+        if not isinstance(root, ast.Name):
+            return False
+        if root.id == "self":
+            return func.attr in self.index.attribute_names
+        # ``utils.helper(x)``: an imported module's function may be a seed
+        return self.imports.is_imported(root.id) and self.resolver.imported_name(func, caller) is not None
 
     def _callable_targets(self, class_or_function: str) -> Iterator[str]:
         """A function itself, or what calling an instance of a class runs."""
