@@ -395,8 +395,9 @@ class ValueOracle:
             if isinstance(top.parent, nodes.Attribute) and top is not use:
                 use, parent = top, top.parent
             if isinstance(parent, nodes.Attribute) and parent.expr is use:
-                if parent.attrname not in PLAIN_PYTHON_ATTRIBUTES and (
-                    self.facts.method_kind(parent.attrname) or self.facts.attribute_kind(parent.attrname)
+                attribute = parent.attrname
+                if attribute not in PLAIN_PYTHON_ATTRIBUTES and attribute not in MODULE_METHODS and (
+                    self.facts.method_kind(attribute) or self.facts.attribute_kind(attribute)
                 ):
                     return True
             elif isinstance(parent, nodes.BinOp) and parent.op == "@":
