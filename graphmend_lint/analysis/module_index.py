@@ -32,11 +32,14 @@ class Binding:
 
     ``m, args = make()`` binds ``m`` to ``make()`` at path ``(0,)``;
     ``for layer in self.layers`` binds ``layer`` to an element of
-    ``self.layers``, path ``(ELEMENTS,)``.
+    ``self.layers``, path ``(ELEMENTS,)``. An *element* binding adds to what
+    the name holds: ``layers.append(Block())`` makes ``Block()`` one of its
+    elements (``layers.extend(more)``: ``more``'s elements, path ``(ELEMENTS,)``).
     """
 
     value: ast.expr
     path: tuple[int, ...] = ()
+    element: bool = False
 
 
 @dataclass
@@ -233,14 +236,17 @@ class ModuleIndex:
         index: dict[str, dict[str, list[tuple[ast.expr, str]]]] = {}
         for method, class_name in self.owner.items():
             for statement in _own_statements(self.functions[method].body):
-                if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
-                    continue
-                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-                for target in targets:
+                found: list[tuple[ast.expr, ast.expr]] = [
+                    (container, added.value) for container, added in _element_additions(statement)
+                ]  # ``self.blocks.append(Block())``: the attribute holds what is added (elements count as it)
+                if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+                    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                    found.extend((target, statement.value) for target in targets)
+                for target, value in found:
                     name = dotted_name(target)
                     if name and name.startswith("self.") and name.count(".") == 1:
                         attributes = index.setdefault(class_name, {})
-                        attributes.setdefault(name[5:], []).append((statement.value, method))
+                        attributes.setdefault(name[5:], []).append((value, method))
         return index
 
     @cached_property
@@ -292,7 +298,31 @@ def _collect_bindings(body: list[ast.stmt]) -> dict[str, list[Binding]]:
             for item in statement.items:
                 if item.optional_vars is not None:
                     _bind(table, item.optional_vars, item.context_expr, ())
+        for container, added in _element_additions(statement):
+            if isinstance(container, ast.Name):
+                table.setdefault(container.id, []).append(added)
     return table
+
+
+#: ``xs.append(v)`` / ``xs.insert(i, v)`` / ``xs.add_module(name, v)``: the position of the element argument.
+_ADDING_METHODS = {"append": 0, "insert": 1, "add_module": 1}
+
+
+def _element_additions(statement: ast.stmt) -> Iterator[tuple[ast.expr, Binding]]:
+    """Containers *statement* adds elements to: ``xs.append(Block())``, ``xs.extend(more)``, ``xs[k] = Block()``."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        call = statement.value
+        func = call.func
+        if isinstance(func, ast.Attribute) and not call.keywords:
+            position = _ADDING_METHODS.get(func.attr)
+            if position is not None and len(call.args) > position:
+                yield func.value, Binding(call.args[position], (), element=True)
+            elif func.attr == "extend" and len(call.args) == 1:
+                yield func.value, Binding(call.args[0], (ELEMENTS,), element=True)
+    elif isinstance(statement, ast.Assign):
+        for target in statement.targets:
+            if isinstance(target, ast.Subscript):
+                yield target.value, Binding(statement.value, (), element=True)
 
 
 def _bind(table: dict[str, list[Binding]], target: ast.expr, value: ast.expr, path: tuple[int, ...]) -> None:

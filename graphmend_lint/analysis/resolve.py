@@ -40,8 +40,10 @@ SELF_RETURNING_METHODS = frozenset(
     {"half", "float", "double", "bfloat16", "to", "eval", "train", "cuda", "cpu", "xpu", "type", "apply",
      "requires_grad_", "share_memory", "to_empty"}
 )  # fmt: skip
-#: Containers whose call runs every module given to them.
-SEQUENTIAL_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+#: Containers of modules: calling a ``Sequential`` runs each; a ``ModuleList`` / ``ModuleDict`` element is one.
+SEQUENTIAL_CONTAINERS = frozenset(
+    {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.modules.container.Sequential"}
+)
 MAX_DEPTH = 16
 
 
@@ -201,6 +203,8 @@ class Resolver:
             yield from self.resolve(expr.value, scope, (step, *path), depth)
         elif isinstance(expr, (ast.Tuple, ast.List, ast.Dict)):
             yield from self._container(expr, scope, path, depth)
+        elif isinstance(expr, (ast.ListComp, ast.GeneratorExp)) and path and path[0] == ELEMENTS:
+            yield from self.resolve(expr.elt, scope, path[1:], depth)  # ``[Block(c) for c in cfgs]``
         elif isinstance(expr, ast.IfExp):
             yield from self.resolve(expr.body, scope, path, depth)
             yield from self.resolve(expr.orelse, scope, path, depth)
@@ -237,7 +241,10 @@ class Resolver:
         if found.imported and not path:
             yield Target(What.EXTERNAL, found.imported)
         for binding in found.bindings:
-            yield from self.resolve(binding.value, found.scope, (*binding.path, *path), depth)
+            if not binding.element:
+                yield from self.resolve(binding.value, found.scope, (*binding.path, *path), depth)
+            elif path:  # an element added with ``append``: what indexing or iterating the container gives
+                yield from self.resolve(binding.value, found.scope, (*binding.path, *path[1:]), depth)
         if found.parameter:
             yield from self._parameter(found.scope, name, path, depth)
 
@@ -279,9 +286,11 @@ class Resolver:
             yield from self.resolve(call.args[0], scope, (), depth)
             return
         if imported in SEQUENTIAL_CONTAINERS:
+            takes_modules = imported.endswith("Sequential")  # ``Sequential(a, b)``; ``ModuleList([a, b])``
             for argument in call.args:
-                if isinstance(argument, ast.Starred):
-                    yield from self.resolve(argument.value, scope, (ELEMENTS, *path), depth)
+                if isinstance(argument, ast.Starred) or not takes_modules:
+                    inner = argument.value if isinstance(argument, ast.Starred) else argument
+                    yield from self.resolve(inner, scope, (ELEMENTS, *path), depth)
                 else:
                     yield from self.resolve(argument, scope, path, depth)
             return

@@ -296,8 +296,8 @@ class ScopeAnalyzer:
         stack: list[ast.AST] = list(reversed(body))
         while stack:
             node = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue  # reached on their own when called (a lambda's calls are the caller's)
             if isinstance(node, ast.If):
                 branch = eager_only_branch(node.test, self.imports)
                 if branch is not None:
