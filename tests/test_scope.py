@@ -382,3 +382,68 @@ c = torch.compile(Model())
         "transformers.modeling_utils.PreTrainedModel.warn_if_padding",
         "transformers.modeling_utils.PreTrainedModel.head",
     }
+
+
+def test_branches_constant_under_compile_are_not_traced() -> None:
+    source = """
+import torch
+import warnings
+def scripted(x):
+    return x
+def compiled(x):
+    return x
+@torch.compile
+def f(x, aux):
+    if torch.jit.is_scripting():
+        if not aux:
+            warnings.warn("scripted")
+        return scripted(x)
+    if not torch.jit.is_scripting() and aux:
+        x = compiled(x)
+    if aux or torch.compiler.is_compiling():
+        return x
+    else:
+        return scripted(x)
+"""
+    facts = scope_of(source)
+    assert {f.qualname for f in facts.functions} == {"f", "compiled"}
+    assert all(facts.is_eager_only(line) for line in (11, 12, 13, 19))
+    assert not facts.is_eager_only(15)
+
+
+def test_modules_added_to_containers_are_reached() -> None:
+    source = MODEL + """
+class Appended(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        self.blocks = nn.ModuleList()
+        for _ in range(depth):
+            self.blocks.append(Block())
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+class Built(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        layers = []
+        for _ in range(depth):
+            layers.append(Block())
+        self.trunk = nn.Sequential(*layers)
+        self.heads = nn.ModuleList(make_heads())
+    def forward(self, x):
+        return self.heads[0](self.trunk(x))
+def make_heads():
+    heads = []
+    heads.extend([Net()])
+    return heads
+a = torch.compile(Appended(2))
+b = torch.compile(Built(2))
+"""
+    assert traced(source) >= {"Appended.forward", "Built.forward", "Block.forward", "Block.act", "Net.forward"}
+    assert "make_heads" not in traced(source)
+
+
+def test_helpers_called_in_lambdas_are_reached() -> None:
+    source = "import torch\ndef g(t):\n    return t\n@torch.compile\ndef f(xs):\n    return list(map(lambda t: g(t), xs))\n"
+    assert traced(source) == {"f", "g"}

@@ -216,3 +216,19 @@ def test_call_sites_that_only_say_unknown_leave_the_body_evidence_in_charge() ->
     kinds = kinds_of(source)
     assert kinds["t"] is T  # both call sites pass f's unknown ``x``; ``t.sum()`` says tensor
     assert kinds["n"] is U  # one call site passes a Python int: stays quiet
+
+
+def test_a_tensor_only_method_makes_its_result_a_tensor() -> None:
+    kinds = kinds_of(
+        "import torch\n"
+        "from elsewhere import make_mask, load\n"
+        "@torch.compile\n"
+        "def f(x, model, text):\n"
+        "    probe(make_mask(x).masked_fill(x > 0, 0), make_mask(x).any(), make_mask(x).item())\n"
+        "    probe(model.to('cpu'), model.float(), load().split(','), load().copy(), text.upper())\n"
+        "    return x\n"
+    )
+    assert kinds == {
+        "make_mask(x).masked_fill(x > 0, 0)": T, "make_mask(x).any()": T, "make_mask(x).item()": U,
+        "model.to('cpu')": U, "model.float()": U, "load().split(',')": U, "load().copy()": U, "text.upper()": U,
+    }  # fmt: skip

@@ -21,6 +21,7 @@ from astroid.nodes import are_exclusive
 ASTROID_LOOKUP_LIMIT = 24
 _LOOPS = (nodes.For, nodes.While, nodes.Comprehension)
 _INDEX_ATTRIBUTE = "_graphmend_assignment_order"
+_FIELDS_ATTRIBUTE = "_graphmend_block_fields"
 
 
 def reaching_bindings(node: nodes.Name | nodes.AssignName) -> list[nodes.NodeNG]:
@@ -98,11 +99,21 @@ def _encloses_block(assignment: nodes.NodeNG, use: nodes.NodeNG) -> bool:
 
 def _same_block(parent: nodes.NodeNG, first: nodes.NodeNG, second: nodes.NodeNG) -> bool:
     """Both statements are in the same body of *parent* (not an ``if``'s body and its ``else``)."""
-    for field in ("body", "orelse", "handlers", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and first in block:
-            return second in block
-    return False
+    fields = _block_fields(parent)
+    return fields.get(id(first)) == fields.get(id(second)) is not None
+
+
+def _block_fields(parent: nodes.NodeNG) -> dict[int, str]:
+    """Which block (``body``, ``orelse``...) of *parent* each of its statements is in, computed once per node."""
+    found: dict[int, str] | None = getattr(parent, _FIELDS_ATTRIBUTE, None)
+    if found is None:
+        found = {}
+        for field in ("body", "orelse", "handlers", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list):
+                found.update((id(statement), field) for statement in block)
+        setattr(parent, _FIELDS_ATTRIBUTE, found)
+    return found
 
 
 def _inside_loop(statement: nodes.NodeNG, frame: nodes.FunctionDef) -> bool:

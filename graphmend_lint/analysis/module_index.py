@@ -10,6 +10,8 @@ module, ``f``, ``C.m``, ``f.inner``.
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -30,11 +32,14 @@ class Binding:
 
     ``m, args = make()`` binds ``m`` to ``make()`` at path ``(0,)``;
     ``for layer in self.layers`` binds ``layer`` to an element of
-    ``self.layers``, path ``(ELEMENTS,)``.
+    ``self.layers``, path ``(ELEMENTS,)``. An *element* binding adds to what
+    the name holds: ``layers.append(Block())`` makes ``Block()`` one of its
+    elements (``layers.extend(more)``: ``more``'s elements, path ``(ELEMENTS,)``).
     """
 
     value: ast.expr
     path: tuple[int, ...] = ()
+    element: bool = False
 
 
 @dataclass
@@ -42,16 +47,18 @@ class ModuleIndex:
     """Definitions of one module by qualified name, and lazily built indexes over them."""
 
     tree: ast.Module
+    text: str | None = None  # the source, when known: lets call sites be found without walking every node
     functions: dict[str, FunctionNode] = field(default_factory=dict)
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
     owner: dict[str, str] = field(default_factory=dict)  # method qualname -> class qualname
     nested: dict[str, list[str]] = field(default_factory=dict)  # function -> functions defined directly in it
     _bindings: dict[str, dict[str, list[Binding]]] = field(default_factory=dict)
     _returns: dict[str, list[ast.expr]] = field(default_factory=dict)
+    _calls_named: dict[str, list[tuple[ast.Call, str]]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, tree: ast.Module) -> ModuleIndex:
-        index = cls(tree)
+    def build(cls, tree: ast.Module, text: str | None = None) -> ModuleIndex:
+        index = cls(tree, text)
         index._add(tree.body, prefix="", owner=None)
         return index
 
@@ -132,8 +139,46 @@ class ModuleIndex:
     # -- calls ---------------------------------------------------------------------
 
     def calls_named(self, name: str) -> list[tuple[ast.Call, str]]:
-        """Calls spelled ``name(...)`` or ``<expr>.name(...)`` anywhere in the module, with their scope."""
-        return self._calls_by_name.get(name, [])
+        """Calls spelled ``name(...)`` or ``<expr>.name(...)`` anywhere in the module, with their scope.
+
+        With the source text, only the statements on lines where ``name(``
+        appears are walked (a module walk per file cost more than the rest of
+        scope analysis on transformers); calls split as ``name\n(`` are missed.
+        """
+        if "_calls_by_name" in self.__dict__ or self.text is None:
+            return self._calls_by_name.get(name, [])
+        found = self._calls_named.get(name)
+        if found is None:
+            starts = self._line_starts
+            lines = {bisect.bisect_right(starts, m.start()) for m in re.finditer(rf"\b{re.escape(name)}\s*\(", self.text)}
+            found = self._calls_named[name] = list(self._calls_on_lines(name, lines)) if lines else []
+        return found
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        """Offsets where each line of the text starts (line ``n`` starts at index ``n - 1``)."""
+        return [0, *(m.end() for m in re.finditer("\n", self.text or ""))]
+
+    def _calls_on_lines(self, name: str, lines: set[int]) -> Iterator[tuple[ast.Call, str]]:
+        """Calls named *name* in the statements spanning *lines*, entering only those statements."""
+        stack: list[tuple[ast.stmt, str]] = [(s, MODULE) for s in reversed(self.tree.body)]
+        while stack:
+            statement, scope = stack.pop()
+            if not any(statement.lineno <= line <= (statement.end_lineno or statement.lineno) for line in lines):
+                continue
+            inner = self._qualnames.get(id(statement), scope) if isinstance(statement, _DEFINITIONS) else scope
+            children: list[tuple[ast.stmt, str]] = []
+            for child in ast.iter_child_nodes(statement):
+                if isinstance(child, ast.stmt):
+                    children.append((child, inner))
+                elif isinstance(child, ast.excepthandler):
+                    children.extend((s, inner) for s in child.body)
+                    yield from _named_calls(child.type, name, inner)
+                elif isinstance(child, ast.match_case):
+                    children.extend((s, inner) for s in child.body)
+                else:  # decorators, tests, targets and values belong to the enclosing scope
+                    yield from _named_calls(child, name, scope)
+            stack.extend(reversed(children))
 
     def calls(self) -> Iterator[tuple[ast.Call, str]]:
         """Every call of the module with its scope, in one walk."""
@@ -191,14 +236,17 @@ class ModuleIndex:
         index: dict[str, dict[str, list[tuple[ast.expr, str]]]] = {}
         for method, class_name in self.owner.items():
             for statement in _own_statements(self.functions[method].body):
-                if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
-                    continue
-                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-                for target in targets:
+                found: list[tuple[ast.expr, ast.expr]] = [
+                    (container, added.value) for container, added in _element_additions(statement)
+                ]  # ``self.blocks.append(Block())``: the attribute holds what is added (elements count as it)
+                if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+                    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                    found.extend((target, statement.value) for target in targets)
+                for target, value in found:
                     name = dotted_name(target)
                     if name and name.startswith("self.") and name.count(".") == 1:
                         attributes = index.setdefault(class_name, {})
-                        attributes.setdefault(name[5:], []).append((statement.value, method))
+                        attributes.setdefault(name[5:], []).append((value, method))
         return index
 
     @cached_property
@@ -210,6 +258,14 @@ class ModuleIndex:
     def method_names(self) -> frozenset[str]:
         """Names of every method some local class defines."""
         return frozenset(name.rpartition(".")[2] for name in self.owner)
+
+
+def _named_calls(node: ast.AST | None, name: str, scope: str) -> Iterator[tuple[ast.Call, str]]:
+    for call in ast.walk(node) if node is not None else ():
+        if isinstance(call, ast.Call):
+            func = call.func
+            if (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) == name:
+                yield call, scope
 
 
 def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -242,7 +298,31 @@ def _collect_bindings(body: list[ast.stmt]) -> dict[str, list[Binding]]:
             for item in statement.items:
                 if item.optional_vars is not None:
                     _bind(table, item.optional_vars, item.context_expr, ())
+        for container, added in _element_additions(statement):
+            if isinstance(container, ast.Name):
+                table.setdefault(container.id, []).append(added)
     return table
+
+
+#: ``xs.append(v)`` / ``xs.insert(i, v)`` / ``xs.add_module(name, v)``: the position of the element argument.
+_ADDING_METHODS = {"append": 0, "insert": 1, "add_module": 1}
+
+
+def _element_additions(statement: ast.stmt) -> Iterator[tuple[ast.expr, Binding]]:
+    """Containers *statement* adds elements to: ``xs.append(Block())``, ``xs.extend(more)``, ``xs[k] = Block()``."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        call = statement.value
+        func = call.func
+        if isinstance(func, ast.Attribute) and not call.keywords:
+            position = _ADDING_METHODS.get(func.attr)
+            if position is not None and len(call.args) > position:
+                yield func.value, Binding(call.args[position], (), element=True)
+            elif func.attr == "extend" and len(call.args) == 1:
+                yield func.value, Binding(call.args[0], (ELEMENTS,), element=True)
+    elif isinstance(statement, ast.Assign):
+        for target in statement.targets:
+            if isinstance(target, ast.Subscript):
+                yield target.value, Binding(statement.value, (), element=True)
 
 
 def _bind(table: dict[str, list[Binding]], target: ast.expr, value: ast.expr, path: tuple[int, ...]) -> None:

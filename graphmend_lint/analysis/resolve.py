@@ -40,8 +40,10 @@ SELF_RETURNING_METHODS = frozenset(
     {"half", "float", "double", "bfloat16", "to", "eval", "train", "cuda", "cpu", "xpu", "type", "apply",
      "requires_grad_", "share_memory", "to_empty"}
 )  # fmt: skip
-#: Containers whose call runs every module given to them.
-SEQUENTIAL_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+#: Containers of modules: calling a ``Sequential`` runs each; a ``ModuleList`` / ``ModuleDict`` element is one.
+SEQUENTIAL_CONTAINERS = frozenset(
+    {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.modules.container.Sequential"}
+)
 MAX_DEPTH = 16
 
 
@@ -122,7 +124,7 @@ class Resolver:
     def imported_name(self, expr: ast.expr, scope: str) -> str | None:
         """``torch.nn.Linear`` for ``nn.Linear`` when ``nn`` is an import not shadowed in *scope*."""
         name = dotted_name(expr)
-        if name is None:
+        if name is None or not self.imports.is_imported(name):
             return None
         found = self.lookup(name.partition(".")[0], scope)
         if found is None or found.imported is None or found.bindings:
@@ -201,6 +203,8 @@ class Resolver:
             yield from self.resolve(expr.value, scope, (step, *path), depth)
         elif isinstance(expr, (ast.Tuple, ast.List, ast.Dict)):
             yield from self._container(expr, scope, path, depth)
+        elif isinstance(expr, (ast.ListComp, ast.GeneratorExp)) and path and path[0] == ELEMENTS:
+            yield from self.resolve(expr.elt, scope, path[1:], depth)  # ``[Block(c) for c in cfgs]``
         elif isinstance(expr, ast.IfExp):
             yield from self.resolve(expr.body, scope, path, depth)
             yield from self.resolve(expr.orelse, scope, path, depth)
@@ -237,7 +241,10 @@ class Resolver:
         if found.imported and not path:
             yield Target(What.EXTERNAL, found.imported)
         for binding in found.bindings:
-            yield from self.resolve(binding.value, found.scope, (*binding.path, *path), depth)
+            if not binding.element:
+                yield from self.resolve(binding.value, found.scope, (*binding.path, *path), depth)
+            elif path:  # an element added with ``append``: what indexing or iterating the container gives
+                yield from self.resolve(binding.value, found.scope, (*binding.path, *path[1:]), depth)
         if found.parameter:
             yield from self._parameter(found.scope, name, path, depth)
 
@@ -247,6 +254,8 @@ class Resolver:
             if not path:
                 yield Target(What.EXTERNAL, imported)
             return
+        if not self._may_be_self_member(expr):
+            return  # ``config.dropout``: no local class has such a method or attribute; skip resolving ``config``
         for base in self.resolve(expr.value, scope, (), depth):
             if base.what not in (What.INSTANCE, What.CLASS):
                 continue
@@ -260,6 +269,12 @@ class Resolver:
             if not held and not path:  # a method an imported base class defines (``PreTrainedModel``'s)
                 yield from (Target(What.EXTERNAL, f"{b}.{expr.attr}") for b in self.imported_bases(base.name))
 
+    def _may_be_self_member(self, expr: ast.Attribute) -> bool:
+        """``x.attr`` can only mean something local when a local class has ``attr`` (or ``x`` is ``self``)."""
+        if isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
+            return True  # may be inherited from an imported base: a seed
+        return expr.attr in self.index.method_names or expr.attr in self.index.attribute_names
+
     def _call(self, call: ast.Call, scope: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
         func = call.func
         subject = self.compiled_subject(call, scope)
@@ -271,9 +286,11 @@ class Resolver:
             yield from self.resolve(call.args[0], scope, (), depth)
             return
         if imported in SEQUENTIAL_CONTAINERS:
+            takes_modules = imported.endswith("Sequential")  # ``Sequential(a, b)``; ``ModuleList([a, b])``
             for argument in call.args:
-                if isinstance(argument, ast.Starred):
-                    yield from self.resolve(argument.value, scope, (ELEMENTS, *path), depth)
+                if isinstance(argument, ast.Starred) or not takes_modules:
+                    inner = argument.value if isinstance(argument, ast.Starred) else argument
+                    yield from self.resolve(inner, scope, (ELEMENTS, *path), depth)
                 else:
                     yield from self.resolve(argument, scope, path, depth)
             return

@@ -20,6 +20,7 @@ from typing import Any
 
 from astroid import nodes
 
+from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 
 #: ``logging.Logger`` methods that emit a record (all break the graph: GB0291).
@@ -249,10 +250,9 @@ def _imported(func: nodes.NodeNG) -> bool:
 def name_bindings(name: nodes.Name) -> list[nodes.NodeNG]:
     """What *name* may be bound to where it is read (astroid's scoped lookup; empty when unknown)."""
     try:
-        _, assignments = name.lookup(name.name)
+        return reaching_bindings(name)
     except Exception:  # astroid lookups can fail on odd code; stay quiet
         return []
-    return list(assignments)
 
 
 def _self_assignments(attribute: nodes.Attribute) -> Iterator[nodes.NodeNG]:

@@ -60,6 +60,12 @@ HOST_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
 PLAIN_PYTHON_ATTRIBUTES = frozenset(
     name for kind in (str, bytes, list, dict, tuple, set, int, float, complex) for name in dir(kind)
 )
+#: ``nn.Module`` methods that tensors have too (``model.to(device)`` is no evidence of a tensor).
+MODULE_METHODS = frozenset(
+    {"to", "float", "half", "double", "bfloat16", "cuda", "cpu", "xpu", "type", "apply", "train", "eval",
+     "requires_grad_", "share_memory", "to_empty", "zero_grad", "register_hook", "forward", "parameters",
+     "buffers", "children", "modules", "state_dict"}
+)  # fmt: skip
 TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
 STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool"})
 _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
@@ -392,8 +398,9 @@ class ValueOracle:
             if isinstance(top.parent, nodes.Attribute) and top is not use:
                 use, parent = top, top.parent
             if isinstance(parent, nodes.Attribute) and parent.expr is use:
-                if parent.attrname not in PLAIN_PYTHON_ATTRIBUTES and (
-                    self.facts.method_kind(parent.attrname) or self.facts.attribute_kind(parent.attrname)
+                attribute = parent.attrname
+                if attribute not in PLAIN_PYTHON_ATTRIBUTES and attribute not in MODULE_METHODS and (
+                    self.facts.method_kind(attribute) or self.facts.attribute_kind(attribute)
                 ):
                     return True
             elif isinstance(parent, nodes.BinOp) and parent.op == "@":
@@ -655,7 +662,18 @@ class ValueOracle:
             return self._result_kind(self.facts.method_kind(func.attrname)) or Kind.UNKNOWN
         if isinstance(receiver, nodes.Attribute) and self._is_module_attribute(receiver) and func.attrname == "forward":
             return Kind.TENSOR
+        if receiver_kind is not Kind.STATIC and self._is_tensor_only_method(func.attrname):
+            # ``helper(x).masked_fill(...)``: only a tensor (or a numpy array, which Dynamo traces as one) has it
+            return self._result_kind(self.facts.method_kind(func.attrname)) or Kind.UNKNOWN
         return Kind.UNKNOWN
+
+    def _is_tensor_only_method(self, name: str) -> bool:
+        """A tensor method that plain Python values and ``nn.Module`` s do not have."""
+        return (
+            name not in PLAIN_PYTHON_ATTRIBUTES
+            and name not in MODULE_METHODS
+            and self._result_kind(self.facts.method_kind(name)) is Kind.TENSOR
+        )
 
     def _method_of_self(self, func: nodes.Attribute) -> nodes.FunctionDef | None:
         klass = func.frame().parent

@@ -1,15 +1,16 @@
-"""Iterative walks over astroid trees, linear in the size of the tree.
+"""Walks over astroid trees, linear in the size of the tree.
 
 astroid's ``nodes_of_class`` is a recursive generator: each node it yields
 passes up through one generator per enclosing node, so a walk costs the
 tree's size times its depth. A sum of 3,000 terms (a 3,000-deep ``BinOp``
-chain, which Python accepts) made one walk take seconds. These walks keep an
-explicit stack instead, and yield in the same (source) order.
+chain, which Python accepts) made one walk take seconds. This walk recurses
+with plain calls and collects into a list: linear, and faster than the
+generator on ordinary trees too. The pipeline gives it the recursion room
+for any depth Python can parse.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TypeVar
 
 from astroid import nodes
@@ -21,16 +22,20 @@ def descendants(
     root: nodes.NodeNG,
     kind: type[NodeT] | tuple[type[NodeT], ...],
     skip: tuple[type[nodes.NodeNG], ...] = (),
-) -> Iterator[NodeT]:
+) -> list[NodeT]:
     """Nodes of *kind* under *root* (itself included), in source order.
 
     Like ``nodes_of_class(kind, skip_klass=skip)``: a descendant of a *skip*
-    type is neither yielded nor entered (the root always is).
+    type is neither collected nor entered (the root always is).
     """
-    stack: list[nodes.NodeNG] = [root]
-    while stack:
-        node = stack.pop()
+    found: list[NodeT] = []
+
+    def visit(node: nodes.NodeNG) -> None:
         if isinstance(node, kind):
-            yield node
-        children = [child for child in node.get_children() if not (skip and isinstance(child, skip))]
-        stack.extend(reversed(children))
+            found.append(node)  # type: ignore[arg-type]
+        for child in node.get_children():
+            if not (skip and isinstance(child, skip)):
+                visit(child)
+
+    visit(root)
+    return found
