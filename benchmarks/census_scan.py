@@ -16,8 +16,9 @@ logs a break are then verified one by one in fresh processes
 verify stage for every breaking model): a model with one graph, no logged
 site and no skipped frame is reported as such.
 
-Usage: ``python census_scan.py CACHE_DIR TIMEOUT_S TARGET...`` with each
-TARGET ``hf:<type>:<Class>``; writes ``CACHE_DIR/scan-<mode>/<type>.json``
+Usage: ``python census_scan.py CACHE_DIR TIMEOUT_S HF_CONFIG_JSON TARGET...`` with
+each TARGET ``hf:<type>:<Class>`` and ``HF_CONFIG_JSON`` a ``{key: value}`` of
+config fields for every model (``--hf-config``, e.g. MoE experts); writes ``CACHE_DIR/scan-<mode>/<type>.json``
 for each target and mode, and names the target it is working on in
 ``CACHE_DIR/scan-current.txt`` so that the parent can tell which one
 crashed the process.
@@ -26,6 +27,7 @@ crashed the process.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import json
 import platform
@@ -85,7 +87,7 @@ def breaks_json(report: Any) -> dict[str, Any]:
     }
 
 
-def fresh_workload(target: str, train: bool) -> Any:
+def fresh_workload(target: str, train: bool, hf_config: dict[str, Any]) -> Any:
     """The model built again under the seed, as verify's arm does before each phase.
 
     Reusing the eagerly-run model would hide breaks: big_bird switches its
@@ -95,18 +97,19 @@ def fresh_workload(target: str, train: bool) -> Any:
     """
     import torch
 
-    from graphmend_lint.verify.targets import build_workload, parse_target
+    from graphmend_lint.verify.targets import HfOptions, build_workload, parse_target
     from graphmend_lint.verify.training import set_train_mode
 
     torch.manual_seed(0)
     forget_warning_memos()
-    workload = build_workload(parse_target(target))
+    config = tuple((None, key, value) for key, value in hf_config.items())
+    workload = build_workload(dataclasses.replace(parse_target(target), hf=HfOptions(config)))
     if train:
         set_train_mode(workload.callable)
     return workload
 
 
-def measure(target: str, mode: str) -> dict[str, Any]:
+def measure(target: str, mode: str, hf_config: dict[str, Any]) -> dict[str, Any]:
     """``{"arm": breaks}`` or ``{"error": "<phase> failed: ..."}`` for one target in one mode."""
     import torch
 
@@ -118,7 +121,7 @@ def measure(target: str, mode: str) -> dict[str, Any]:
     grad_mode = torch.enable_grad if train else torch.no_grad
     phase = "factory"
     try:
-        workload = fresh_workload(target, train)
+        workload = fresh_workload(target, train, hf_config)
         phase = "callable"
         with grad_mode():
             for args, kwargs in workload.inputs:
@@ -129,7 +132,7 @@ def measure(target: str, mode: str) -> dict[str, Any]:
                     backward_gradients(workload.callable, value)
                     phase = "callable"
         phase = "factory"
-        workload = fresh_workload(target, train)  # lazily initialised state must meet Dynamo as it meets a user
+        workload = fresh_workload(target, train, hf_config)  # lazily initialised state must meet Dynamo as it meets a user
         phase = "dynamo"
         forget_warning_memos()
         with grad_mode():
@@ -143,7 +146,7 @@ def measure(target: str, mode: str) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    cache_dir, timeout, targets = Path(argv[0]), int(argv[1]), argv[2:]
+    cache_dir, timeout, hf_config, targets = Path(argv[0]), int(argv[1]), json.loads(argv[2]), argv[3:]
     import torch  # noqa: F401  (paid once, before the first model is timed)
 
     for target in targets:
@@ -153,11 +156,12 @@ def main(argv: list[str]) -> int:
             started = time.perf_counter()
             try:
                 with time_limit(timeout):
-                    result = measure(target, mode)
+                    result = measure(target, mode, hf_config)
             except Timeout as error:
                 result = {"error": str(error)}
             gc.collect()
-            key = {"target": target, "mode": mode, "timeout_s": timeout, "method": "shared process"}
+            key = {"target": target, "mode": mode, "timeout_s": timeout, "method": "shared process",
+                   "hf_config": hf_config}
             data = {"key": key, "host": platform.node(), "seconds": time.perf_counter() - started, **result}
             path = cache_dir / f"scan-{mode}" / f"{model_type}.json"
             path.parent.mkdir(parents=True, exist_ok=True)

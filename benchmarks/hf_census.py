@@ -40,6 +40,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -169,12 +170,13 @@ def record_crash(cache_dir: Path, target: str, why: str, timeout_s: int) -> None
             path.write_text(json.dumps(data, indent=1) + "\n")
 
 
-def run_scan_worker(cache_dir: Path, targets: list[str], timeout_s: int) -> None:
+def run_scan_worker(cache_dir: Path, targets: list[str], timeout_s: int, hf_config: dict[str, Any]) -> None:
     """Scan ``targets`` in worker processes until each has a result, restarting after a crash or a hang."""
     current = cache_dir / "scan-current.txt"
     while targets:
         current.unlink(missing_ok=True)
-        process = subprocess.Popen([sys.executable, str(SCAN_WORKER), str(cache_dir), str(timeout_s), *targets],
+        process = subprocess.Popen([sys.executable, str(SCAN_WORKER), str(cache_dir), str(timeout_s),
+                                    json.dumps(hf_config), *targets],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
                                    env=arm_environment())
         stderr_tail = _watch(process, current, 2 * timeout_s + SCAN_GRACE_S)
@@ -221,18 +223,19 @@ def scan_stage(chosen: Iterable[tuple[str, str | None]], cache_dir: Path, option
             for mode in MODES:
                 (cache_dir / f"scan-{mode}" / f"{target.split(':')[1]}.json").unlink(missing_ok=True)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    run_scan_worker(cache_dir, todo, options.timeout)
+    run_scan_worker(cache_dir, todo, options.timeout, hf_config(options))
 
 
 # -- stage 2: verify (one original arm, then the safe and the unsafe fixes) ------------------------------
 
 
-def verify_key(target: str, mode: str, timeout_s: int) -> dict[str, Any]:
-    return {"target": target, "mode": mode, "timeout_s": timeout_s, "scope_extra": list(EXTRA_SCOPE),
-            "levels": list(FIX_LEVELS)}
+def verify_key(target: str, mode: str, timeout_s: int, config: dict[str, Any]) -> dict[str, Any]:
+    key = {"target": target, "mode": mode, "timeout_s": timeout_s, "scope_extra": list(EXTRA_SCOPE),
+           "levels": list(FIX_LEVELS)}
+    return key | ({"hf_config": config} if config else {})
 
 
-def run_verify_levels(target_text: str, mode: str, timeout_s: int) -> dict[str, Any]:
+def run_verify_levels(target_text: str, mode: str, timeout_s: int, config: dict[str, Any]) -> dict[str, Any]:
     """The original arm of one model in one mode, then a fixed arm per fix level, each in a fresh process.
 
     The fixes are verify's own (``LinterTransform``, scope ``modules`` as for
@@ -246,9 +249,10 @@ def run_verify_levels(target_text: str, mode: str, timeout_s: int) -> dict[str, 
     from graphmend_lint.config import load_settings, with_overrides
     from graphmend_lint.verify.hook import LinterTransform, identity
     from graphmend_lint.verify.runner import ArmPlan, RunOptions, verify_variants
-    from graphmend_lint.verify.targets import default_scope_modules, parse_target
+    from graphmend_lint.verify.targets import HfOptions, default_scope_modules, parse_target
 
     target = parse_target(target_text)
+    target = replace(target, hf=HfOptions(tuple((None, key, value) for key, value in config.items())))
     scope = tuple(dict.fromkeys([*default_scope_modules(target), *EXTRA_SCOPE]))
     base = load_settings(None, Path(tempfile.gettempdir()))
     variants = {}
@@ -298,13 +302,14 @@ def site_changes(original: Any, fixed: Any) -> dict[str, list[list[Any]]]:
 def cached_verify_levels(cache_dir: Path, model_type: str, target: str, mode: str, options: argparse.Namespace
                          ) -> tuple[dict[str, Any], bool]:
     path = cache_dir / f"verify-{mode}" / f"{model_type}.json"
-    key = verify_key(target, mode, options.timeout)
+    key = verify_key(target, mode, options.timeout, hf_config(options))
     if options.resume and path.exists():
         data = json.loads(path.read_text())
         if data.get("key") == key and data.get("host") == platform.node():
             return data, True
     started = time.perf_counter()
-    data = {"key": key, "host": platform.node(), **run_verify_levels(target, mode, options.timeout)}
+    data = {"key": key, "host": platform.node(), **run_verify_levels(target, mode, options.timeout,
+                                                                      hf_config(options))}
     data["seconds"] = time.perf_counter() - started
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1) + "\n")
@@ -336,6 +341,23 @@ def verify_stage(chosen: Iterable[tuple[str, str | None]], cache_dir: Path, opti
                  f"{', cached' if cached else ''})")
 
 
+def hf_config(options: argparse.Namespace) -> dict[str, Any]:
+    """``--hf-config KEY=VALUE`` items as a dict (VALUE parsed as JSON when it parses)."""
+    config = {}
+    for item in options.hf_config:
+        key, _, raw = item.partition("=")
+        try:
+            config[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            config[key.strip()] = raw
+    return config
+
+
+def variant_name(config: dict[str, Any]) -> str:
+    """The cache sub-folder of a census with config overrides ("" for the default census)."""
+    return "+".join(f"{key}={value}" for key, value in sorted(config.items())).replace("/", "_")
+
+
 # -- driver ---------------------------------------------------------------------------------------
 
 
@@ -353,6 +375,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cache-dir", type=Path, default=Path(".graphmend_census"),
                         help="per-model results (default .graphmend_census/ in the current directory)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per arm (default 600)")
+    parser.add_argument("--hf-config", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config field for every model (VALUE parsed as JSON when it parses), e.g. "
+                        "experts_implementation=eager for MoE dispatch; results go to their own cache folder")
     parser.add_argument("--json", type=Path, help="report: write every table's data here")
     parser.add_argument("--models-table", action="store_true", help="report: also print a row per model and mode")
     return parser.parse_args(argv)
@@ -361,7 +386,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     options = parse_arguments(argv)
     versions = interpreter_versions(sys.executable)
-    cache_dir = options.cache_dir / versions["transformers"]
+    cache_dir = options.cache_dir / versions["transformers"] / variant_name(hf_config(options))
     chosen = select(model_types(), options.only, options.limit, options.random_order)
     if options.stage in ("scan", "all"):
         scan_stage(chosen, cache_dir, options)

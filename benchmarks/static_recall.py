@@ -1,7 +1,8 @@
 """Static recall on real models (issue 14): which logged break sites does ``graphmend-lint --scope modules`` flag?
 
 The census (``hf_census.py``) knows every break site Dynamo logged in the
-breaking transformers models, eval and train. This lints the whole installed
+breaking transformers models, eval and train (the default census and every
+``--hf-config`` variant measured, e.g. MoE experts in eager mode). This lints the whole installed
 transformers package once, the way a user would (``graphmend-lint
 <transformers> --scope modules --output-format json``, a fresh process with
 no cache), and counts a site as *flagged* when a finding in the same file
@@ -121,19 +122,24 @@ def main(argv: list[str] | None = None) -> int:
     from hf_census import MODES, UNKNOWN, cached_scan, cached_verify_result, model_types, scan_skip
 
     versions = interpreter_versions(sys.executable)
-    cache_dir = options.cache_dir / versions["transformers"]
+    root = options.cache_dir / versions["transformers"]
+    # the default census and every variant measured (e.g. experts_implementation=eager)
+    variants = [root, *sorted(p for p in root.iterdir() if p.is_dir() and any(p.glob("scan-*")))]
     entries = []
-    for model_type, model_class in model_types():
-        if model_class in (None, UNKNOWN):
-            continue
-        for mode in MODES:
-            entry = census_report.model_mode(model_type, mode, cached_scan(cache_dir, model_type, mode),
-                                             cached_verify_result(cache_dir, model_type, mode), scan_skip)
-            if entry.state == "breaking":
-                entries.append({"model_type": model_type, "mode": mode, "sites": entry.sites})
+    types = model_types()
+    for cache_dir in variants:
+        for model_type, model_class in types:
+            if model_class in (None, UNKNOWN):
+                continue
+            for mode in MODES:
+                entry = census_report.model_mode(model_type, mode, cached_scan(cache_dir, model_type, mode),
+                                                 cached_verify_result(cache_dir, model_type, mode), scan_skip)
+                if entry.state == "breaking":
+                    label = model_type if cache_dir == root else f"{model_type}[{cache_dir.name}]"
+                    entries.append({"model_type": label, "mode": mode, "sites": entry.sites})
     package = transformers_dir()
     sites = census_sites(package, entries)
-    findings, seconds = lint_findings(package, cache_dir / "static-recall-lint.json", options.resume)
+    findings, seconds = lint_findings(package, root / "static-recall-lint.json", options.resume)
     hits = flagged(sites, findings)
     found = sum(bool(codes) for codes in hits.values())
     rows = recall_rows(sites, hits, package)
