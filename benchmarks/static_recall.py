@@ -39,8 +39,9 @@ Site = tuple[str, int]
 
 
 def linter_commit() -> str:
-    """This checkout's commit, with ``-dirty`` when the linter's code has uncommitted changes."""
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    """The last commit that changed the linter's code, with ``-dirty`` when it has uncommitted changes."""
+    head = subprocess.run(["git", "log", "-1", "--format=%H", "--", "graphmend_lint"], cwd=REPO,
+                          capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "graphmend_lint"], cwd=REPO, capture_output=True,
                            text=True).stdout.strip()
     return head + ("-dirty" if dirty else "")
