@@ -43,3 +43,24 @@ def test_a_fix_that_keeps_outputs_but_cuts_a_gradient_fails(tmp_path):
     assert data["outputs_equal"] is True and data["gradients_equal"] is False
     assert data["status"] == "fail" and data["detail"].startswith("gradients differ: input set 0: grad.first.")
     assert "equal, grads DIFFER" in result.out and result.code == 1
+
+
+def test_verify_variants_runs_the_original_once_and_skips_a_variant_that_changes_no_text(tmp_path):
+    from graphmend_lint.verify.hook import ReferencedTransform, identity
+    from graphmend_lint.verify.runner import ArmPlan, RunOptions, verify_variants
+    from graphmend_lint.verify.targets import default_scope_modules, parse_target
+
+    target = parse_target(f"{FIXTURES / 'training_branch.py'}::factory")
+    scope = default_scope_modules(target)
+    fix = ReferencedTransform(f"{FIXTURES / 'training_transforms.py'}::predicate_layerdrop", str(tmp_path))
+    messages: list[str] = []
+    original, results = verify_variants(
+        target, ArmPlan(scope, identity), {"same": ArmPlan(scope, identity), "fixed": ArmPlan(scope, fix)},
+        RunOptions(device="cpu", train=True), messages.append,
+    )
+    assert not isinstance(original, str) and original.logged_sites == 1
+    assert results["same"] is None  # its transform changes no text: it would run the original code
+    fixed = results["fixed"]
+    assert fixed is not None and fixed.fixed is not None and fixed.fixed.logged_sites == 0
+    assert (fixed.outputs_equal, fixed.gradients_equal, fixed.status) == (True, True, "pass")
+    assert sum(message.startswith("[original] building") for message in messages) == 1
