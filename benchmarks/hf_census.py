@@ -1,74 +1,69 @@
-"""Census of the installed transformers (issue 9 §3): ``graphmend-lint verify hf:<type>`` over every model type.
+"""Census of the installed transformers (issue 15): logged graph breaks of every model type that builds tiny.
 
-Every model type of ``transformers.CONFIG_MAPPING`` whose base model class
-(``AutoModel``'s mapping) exists is verified with
-``graphmend-lint verify hf:<type> --unsafe-fixes --json ...``: a tiny random
-model from its config, generic dummy inputs by modality, Dynamo's break
-sites before and after graphmend-lint's fixes (applied in memory), output
-equality and the reconciliation of runtime break sites with the static
-findings. The others are skipped and counted with the reason:
+Every model type of ``transformers.CONFIG_MAPPING`` gets a model class: its
+base model (``AutoModel``'s mapping), else the first class of a task mapping
+(:data:`TASK_MAPPINGS`: causal LM, seq2seq, image classification...). A type
+with none is a sub-config of a composite model (``clip_text_model``...),
+measured through its parent, and is listed as a skip. The rest is measured
+in two stages, each resumable (one JSON file per model and stage under
+``--cache-dir/<transformers version>/``):
 
-* ``no AutoModel class``: the type has no base model in ``AutoModel``'s mapping;
-* ``config cannot build``: the tiny config or the model cannot be built from it;
-* ``missing dependency``: building needs a package that is not installed;
-* ``no dummy inputs``: verify has no generic inputs for the model's main input;
-* ``forward fails on dummy inputs``: the model raises on the generic inputs;
-* ``timeout``: an arm ran past ``--timeout``;
-* ``verify error``: anything else that kept verify from measuring (listed).
+1. **scan**: the original code only, in eval mode and in train mode
+   (``model.train()``, forward and backward, see
+   ``graphmend_lint/verify/training.py``), each one verify *arm* in a fresh
+   process: the break sites Dynamo logs, the frames it skipped and whether
+   ``torch.compile(fullgraph=True)`` runs. A model that cannot be built or run
+   is a skip with its reason (:data:`ERROR_CLASSES`).
+2. **verify**: for each model and mode whose scan logged a break, the full
+   ``graphmend-lint verify hf:<type> [--train]`` twice: with the safe fixes
+   only (plain ``--fix``) and with ``--unsafe-fixes``. Each compares logged
+   sites, ``fullgraph=True``, outputs (and in train mode every parameter's
+   gradient) before and after the fixes.
 
-Reported: models with breaks, total splitting break sites before and after
-and the share removed (the GraphMend paper v4: 73% of 147 breaks over 27
-models), explain's breaks (graphs - 1) likewise, outputs-equal failures (must
-be 0), fixes that increased breaks, and the recall of runtime break sites by
-the linter (found / (found + missed), sites in linted files).
+Then ``census_report.py`` aggregates the caches: per model, per break
+category (``break_categories.py``) and overall. Examples::
 
-It takes long (about a minute a model on 2 CPU cores), so each model's result
-is cached under ``--cache-dir/<transformers version>/<type>.json`` and a
-re-run skips models already done (``--no-resume`` measures them again).
-Examples::
-
-    python benchmarks/hf_census.py --limit 20
-    python benchmarks/hf_census.py --only longformer,led,big_bird,reformer --json census.json
-    /tmp/tf452/bin/python benchmarks/hf_census.py --only bert,gpt2        # another environment
+    nice -n 10 python benchmarks/hf_census.py --stage scan            # hours: every type, eval and train
+    nice -n 10 python benchmarks/hf_census.py --stage verify          # the breaking ones, safe and unsafe
+    python benchmarks/hf_census.py --stage report --json census.json  # reads the caches only
+    python benchmarks/hf_census.py --only longformer,led --stage all
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
+import hashlib
 import json
-import os
 import platform
+import signal
 import subprocess
 import sys
-from collections import Counter
-from dataclasses import asdict, dataclass, field
+import time
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from verify_runs import (
-    VerifyRun,
-    arm_counts,
-    arm_environment,
-    cached_verify,
-    fixes_applied,
-    interpreter_versions,
-    markdown_table,
-    missed_sites,
-    progress,
-    site_recall,
-    yes_no,
-)
+from verify_runs import arm_environment, interpreter_versions, progress
 
+MODES = ("eval", "train")
+#: The fix levels of the verify stage: plain ``--fix`` (safe fixes) and ``--fix --unsafe-fixes``.
+FIX_LEVELS = ("safe", "unsafe")
+#: Modules fixed in memory besides verify's hf default (the model's package, rope and masking utils):
+#: transformers' output-capturing wrapper and generic helpers, and the MoE experts integration,
+#: which every MoE model and the big birds run through (scan: where the logged sites are).
+EXTRA_SCOPE = ("transformers.utils.output_capturing", "transformers.utils.generic", "transformers.integrations.moe")
 UNKNOWN = "unknown model type"
-NO_CLASS = "no AutoModel class"
+SUB_CONFIG = "sub-config of a composite model (no class in any auto mapping)"
 CONFIG = "config cannot build"
 DEPENDENCY = "missing dependency"
 NO_INPUTS = "no dummy inputs"
 FORWARD = "forward fails on dummy inputs"
+BACKWARD = "backward fails"
+DYNAMO = "Dynamo error"
 TIMEOUT = "timeout"
-VERIFY_ERROR = "verify error"
-#: Substrings of verify's error detail, first match wins (see graphmend_lint/verify/arm.py and hf.py).
+ARM_ERROR = "arm error"
+#: Substrings of an arm's error text, first match wins (``graphmend_lint/verify/arm.py`` and ``hf.py``).
 ERROR_CLASSES = (
     ("timed out", TIMEOUT),
     ("no dummy inputs", NO_INPUTS),
@@ -79,226 +74,288 @@ ERROR_CLASSES = (
     ("invalid config", CONFIG),
     ("did not build a PreTrainedModel", CONFIG),
     ("factory failed", CONFIG),
+    ("backward", BACKWARD),
     ("callable failed", FORWARD),
+    ("dynamo failed", DYNAMO),
 )
+#: Task mappings tried, in order, for a type without a base model (``MODEL_FOR_<task>_MAPPING_NAMES``).
+TASK_MAPPINGS = (
+    "CAUSAL_LM", "SEQ_TO_SEQ_CAUSAL_LM", "SPEECH_SEQ_2_SEQ", "MULTIMODAL_LM", "IMAGE_TEXT_TO_TEXT",
+    "IMAGE_CLASSIFICATION", "BACKBONE", "DEPTH_ESTIMATION", "SEMANTIC_SEGMENTATION", "UNIVERSAL_SEGMENTATION",
+    "OBJECT_DETECTION", "KEYPOINT_DETECTION", "KEYPOINT_MATCHING", "POSE_ESTIMATION", "IMAGE_MATTING",
+    "TABLE_RECOGNITION", "DECISION", "PRETRAINING", "RETRIEVAL", "TEXT_TO_WAVEFORM", "NORMAL_ESTIMATION",
+)  # fmt: skip
 
 LIST_TYPES = """
-import json
+import json, sys
 from transformers import CONFIG_MAPPING
-from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+from transformers.models.auto import modeling_auto
 def name(value):
     return value[0] if isinstance(value, (tuple, list)) else value
-print(json.dumps([[t, name(MODEL_MAPPING_NAMES[t]) if t in MODEL_MAPPING_NAMES else None]
-                  for t in sorted(CONFIG_MAPPING.keys())]))
+mappings = [modeling_auto.MODEL_MAPPING_NAMES] + [
+    getattr(modeling_auto, f"MODEL_FOR_{task}_MAPPING_NAMES", {}) for task in json.loads(sys.argv[1])]
+print(json.dumps([[t, next((name(m[t]) for m in mappings if t in m), None)] for t in sorted(CONFIG_MAPPING)]))
 """
 
 
-@dataclass
-class Entry:
-    """One model type: measured (``run`` with both arms) or skipped (``skip`` says why)."""
-
-    model_type: str
-    model_class: str | None
-    run: VerifyRun | None = None
-    skip: str | None = None
-    cached: bool = False
-
-    @property
-    def result(self) -> dict[str, Any] | None:
-        return self.run.result if self.run else None
-
-    @property
-    def detail(self) -> str:
-        if self.result is not None:
-            return self.result.get("detail", "")
-        return self.run.stderr_tail[-300:] if self.run else ""
-
-
-def model_types(python: str) -> list[tuple[str, str | None]]:
-    """``(model_type, base model class or None)`` for every config of *python*'s transformers."""
-    completed = subprocess.run([python, "-c", LIST_TYPES], capture_output=True, text=True, check=True,
-                               env=arm_environment())
+def model_types() -> list[tuple[str, str | None]]:
+    """``(model_type, model class or None)`` for every config of this interpreter's transformers."""
+    completed = subprocess.run([sys.executable, "-c", LIST_TYPES, json.dumps(TASK_MAPPINGS)], capture_output=True,
+                               text=True, check=True, env=arm_environment())
     return [(t, c) for t, c in json.loads(completed.stdout.strip().splitlines()[-1])]
 
 
-def select(types: list[tuple[str, str | None]], only: str | None, limit: int | None) -> list[tuple[str, str | None]]:
-    """``--only`` (in the order given) then ``--limit``; an unknown name keeps :data:`UNKNOWN` as its class."""
+def select(types: list[tuple[str, str | None]], only: str | None, limit: int | None,
+           random_order: bool = False) -> list[tuple[str, str | None]]:
+    """``--only`` (in the order given) then ``--limit``; an unknown name keeps :data:`UNKNOWN` as its class.
+
+    ``random_order`` sorts by a hash of the name instead (the same order on
+    every run), so that a census cut short has measured a random sample of
+    the types, not the first letters of the alphabet.
+    """
     if only:
         known = dict(types)
         types = [(name, known.get(name, UNKNOWN)) for name in (n.strip() for n in only.split(",")) if name]
+    if random_order:
+        types = sorted(types, key=lambda item: hashlib.sha256(item[0].encode()).hexdigest())
     return types[:limit] if limit else types
 
 
-def classify(run: VerifyRun) -> str | None:
-    """The skip reason of a run, or ``None`` when verify measured both arms (pass or fail)."""
-    result = run.result
-    if result is None:
-        return TIMEOUT if run.returncode is None else VERIFY_ERROR
-    if result["status"] != "error":
+def classify_error(text: str) -> str:
+    """The skip reason for an arm's error text."""
+    return next((reason for needle, reason in ERROR_CLASSES if needle in text), ARM_ERROR)
+
+
+def hf_target(model_type: str, model_class: str) -> str:
+    """``hf:<type>:<Class>``: the class named, so that a type without a base model gets its task model."""
+    return f"hf:{model_type}:{model_class}"
+
+
+# -- stage 1: scan (original code only, many models per process) -------------------------------------
+
+
+SCAN_WORKER = Path(__file__).with_name("census_scan.py")
+#: A worker that names no new model for this long past the per-model timeout is killed.
+SCAN_GRACE_S = 120
+
+
+def cached_scan(cache_dir: Path, model_type: str, mode: str) -> dict[str, Any] | None:
+    """The cached scan of one type and mode measured on this host, whatever the method (shared or fresh process)."""
+    path = cache_dir / f"scan-{mode}" / f"{model_type}.json"
+    if not path.exists():
         return None
-    detail = result.get("detail", "")
-    return next((reason for needle, reason in ERROR_CLASSES if needle in detail), VERIFY_ERROR)
+    data = json.loads(path.read_text())
+    return data if data.get("host") == platform.node() else None
 
 
-def census_entry(model_type: str, model_class: str | None, options: argparse.Namespace, cache_dir: Path) -> Entry:
-    if model_class is None or model_class == UNKNOWN:
-        return Entry(model_type, None, skip=model_class or NO_CLASS)
-    arguments = ["--device", options.device, "--timeout", str(options.timeout)]
-    run, cached = cached_verify(cache_dir / f"{model_type}.json", options.python, f"hf:{model_type}", arguments,
-                                options.timeout * 2 + 600, options.resume)
-    return Entry(model_type, model_class, run, classify(run), cached)
+def scan_skip(scan: dict[str, Any]) -> str | None:
+    """Why a scan measured nothing (``None`` when it measured the breaks)."""
+    return None if "arm" in scan else scan.get("skip") or classify_error(scan.get("error", ""))
 
 
-# -- aggregation (pure: tested on synthetic results) -----------------------------------------------
+def logged_sites(scan: dict[str, Any] | None) -> int:
+    """Logged break sites of a scan result (0 for a skip or no result)."""
+    return ((scan or {}).get("arm") or {}).get("logged_sites", 0)
 
 
-@dataclass
-class Aggregate:
-    """The census totals. Breaks are splitting sites (verify's ``breaks``) unless named ``explain``."""
-
-    enumerated: int = 0
-    measured: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    models_with_breaks: int = 0
-    models_fixed_to_zero: int = 0
-    breaks_before: int = 0
-    breaks_after: int = 0
-    explain_before: int = 0
-    explain_after: int = 0
-    skipped_frames_before: int = 0
-    skipped_frames_after: int = 0
-    outputs_equal_failures: list[str] = field(default_factory=list)
-    more_breaks: list[str] = field(default_factory=list)
-    fixed_code_fails: list[str] = field(default_factory=list)
-    sites_found: int = 0
-    sites_in_scope: int = 0
-    sites_outside_scope: int = 0
-
-    @staticmethod
-    def share(before: int, after: int) -> float | None:
-        return None if not before else 100.0 * (before - after) / before
-
-    @property
-    def removed_percent(self) -> float | None:
-        return self.share(self.breaks_before, self.breaks_after)
-
-    @property
-    def explain_removed_percent(self) -> float | None:
-        return self.share(self.explain_before, self.explain_after)
-
-    @property
-    def recall(self) -> float | None:
-        return None if not self.sites_in_scope else self.sites_found / self.sites_in_scope
+def record_crash(cache_dir: Path, target: str, why: str, timeout_s: int) -> None:
+    """The model a worker died on gets a result saying so, and the next worker starts after it."""
+    model_type = target.split(":")[1]
+    for mode in MODES:
+        path = cache_dir / f"scan-{mode}" / f"{model_type}.json"
+        if not path.exists():
+            key = {"target": target, "mode": mode, "timeout_s": timeout_s, "method": "shared process"}
+            data = {"key": key, "host": platform.node(), "seconds": 0.0, "error": why, "skip": classify_error(why)}
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(data, indent=1) + "\n")
 
 
-def aggregate(entries: list[Entry]) -> Aggregate:
-    total = Aggregate(enumerated=len(entries))
-    for entry in entries:
-        if entry.skip is not None:
-            total.skipped[entry.skip] = total.skipped.get(entry.skip, 0) + 1
-            continue
-        total.measured += 1
-        add_measured(total, entry.model_type, entry.result or {})
-    return total
+def run_scan_worker(cache_dir: Path, targets: list[str], timeout_s: int, hf_config: dict[str, Any]) -> None:
+    """Scan ``targets`` in worker processes until each has a result, restarting after a crash or a hang."""
+    current = cache_dir / "scan-current.txt"
+    while targets:
+        current.unlink(missing_ok=True)
+        process = subprocess.Popen([sys.executable, str(SCAN_WORKER), str(cache_dir), str(timeout_s),
+                                    json.dumps(hf_config), *targets],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
+                                   env=arm_environment())
+        stderr_tail = _watch(process, current, 2 * timeout_s + SCAN_GRACE_S)
+        done = {t for t in targets if all(cached_scan(cache_dir, t.split(":")[1], mode) for mode in MODES)}
+        if process.returncode != 0 and current.exists():
+            crashed = current.read_text()
+            why = "timed out" if process.returncode == -signal.SIGKILL else f"crashed (exit {process.returncode})"
+            record_crash(cache_dir, crashed, f"the scan process {why} on this model: {stderr_tail[-500:]}",
+                         timeout_s)
+            done.add(crashed)
+        elif process.returncode != 0:
+            raise RuntimeError(f"the scan worker failed before any model: {stderr_tail}")
+        targets = [t for t in targets if t not in done]
 
 
-def add_measured(total: Aggregate, name: str, result: dict[str, Any]) -> None:
-    """Add one measured model (both arms ran, or the fixed arm failed) to the totals."""
-    before = arm_counts(result, "original")
-    after = arm_counts(result, "fixed")
-    assert before is not None
-    if result.get("outputs_equal") is False:
-        (total.fixed_code_fails if after is None else total.outputs_equal_failures).append(name)
-    after = after or before  # a fixed arm that failed removed nothing
-    if after["breaks"] > before["breaks"]:
-        total.more_breaks.append(name)
-    total.models_with_breaks += before["breaks"] > 0
-    total.models_fixed_to_zero += before["breaks"] > 0 and after["breaks"] == 0
-    total.breaks_before += before["breaks"]
-    total.breaks_after += after["breaks"]
-    total.explain_before += max(before["explain_breaks"], 0)
-    total.explain_after += max(after["explain_breaks"], 0)
-    total.skipped_frames_before += before["skipped_frames"]
-    total.skipped_frames_after += after["skipped_frames"]
-    found, in_scope = site_recall(result)
-    total.sites_found += found
-    total.sites_in_scope += in_scope
-    total.sites_outside_scope += ((result.get("reconciliation") or {}).get("outside_scope") or 0)
+def _watch(process: subprocess.Popen[str], current: Path, stall_s: float) -> str:
+    """Wait for the worker, killing it when one model takes longer than ``stall_s``; its stderr's tail."""
+    import threading
+
+    tail: list[str] = []
+    reader = threading.Thread(target=lambda: tail.extend(process.stderr or ()), daemon=True)
+    reader.start()
+    last, since = None, time.monotonic()
+    while process.poll() is None:
+        time.sleep(2)
+        now = current.read_text() if current.exists() else None
+        if now != last:
+            last, since = now, time.monotonic()
+            if now:
+                progress(f"[scan] {now}")
+        elif time.monotonic() - since > stall_s:
+            process.kill()
+            process.wait()
+    reader.join(timeout=5)
+    return "".join(tail[-20:])
 
 
-# -- rendering ------------------------------------------------------------------------------------
+def scan_stage(chosen: Iterable[tuple[str, str | None]], cache_dir: Path, options: argparse.Namespace) -> None:
+    todo = [hf_target(t, c) for t, c in chosen if c not in (None, UNKNOWN)
+            if not (options.resume and all(cached_scan(cache_dir, t, mode) for mode in MODES))]
+    progress(f"[scan] {len(todo)} model types to scan, eval and train")
+    if not options.resume:
+        for target in todo:
+            for mode in MODES:
+                (cache_dir / f"scan-{mode}" / f"{target.split(':')[1]}.json").unlink(missing_ok=True)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    run_scan_worker(cache_dir, todo, options.timeout, hf_config(options))
 
 
-def percent(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0f}%"
+# -- stage 2: verify (one original arm, then the safe and the unsafe fixes) ------------------------------
 
 
-def summary_table(total: Aggregate) -> str:
-    recall = "-" if total.recall is None else f"{total.sites_found}/{total.sites_in_scope} ({100 * total.recall:.0f}%)"
-    rows = [
-        ("model types enumerated", str(total.enumerated)),
-        ("measured (both arms ran)", str(total.measured)),
-        *((f"skipped: {reason}", str(count)) for reason, count in sorted(total.skipped.items())),
-        ("models with splitting breaks", str(total.models_with_breaks)),
-        ("... of which fixed to 0", str(total.models_fixed_to_zero)),
-        ("splitting break sites before -> after",
-         f"{total.breaks_before} -> {total.breaks_after} ({percent(total.removed_percent)} removed)"),
-        ("explain breaks (graphs - 1) before -> after",
-         f"{total.explain_before} -> {total.explain_after} ({percent(total.explain_removed_percent)} removed)"),
-        ("skipped frames before -> after", f"{total.skipped_frames_before} -> {total.skipped_frames_after}"),
-        ("outputs-equal failures", f"{len(total.outputs_equal_failures)} {' '.join(total.outputs_equal_failures)}"),
-        ("fixed code raises", f"{len(total.fixed_code_fails)} {' '.join(total.fixed_code_fails)}"),
-        ("more splitting breaks after the fix", f"{len(total.more_breaks)} {' '.join(total.more_breaks)}"),
-        ("runtime break sites found by the linter (recall)", recall),
-        ("break sites outside the linted files", str(total.sites_outside_scope)),
-    ]  # fmt: skip
-    return markdown_table(("census", "value"), [(k, v.strip()) for k, v in rows])
+def verify_key(target: str, mode: str, timeout_s: int, config: dict[str, Any]) -> dict[str, Any]:
+    key = {"target": target, "mode": mode, "timeout_s": timeout_s, "scope_extra": list(EXTRA_SCOPE),
+           "levels": list(FIX_LEVELS)}
+    return key | ({"hf_config": config} if config else {})
 
 
-def model_row(entry: Entry) -> list[str]:
-    result = entry.result or {}
-    before, after = arm_counts(result, "original"), arm_counts(result, "fixed")
-    if entry.skip is not None or before is None:
-        return [entry.model_type, entry.model_class or "-", "-", "-", "-", "-", "-", "-", f"skipped: {entry.skip}"]
+def run_verify_levels(target_text: str, mode: str, timeout_s: int, config: dict[str, Any]) -> dict[str, Any]:
+    """The original arm of one model in one mode, then a fixed arm per fix level, each in a fresh process.
 
-    def change(key: str) -> str:  # a fixed arm that raised has no counts
-        return f"{before[key]} -> {after[key] if after else '?'}"
+    The fixes are verify's own (``LinterTransform``, scope ``modules`` as for
+    every ``hf:`` target, the model's package plus :data:`EXTRA_SCOPE` fixed
+    in memory): exactly ``graphmend-lint verify TARGET --scope-module ...
+    [--unsafe-fixes] [--train] --no-reconcile``, but the original arm runs once
+    for both levels. A level whose fixes change no text is not run (``None``).
+    """
+    import tempfile
 
-    found, in_scope = site_recall(result)
-    return [entry.model_type, entry.model_class or "-", change("graphs"), change("breaks"), change("explain_breaks"),
-            yes_no(result.get("outputs_equal")), f"{found}/{in_scope}", ", ".join(fixes_applied(result)) or "-",
-            result["status"].upper()]
+    from graphmend_lint.config import load_settings, with_overrides
+    from graphmend_lint.verify.hook import LinterTransform, identity
+    from graphmend_lint.verify.runner import ArmPlan, RunOptions, verify_variants
+    from graphmend_lint.verify.targets import HfOptions, default_scope_modules, parse_target
+
+    target = parse_target(target_text)
+    target = replace(target, hf=HfOptions(tuple((None, key, value) for key, value in config.items())))
+    scope = tuple(dict.fromkeys([*default_scope_modules(target), *EXTRA_SCOPE]))
+    base = load_settings(None, Path(tempfile.gettempdir()))
+    variants = {}
+    for level in FIX_LEVELS:
+        settings = with_overrides(base, scope="modules", unsafe_fixes=level == "unsafe")
+        variants[level] = ArmPlan(scope, LinterTransform(settings, level == "unsafe"))
+    options = RunOptions(device="cpu", train=mode == "train", timeout_s=timeout_s)
+    original, results = verify_variants(target, ArmPlan(scope, identity), variants, options,
+                                        lambda message: progress(f"  {message}"))
+    if isinstance(original, str):
+        return {"error": original[-3000:], "skip": classify_error(original)}
+    levels = {}
+    for level, result in results.items():
+        levels[level] = None if result is None else result.to_json() | (
+            site_changes(original, result.fixed) if result.fixed else {})
+    return {"original": original.to_json(), "levels": levels}
 
 
-MODEL_HEADER = ("type", "class", "graphs", "break sites", "explain breaks", "outputs equal", "found/in scope",
-                "fixes", "status")  # fmt: skip
+def site_changes(original: Any, fixed: Any) -> dict[str, list[list[Any]]]:
+    """Which original sites are still logged after the fixes, and which logged sites are new.
+
+    The fixed arm reports breaks at the fixed text's lines; they are mapped
+    back to original lines (``graphmend_lint.verify.reconcile.line_map``). A
+    break on a line a fix wrote maps to no original line: it is *new*.
+    Sites are ``[filename, line, gb_id]`` (new ones at their fixed line).
+    """
+    import importlib.util
+    import os
+
+    from graphmend_lint.verify.reconcile import line_map
+
+    maps = {os.path.realpath(path): line_map(importlib.util.decode_source(Path(path).read_bytes()), text)
+            for path, text in fixed.fixed_texts.items()}
+    before = {(os.path.realpath(b.filename), b.line): b for b in original.breaks}
+    remaining, new = [], []
+    for site in fixed.breaks:
+        path = os.path.realpath(site.filename)
+        line = maps[path].get(site.line) if path in maps else site.line
+        if line is not None and (path, line) in before:
+            kept = before[(path, line)]
+            remaining.append([kept.filename, kept.line, kept.gb_id])
+        else:
+            new.append([site.filename, site.line, site.gb_id])
+    return {"remaining_sites": sorted(map(list, {tuple(r) for r in remaining})), "new_sites": new}
 
 
-def details(entries: list[Entry]) -> list[str]:
-    """Skips other than the obvious ones, failures, and missed sites, one line each."""
-    lines = []
-    for entry in entries:
-        if entry.skip not in (None, NO_CLASS):
-            lines.append(f"{entry.model_type}: skipped ({entry.skip}): {entry.detail.strip()[:300]}")
-        elif entry.result and entry.result["status"] == "fail":
-            lines.append(f"{entry.model_type}: FAIL: {entry.detail}")
-        for site in missed_sites(entry.result) if entry.skip is None else []:
-            lines.append(f"{entry.model_type}: linter missed {site}")
-    return lines
+def cached_verify_levels(cache_dir: Path, model_type: str, target: str, mode: str, options: argparse.Namespace
+                         ) -> tuple[dict[str, Any], bool]:
+    path = cache_dir / f"verify-{mode}" / f"{model_type}.json"
+    key = verify_key(target, mode, options.timeout, hf_config(options))
+    if options.resume and path.exists():
+        data = json.loads(path.read_text())
+        if data.get("key") == key and data.get("host") == platform.node():
+            return data, True
+    started = time.perf_counter()
+    data = {"key": key, "host": platform.node(), **run_verify_levels(target, mode, options.timeout,
+                                                                      hf_config(options))}
+    data["seconds"] = time.perf_counter() - started
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return data, False
 
 
-def report_json(entries: list[Entry], total: Aggregate, versions: dict[str, str], argv: list[str]) -> dict[str, Any]:
-    return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load_average": os.getloadavg()},
-        "versions": versions,
-        "argv": argv,
-        "aggregate": asdict(total) | {"removed_percent": total.removed_percent,
-                                      "explain_removed_percent": total.explain_removed_percent,
-                                      "recall": total.recall},
-        "models": [{"model_type": e.model_type, "model_class": e.model_class, "skip": e.skip, "cached": e.cached,
-                    "detail": e.detail, "run": e.run.to_json() if e.run else None} for e in entries],
-    }
+def cached_verify_result(cache_dir: Path, model_type: str, mode: str) -> dict[str, Any] | None:
+    """The verify stage's cached result of one type and mode measured on this host, if any."""
+    path = cache_dir / f"verify-{mode}" / f"{model_type}.json"
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    return data if data.get("host") == platform.node() else None
+
+
+def breaking(cache_dir: Path, model_type: str, mode: str) -> bool:
+    return logged_sites(cached_scan(cache_dir, model_type, mode)) > 0
+
+
+def verify_stage(chosen: Iterable[tuple[str, str | None]], cache_dir: Path, options: argparse.Namespace) -> None:
+    work = [(t, c, mode) for t, c in chosen if c not in (None, UNKNOWN) for mode in MODES
+            if breaking(cache_dir, t, mode)]
+    for index, (model_type, model_class, mode) in enumerate(work, 1):
+        data, cached = cached_verify_levels(cache_dir, model_type, hf_target(model_type, model_class), mode, options)
+        levels = data.get("levels") or {}
+        state = data.get("skip") or ", ".join(
+            f"{level} {'no fix' if r is None else r['status']}" for level, r in levels.items())
+        progress(f"[verify {index}/{len(work)}] {model_type} {mode}: {state} ({data['seconds']:.0f} s"
+                 f"{', cached' if cached else ''})")
+
+
+def hf_config(options: argparse.Namespace) -> dict[str, Any]:
+    """``--hf-config KEY=VALUE`` items as a dict (VALUE parsed as JSON when it parses)."""
+    config = {}
+    for item in options.hf_config:
+        key, _, raw = item.partition("=")
+        try:
+            config[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            config[key.strip()] = raw
+    return config
+
+
+def variant_name(config: dict[str, Any]) -> str:
+    """The cache sub-folder of a census with config overrides ("" for the default census)."""
+    return "+".join(f"{key}={value}" for key, value in sorted(config.items())).replace("/", "_")
 
 
 # -- driver ---------------------------------------------------------------------------------------
@@ -306,42 +363,40 @@ def report_json(entries: list[Entry], total: Aggregate, versions: dict[str, str]
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--python", default=sys.executable,
-                        help="interpreter whose torch and transformers to measure (default: this one)")
+    parser.add_argument("--stage", choices=("scan", "verify", "report", "all"), default="all",
+                        help="scan: original arm of every type, eval and train; verify: safe and unsafe fixes of "
+                        "the breaking ones; report: tables from the caches (default: all three)")
     parser.add_argument("--only", help="comma-separated model types, in this order (default: every type)")
     parser.add_argument("--limit", type=int, help="at most this many types (after --only)")
+    parser.add_argument("--random-order", action="store_true",
+                        help="measure in a fixed pseudo-random order, so that a run cut short is a random sample")
     parser.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
-                        help="skip models whose result is cached for the same command (default on)")
+                        help="reuse results cached for the same measurement on this host (default on)")
     parser.add_argument("--cache-dir", type=Path, default=Path(".graphmend_census"),
                         help="per-model results (default .graphmend_census/ in the current directory)")
-    parser.add_argument("--timeout", type=int, default=300, help="seconds per arm (default 300)")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="passed to verify")
-    parser.add_argument("--json", type=Path, help="write the aggregate and every model's result here")
-    parser.add_argument("--models-table", action="store_true", help="also print a row per model")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per arm (default 600)")
+    parser.add_argument("--hf-config", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config field for every model (VALUE parsed as JSON when it parses), e.g. "
+                        "experts_implementation=eager for MoE dispatch; results go to their own cache folder")
+    parser.add_argument("--json", type=Path, help="report: write every table's data here")
+    parser.add_argument("--models-table", action="store_true", help="report: also print a row per model and mode")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     options = parse_arguments(argv)
-    versions = interpreter_versions(options.python)
-    cache_dir = options.cache_dir / versions["transformers"]
-    chosen = select(model_types(options.python), options.only, options.limit)
-    entries = []
-    for index, (model_type, model_class) in enumerate(chosen, 1):
-        entry = census_entry(model_type, model_class, options, cache_dir)
-        state = entry.skip or entry.result["status"]  # type: ignore[index]
-        progress(f"[{index}/{len(chosen)}] {model_type}: {state}{' (cached)' if entry.cached else ''}")
-        entries.append(entry)
-    total = aggregate(entries)
-    print(f"transformers {versions['transformers']}, torch {versions['torch']}, Python {versions['python']}\n")
-    print(summary_table(total))
-    if options.models_table:
-        print("\n" + markdown_table(MODEL_HEADER, [model_row(e) for e in entries]))
-    print("\n" + "\n".join(details(entries)))
-    if options.json:
-        options.json.write_text(json.dumps(report_json(entries, total, versions, sys.argv[1:]), indent=1) + "\n")
-    counts = Counter(e.result["status"] for e in entries if e.skip is None and e.result)
-    return 1 if counts.get("fail") else 0
+    versions = interpreter_versions(sys.executable)
+    cache_dir = options.cache_dir / versions["transformers"] / variant_name(hf_config(options))
+    chosen = select(model_types(), options.only, options.limit, options.random_order)
+    if options.stage in ("scan", "all"):
+        scan_stage(chosen, cache_dir, options)
+    if options.stage in ("verify", "all"):
+        verify_stage(chosen, cache_dir, options)
+    if options.stage in ("report", "all"):
+        import census_report
+
+        return census_report.main(chosen, cache_dir, versions, options)
+    return 0
 
 
 if __name__ == "__main__":

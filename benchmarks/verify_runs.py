@@ -62,14 +62,14 @@ def arm_environment() -> dict[str, str]:
     return env
 
 
-def verify_command(python: str, target: str, arguments: Sequence[str]) -> list[str]:
+def verify_command(python: str, target: str, arguments: Sequence[str], unsafe: bool = True) -> list[str]:
     """The command line, without ``--json`` (the cache compares it, and the JSON path is temporary)."""
-    return [python, "-m", "graphmend_lint", "verify", target, "--unsafe-fixes", *arguments]
+    return [python, "-m", "graphmend_lint", "verify", target, *(["--unsafe-fixes"] if unsafe else []), *arguments]
 
 
-def run_verify(python: str, target: str, arguments: Sequence[str], timeout_s: float) -> VerifyRun:
+def run_verify(python: str, target: str, arguments: Sequence[str], timeout_s: float, unsafe: bool = True) -> VerifyRun:
     """Run verify for one target and return its JSON object (``None`` when it wrote none)."""
-    command = verify_command(python, target, arguments)
+    command = verify_command(python, target, arguments, unsafe)
     with tempfile.TemporaryDirectory(prefix="gm-bench-") as directory:
         out = Path(directory, "verify.json")
         started = time.perf_counter()
@@ -88,14 +88,17 @@ def run_verify(python: str, target: str, arguments: Sequence[str], timeout_s: fl
 
 
 def cached_verify(cache: Path | None, python: str, target: str, arguments: Sequence[str], timeout_s: float,
-                  resume: bool = True) -> tuple[VerifyRun, bool]:
-    """:func:`run_verify`, reusing *cache* when it holds a run of the same command here; ``(run, from_cache)``."""
-    command = verify_command(python, target, arguments)
+                  resume: bool = True, unsafe: bool = True) -> tuple[VerifyRun, bool]:
+    """:func:`run_verify`, reusing *cache* when it holds a run of the same command here; ``(run, from_cache)``.
+
+    ``unsafe``: verify with ``--unsafe-fixes`` (the default) or with the safe fixes only.
+    """
+    command = verify_command(python, target, arguments, unsafe)
     if resume and cache is not None and cache.exists():
         run = VerifyRun.from_json(json.loads(cache.read_text()))
         if run.command == command and run.host == platform.node():
             return run, True
-    run = run_verify(python, target, arguments, timeout_s)
+    run = run_verify(python, target, arguments, timeout_s, unsafe)
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps(run.to_json(), indent=1) + "\n")

@@ -64,6 +64,7 @@ class ArmSpec:
     seed: int = 0
     device: str = "cpu"
     grad: bool = False
+    train: bool = False  # .train(), autograd on, backward after each eager call, gradients compared (.training)
     atol: float | None = None
     rtol: float | None = None
     bench: Any = None  # BenchOptions or None
@@ -143,10 +144,13 @@ def _fresh_workload(spec: ArmSpec) -> Any:
     import torch
 
     from graphmend_lint.verify.targets import build_workload
+    from graphmend_lint.verify.training import set_train_mode
 
     torch.manual_seed(spec.seed)
     with _phase("factory"):
         workload = build_workload(spec.target)
+        if spec.train:
+            set_train_mode(workload.callable)
         workload.callable = _to_device(workload.callable, spec.device)
         workload.inputs = [_to_device(inputs, spec.device) for inputs in workload.inputs]
     return workload
@@ -161,13 +165,14 @@ def run_arm(spec: ArmSpec) -> dict[str, Any]:
     from graphmend_lint.verify.environment import describe
     from graphmend_lint.verify.hook import installed
     from graphmend_lint.verify.targets import entry_qualname
+    from graphmend_lint.verify.training import backward_gradients
 
     if spec.device == "auto":
         spec = replace(spec, device="cuda" if torch.cuda.is_available() else "cpu")
     if spec.threads is not None:
         torch.set_num_threads(spec.threads)
     result: dict[str, Any] = {"role": spec.role, "environment": describe(spec.device)}
-    grad_mode = torch.enable_grad if spec.grad else torch.no_grad
+    grad_mode = torch.enable_grad if spec.grad or spec.train else torch.no_grad
     if spec.cold_only:
         with _phase("setup"), installed(spec.scope_modules, spec.transform):
             result["cold_s"] = _cold_start(spec, grad_mode)
@@ -181,21 +186,27 @@ def run_arm(spec: ArmSpec) -> dict[str, Any]:
 
         progress(spec.role, f"running {len(workload.inputs)} input set(s) eagerly")
         recorder = _LineRecorder(finder.filenames)
-        outputs = []
+        outputs, gradients = [], []
         with _phase("callable"), grad_mode():
             for args, kwargs in workload.inputs:
                 torch.manual_seed(spec.seed)
                 with recorder.recording():
                     value = workload.callable(*args, **kwargs)
                 outputs.append(compare.flatten(value))
+                if spec.train:
+                    gradients.append(backward_gradients(workload.callable, value))
         atol = _first_set(spec.atol, workload.atol, compare.DEFAULT_ATOL)
         rtol = _first_set(spec.rtol, workload.rtol, compare.DEFAULT_RTOL)
         result["tolerances"] = {"atol": atol, "rtol": rtol}
         if spec.role == "original":
-            torch.save(outputs, spec.outputs_path)
+            torch.save({"outputs": outputs, "gradients": gradients}, spec.outputs_path)
         else:
             reference = torch.load(spec.outputs_path, weights_only=True)
-            result["equivalence"] = asdict(compare.compare(reference, outputs, atol, rtol))
+            result["equivalence"] = asdict(compare.compare(reference["outputs"], outputs, atol, rtol))
+            if spec.train:
+                result["gradient_equivalence"] = asdict(
+                    compare.compare(reference["gradients"], gradients, atol, rtol)
+                )
 
         progress(spec.role, "compiling with Dynamo to measure graph breaks")
         workload = _fresh_workload(spec)

@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     running.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                          help="where both arms run (default: cuda when available)")
     running.add_argument("--grad", action="store_true", help="run with autograd enabled (default: torch.no_grad)")
+    running.add_argument("--train", action="store_true",
+                         help="train mode: model.train(), autograd on, and after each eager call a backward pass "
+                         "whose gradients are compared too (dropout stays on, seeded alike in both arms)")
     running.add_argument("--atol", type=float, help="absolute tolerance for outputs (default: factory's, else 1e-6)")
     running.add_argument("--rtol", type=float, help="relative tolerance for outputs (default: factory's, else 1e-5)")
     running.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS", help="per arm (default 1800)")
@@ -160,8 +163,8 @@ def _run_options(args: argparse.Namespace) -> RunOptions:
         raise UsageError("--iters, --cold-runs and --threads must be at least 1 and --warmup at least 0")
     bench = BenchOptions(args.backend, args.mode, args.iters, args.warmup) if args.bench else None
     return RunOptions(
-        args.seed, args.device, args.grad, args.atol, args.rtol, bench, args.timeout, args.verbose, args.threads,
-        args.cold_runs,
+        args.seed, args.device, args.grad, args.train, args.atol, args.rtol, bench, args.timeout, args.verbose,
+        args.threads, args.cold_runs,
     )
 
 

@@ -47,6 +47,7 @@ SUMS_TO_HIDDEN = ("axial_pos_embds_dim",)
 #: sets its number of layers).
 PER_LAYER = ("attn_layers",)
 MIN_VOCAB = 256
+WAVEFORM_SAMPLES = 16_000
 SEED = 0
 
 
@@ -163,7 +164,9 @@ def dummy_inputs(model: Any, seq_len: int, generator: Any) -> dict[str, Any]:
         width = config.input_feat_per_channel * getattr(config, "input_channels", 1)
         inputs[name] = torch.randn(1, 4 * seq_len, width, generator=generator)
     elif name == "input_values":
-        inputs[name] = torch.randn(1, 1600, generator=generator)
+        # 1 s at 16 kHz: about 49 frames after wav2vec2's conv stack, more than SpecAugment's mask length
+        # (10), which training mode applies (1600 samples gave 4 frames: "mask_length has to be smaller")
+        inputs[name] = torch.randn(1, WAVEFORM_SAMPLES, generator=generator)
     else:
         raise TargetError(
             f"hf:{config.model_type}: no dummy inputs for main input {name!r}; write a factory target instead"

@@ -23,7 +23,8 @@ LEGEND = (
     "breaks: distinct graph-break sites Dynamo logged, before -> after the fixes (a break is removed only when it "
     "is no longer logged)",
     "fullgraph: whether torch.compile(fullgraph=True) runs every input set",
-    "outputs, max|diff|: the fixed code's outputs against the original's, and their largest difference",
+    "outputs, max|diff|: the fixed code's outputs against the original's, and their largest difference "
+    "(with --train also the parameters' gradients after backward)",
     "fixes: fixes applied in memory (and how many need --unsafe-fixes)",
     "splitting: logged sites that split a graph; graphs: graphs compiled; skipped: frames Dynamo ran fully eager",
     "found/missed: logged sites a finding predicted (on its line, or removed by its fix) / did not; "
@@ -42,7 +43,10 @@ def _arrow(before: Any, after: Any) -> str:
 def _outputs(result: TargetResult) -> str:
     if result.outputs_equal is None:
         return "-"
-    return "equal" if result.outputs_equal else "DIFFER"
+    outputs = "equal" if result.outputs_equal else "DIFFER"
+    if result.gradients_equal is None:
+        return outputs
+    return f"{outputs}, grads {'equal' if result.gradients_equal else 'DIFFER'}"
 
 
 def _diff(result: TargetResult) -> str:

@@ -49,6 +49,7 @@ class ArmResult:
     environment: dict[str, Any] = field(default_factory=dict)
     tolerances: dict[str, float] = field(default_factory=dict)
     equivalence: dict[str, Any] | None = None
+    gradient_equivalence: dict[str, Any] | None = None  # train mode: parameters' .grad after backward
     bench: dict[str, Any] | None = None
     seconds: float = 0.0
     entry: str | None = None  # the compiled callable's dotted name, seeded into the linter
@@ -69,6 +70,7 @@ class ArmResult:
             environment=dict(data.get("environment", {})),
             tolerances=dict(data.get("tolerances", {})),
             equivalence=data.get("equivalence"),
+            gradient_equivalence=data.get("gradient_equivalence"),
             bench=data.get("bench"),
             seconds=float(data.get("seconds", 0.0)),
             entry=data.get("entry"),
@@ -155,6 +157,13 @@ class TargetResult:
         return bool(self.fixed.equivalence["outputs_equal"])
 
     @property
+    def gradients_equal(self) -> bool | None:
+        """Train mode only (``None`` otherwise): the parameters' gradients after backward are equal."""
+        if self.fixed is None or self.fixed.gradient_equivalence is None:
+            return False if self.fixed_error else None
+        return bool(self.fixed.gradient_equivalence["outputs_equal"])
+
+    @property
     def max_abs_diff(self) -> float | None:
         return None if self.fixed is None or self.fixed.equivalence is None else self.fixed.equivalence["max_abs_diff"]
 
@@ -175,6 +184,8 @@ class TargetResult:
             return ""
         if not self.outputs_equal:
             return f"outputs differ: {self.fixed.equivalence['detail'] if self.fixed.equivalence else '?'}"
+        if self.gradients_equal is False:
+            return f"gradients differ: {self.fixed.gradient_equivalence['detail']}"  # type: ignore[index]
         before, after = self.original.logged_sites, self.fixed.logged_sites
         if after > before:
             return f"more logged graph breaks after the fix ({before} -> {after})"
@@ -233,6 +244,7 @@ class TargetResult:
             "original": self.original.to_json() if self.original else None,
             "fixed": self.fixed.to_json() if self.fixed else None,
             "outputs_equal": self.outputs_equal,
+            "gradients_equal": self.gradients_equal,
             "fixes_applied": self.fixes_applied,
             "fixes_held_back": self.fixes_held_back,
             "max_abs_diff": self.max_abs_diff,

@@ -70,6 +70,7 @@ class RunOptions:
     seed: int = 0
     device: str = "auto"
     grad: bool = False
+    train: bool = False
     atol: float | None = None
     rtol: float | None = None
     bench: BenchOptions | None = None
@@ -198,6 +199,7 @@ class TargetSession:
             seed=options.seed,
             device=options.device,
             grad=options.grad,
+            train=options.train,
             atol=options.atol,
             rtol=options.rtol,
             bench=options.bench,
@@ -277,6 +279,39 @@ def verify_target(
         if lint_settings is not None:
             _reconcile_into(result, scope, lint_settings, session, fixed)
     return result
+
+
+def verify_variants(
+    target: TargetSpec, original: ArmPlan, variants: dict[str, ArmPlan], options: RunOptions, progress: Progress
+) -> tuple[ArmResult | str, dict[str, TargetResult | None]]:
+    """One original arm, then one fixed arm per variant (e.g. safe and unsafe fixes), each compared with it.
+
+    For measuring several fix levels of one model (``benchmarks/hf_census.py``)
+    without re-running the original for each. A variant whose transform
+    changes none of the texts the original arm compiled is not run: its
+    value is ``None`` (it would run the original code). No reconciliation.
+    Returns the original arm (or why it could not run) and the variants.
+    """
+    results: dict[str, TargetResult | None] = {}
+    with TargetSession(target, options, progress) as session:
+        try:
+            arm = session.run_original(original)
+        except (ArmError, ArmCrashed) as error:
+            return str(error), results
+        scope = _ScopeLint(arm, original.transform)
+        for label, plan in variants.items():
+            plan = _with_seeds(plan, scope)
+            if all(plan.transform(text, path) == text for path, text in scope.texts.items()):
+                results[label] = None
+                continue
+            result = TargetResult(target.text, original=arm)
+            outcome = session.run_fixed(plan, label)
+            if isinstance(outcome, str):
+                result.fixed_error = outcome
+            else:
+                result.fixed = outcome
+            results[label] = result
+    return arm, results
 
 
 class _ScopeLint:
