@@ -80,7 +80,8 @@ def test_assert_keeps_the_copy_when_the_meaning_could_change(test: str) -> None:
 
 
 def test_masked_mean_is_parenthesised_where_precedence_needs_it() -> None:
-    source = "import torch as T\n\n\n@T.compile\ndef f(x):\n    y = x.float()\n    m = y > 0\n"
+    # ``T.abs(x)`` makes ``x`` a tensor (``x.float()`` alone would not: modules have ``.float()`` too)
+    source = "import torch as T\n\n\n@T.compile\ndef f(x):\n    y = T.abs(x).float() - 1\n    m = y > 0\n"
     source += "    return 2 ** y[m].mean()\n"
     fixed = fix_source(source, unsafe=True).source
     assert fixed.endswith("    return 2 ** (T.where(m, y, 0).sum() / m.sum())\n")

@@ -111,16 +111,24 @@ class ScalarConversion:
 
 
 def scalar_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversion | None:
-    """``t.item()``, ``int(t)``, ``float(t)``, ``bool(t)`` or ``complex(t)`` on a TENSOR."""
+    """``t.item()``, ``int(t)``, ``float(t)``, ``bool(t)`` or ``complex(t)`` on a TENSOR.
+
+    Not on a NumPy array made from a tensor (the oracle types ``array.sum()`` as a tensor, since
+    Dynamo traces it as one): forcing that is GM302's finding, and one break gets one finding.
+    """
     if not isinstance(node, nodes.Call):
         return None
     item = method_call(node, "item")
-    if item is not None and not node.args and not node.keywords and values.is_tensor(item.func.expr):
+    if item is not None and not node.args and not node.keywords and _tensor_not_array(values, item.func.expr):
         return ScalarConversion(node, item.func.expr, "item")
     name = builtin_name(node)
-    if name in SCALAR_BUILTINS and len(node.args) == 1 and not node.keywords and values.is_tensor(node.args[0]):
+    if name in SCALAR_BUILTINS and len(node.args) == 1 and not node.keywords and _tensor_not_array(values, node.args[0]):
         return ScalarConversion(node, node.args[0], name)
     return None
+
+
+def _tensor_not_array(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    return values.is_tensor(node) and numpy_origin(values, node) is None
 
 
 # -- bindings -----------------------------------------------------------------------
