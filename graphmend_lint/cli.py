@@ -231,11 +231,7 @@ def _check(argv: Sequence[str]) -> int:
             use_cache=not args.no_cache,
         )
     verify_failed = args.verify and _verify_fixes(result, args, settings)
-    if baseline is not None:
-        hidden = drop_baselined(result, baseline, settings.root)
-        if hidden and not args.quiet:
-            print(f"graphmend-lint: note: {hidden} finding{_plural(hidden)} in the baseline {args.baseline} "
-                  "not shown", file=sys.stderr)
+    hidden = drop_baselined(result, baseline, settings.root) if baseline is not None else 0
     _print_file_problems(result)
     if args.diff:
         return _show_diff(result, args.exit_zero)
@@ -247,6 +243,10 @@ def _check(argv: Sequence[str]) -> int:
         _write_terminated(sys.stderr, output)
     else:
         _write_terminated(sys.stdout, output)
+    if hidden and not args.quiet:
+        sys.stdout.flush()
+        print(f"graphmend-lint: note: {hidden} finding{_plural(hidden)} in the baseline {args.baseline} not shown",
+              file=sys.stderr)
     return EXIT_ERROR if verify_failed else _exit_code(result, args.exit_zero)
 
 

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import PRINT_PROGRAM, run_cli, write
 
+from graphmend_lint.docs_cli_guide import ADDED_LATER, ADOPTION_GUIDE
+from graphmend_lint.docs_examples import example_files
+
 #: Three findings: a print, a print whose line already has a flake8 noqa, and a print split over lines.
 LEGACY = """import torch
 
@@ -208,3 +211,13 @@ def test_a_bad_baseline_is_an_error_naming_the_file(project: Path, content: str 
 
     assert checked.code == 2 and checked.out == ""
     assert f"graphmend-lint: error: {message}" in checked.err
+
+
+def test_the_baseline_shown_in_the_cli_docs_is_what_write_baseline_writes(project: Path) -> None:
+    files = example_files(ADOPTION_GUIDE)
+    earlier = "".join(line for line in files["train.py"].splitlines(keepends=True) if ADDED_LATER not in line)
+    (project / "train.py").write_text(earlier)
+
+    assert run_cli("--write-baseline", "baseline.json", "train.py", cwd=project).code == 0
+
+    assert (project / "baseline.json").read_text() == files["baseline.json"]
