@@ -449,7 +449,7 @@ def generated_files(
     for rule in rules:
         files[RULES_DOCS / f"{rule.code}.md"] = rule_markdown(rule, registry=registry)
     try:
-        files[Path("docs/cli.md")] = docs_examples.render(files[Path("docs/cli.md")], repo_root)
+        files[Path("docs/cli.md")] = docs_examples.render(files[Path("docs/cli.md")], REPO_ROOT)
         files.update(docs_examples.generated_pages(repo_root, with_verify, plot_dir))
     except docs_examples.ExampleError as error:
         raise GenerationError(str(error)) from error
