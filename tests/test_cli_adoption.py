@@ -88,7 +88,7 @@ def test_add_noqa_keeps_a_declared_encoding(project: Path) -> None:
     assert path.read_bytes() == text.replace('y.data)\n', 'y.data)  # noqa: GM201\n').encode("latin-1")
 
 
-def test_a_line_inside_a_multiline_string_is_skipped_and_reported(project: Path) -> None:
+def test_lines_inside_a_multiline_string_or_continued_by_backslash_are_skipped_and_reported(project: Path) -> None:
     path = write(project, "model.py", '''
         import torch
 
@@ -97,6 +97,8 @@ def test_a_line_inside_a_multiline_string_is_skipped_and_reported(project: Path)
         def step(x):
             print("""y
         is""", x)
+            print("w", \\
+                  x)
             print("x", x)
             return x
         ''')
@@ -105,10 +107,11 @@ def test_a_line_inside_a_multiline_string_is_skipped_and_reported(project: Path)
 
     assert added.code == 1
     assert "model.py:6:5: GM201: the line cannot take a comment" in added.err
+    assert "model.py:8:5: GM201: the line cannot take a comment" in added.err
     assert "Added 1 noqa directive." in added.err
-    assert '    print("""y\nis""", x)\n    print("x", x)  # noqa: GM201\n' in path.read_text()
+    assert '    print("w", \\\n          x)\n    print("x", x)  # noqa: GM201\n' in path.read_text()
     remaining = run_cli("model.py", cwd=project)
-    assert remaining.out.count("GM201") == 1 and "model.py:6:5" in remaining.out
+    assert remaining.out.count("GM201") == 2 and "model.py:6:5" in remaining.out and "model.py:8:5" in remaining.out
 
 
 def test_add_noqa_diff_prints_the_directives_and_writes_nothing(project: Path) -> None:
