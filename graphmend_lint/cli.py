@@ -183,19 +183,25 @@ def _stdin_name(args: argparse.Namespace) -> str | None:
     return (args.stdin_filename or "-") if reads_stdin else None
 
 
+#: The modes ``--add-noqa`` and ``--write-baseline`` cannot share a run with: they record findings on files.
+ADOPTION_CONFLICTS = {
+    "--add-noqa": ("--fix", "--verify", "--write-baseline", "--baseline"),
+    "--write-baseline": ("--fix", "--diff", "--verify", "--baseline"),
+}
+
+
 def _check_adoption_flags(args: argparse.Namespace, stdin_name: str | None) -> None:
-    """``--add-noqa`` and ``--write-baseline`` record findings on files; they combine with no other mode."""
-    for flag, given, conflicts in (
-        ("--add-noqa", args.add_noqa, {"--fix": args.fix, "--verify": args.verify,
-                                        "--write-baseline": args.write_baseline, "--baseline": args.baseline}),
-        ("--write-baseline", args.write_baseline, {"--fix": args.fix, "--diff": args.diff, "--verify": args.verify,
-                                                   "--baseline": args.baseline}),
-    ):
-        clash = [name for name, value in conflicts.items() if value]
-        if given and clash:
-            raise UsageError(f"{flag} cannot be combined with {', '.join(clash)}")
-        if given and stdin_name is not None:
+    def given(flag: str) -> bool:
+        return bool(getattr(args, flag.lstrip("-").replace("-", "_")))
+
+    for flag, conflicts in ADOPTION_CONFLICTS.items():
+        if not given(flag):
+            continue
+        if stdin_name is not None:
             raise UsageError(f"{flag} works on files, not on standard input")
+        clash = [name for name in conflicts if given(name)]
+        if clash:
+            raise UsageError(f"{flag} cannot be combined with {', '.join(clash)}")
 
 
 def _check(argv: Sequence[str]) -> int:

@@ -102,7 +102,8 @@ code and text. Line numbers are not part of the key, so inserting or deleting
 lines, re-indenting or adding a comment keeps a finding known; editing the
 flagged line makes it new. The rule's message is not part of the key either,
 so a reworded message in a new release does not turn the baseline into new
-findings. Syntax errors are never stored. A baseline that cannot be read, is
+findings. Syntax errors are never stored. `--write-baseline` exits 0 once the
+file is written (1 when some path could not be checked). A baseline that cannot be read, is
 not JSON or is not a graphmend-lint baseline is an error (exit 2) that names
 the file. `--add-noqa` and `--write-baseline` combine with no other mode
 (`--fix`, `--verify`, standard input, each other).
