@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TextIO
 
 from graphmend_lint import __version__
+from graphmend_lint.add_noqa import add_noqa
+from graphmend_lint.baseline import BaselineError, Key, drop_baselined, keyed, read_baseline, write_baseline
 from graphmend_lint.config import OUTPUT_FORMATS, SCOPES, ConfigError, Settings, cli_codes, load_settings, with_overrides
 from graphmend_lint.diagnostics import Applicability
 from graphmend_lint.engine import FileReport, RunReport, run
@@ -63,6 +65,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --fix: run the [tool.graphmend-lint.verify] targets and roll back the fixes of files "
         "whose breaks did not go down or whose outputs changed",
     )
+    adopting = parser.add_argument_group("adopting on existing code")
+    adopting.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="add `# noqa: CODE` to every line with a finding, merging with an existing `# noqa`; "
+        "with --diff print the changes instead of writing them",
+    )
+    adopting.add_argument(
+        "--write-baseline", metavar="FILE", help="write every current finding to a JSON baseline file"
+    )
+    adopting.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="report (and count for the exit code) only findings that are not in this baseline file",
+    )
     selection = parser.add_argument_group("rule selection")
     selection.add_argument("--select", action="append", metavar="CODES", help="comma-separated codes or prefixes, or ALL")
     selection.add_argument("--extend-select", action="append", metavar="CODES", help="codes to add to the selection")
@@ -110,15 +127,12 @@ def _settings_for(args: argparse.Namespace) -> Settings:
     )
 
 
-def _unified_diff(report: FileReport) -> str:
-    if report.fixed_source is None or report.source is None:
+def _unified_diff(path: str, old: str | None, new: str | None) -> str:
+    if old is None or new is None:
         return ""
     return "".join(
         difflib.unified_diff(
-            report.source.splitlines(keepends=True),
-            report.fixed_source.splitlines(keepends=True),
-            fromfile=f"a/{report.path}",
-            tofile=f"b/{report.path}",
+            old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
         )
     )
 
@@ -169,6 +183,27 @@ def _stdin_name(args: argparse.Namespace) -> str | None:
     return (args.stdin_filename or "-") if reads_stdin else None
 
 
+#: The modes ``--add-noqa`` and ``--write-baseline`` cannot share a run with: they record findings on files.
+ADOPTION_CONFLICTS = {
+    "--add-noqa": ("--fix", "--verify", "--write-baseline", "--baseline"),
+    "--write-baseline": ("--fix", "--diff", "--verify", "--baseline"),
+}
+
+
+def _check_adoption_flags(args: argparse.Namespace, stdin_name: str | None) -> None:
+    def given(flag: str) -> bool:
+        return bool(getattr(args, flag.lstrip("-").replace("-", "_")))
+
+    for flag, conflicts in ADOPTION_CONFLICTS.items():
+        if not given(flag):
+            continue
+        if stdin_name is not None:
+            raise UsageError(f"{flag} works on files, not on standard input")
+        clash = [name for name in conflicts if given(name)]
+        if clash:
+            raise UsageError(f"{flag} cannot be combined with {', '.join(clash)}")
+
+
 def _check(argv: Sequence[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -179,9 +214,15 @@ def _check(argv: Sequence[str]) -> int:
             raise UsageError("--verify needs --fix (and not --diff)")
         if args.verify and not settings.verify_targets:
             raise UsageError("--verify needs targets under [tool.graphmend-lint.verify]")
-    except (ConfigError, UsageError) as error:
+        _check_adoption_flags(args, stdin_name)
+        baseline = read_baseline(Path(args.baseline)) if args.baseline else None
+    except (ConfigError, UsageError, BaselineError) as error:
         print(f"graphmend-lint: error: {error}", file=sys.stderr)
         return EXIT_ERROR
+    if args.add_noqa:
+        return _add_noqa(args, settings)
+    if args.write_baseline:
+        return _write_baseline(args, settings)
     fixing = bool(args.fix) or args.diff
     if stdin_name is not None:
         result = _lint_stdin(stdin_name, settings, fixing)
@@ -196,6 +237,7 @@ def _check(argv: Sequence[str]) -> int:
             use_cache=not args.no_cache,
         )
     verify_failed = args.verify and _verify_fixes(result, args, settings)
+    hidden = drop_baselined(result, baseline, settings.root) if baseline is not None else 0
     _print_file_problems(result)
     if args.diff:
         return _show_diff(result, args.exit_zero)
@@ -207,7 +249,59 @@ def _check(argv: Sequence[str]) -> int:
         _write_terminated(sys.stderr, output)
     else:
         _write_terminated(sys.stdout, output)
+    if hidden and not args.quiet:
+        sys.stdout.flush()
+        print(f"graphmend-lint: note: {hidden} finding{_plural(hidden)} in the baseline {args.baseline} not shown",
+              file=sys.stderr)
     return EXIT_ERROR if verify_failed else _exit_code(result, args.exit_zero)
+
+
+def _plural(count: int) -> str:
+    return "" if count == 1 else "s"
+
+
+def _lint_files(args: argparse.Namespace, settings: Settings) -> RunReport:
+    """A plain lint of the command line's paths (no fixes), for ``--add-noqa`` and ``--write-baseline``."""
+    return run(args.paths or ["."], settings, jobs=args.jobs, use_cache=not args.no_cache)
+
+
+def _add_noqa(args: argparse.Namespace, settings: Settings) -> int:
+    """``--add-noqa``: exit 0 when every finding got a directive, 1 when some could not or a file failed."""
+    result = _lint_files(args, settings)
+    added = add_noqa(result, settings, write=not args.diff)
+    _print_file_problems(result)
+    for diagnostic in added.skipped:
+        line, column = one_based(diagnostic.start)
+        print(f"graphmend-lint: warning: {diagnostic.path}:{line}:{column}: {diagnostic.code}: the line cannot "
+              "take a comment (it ends inside a multi-line string or with a backslash); no noqa added",
+              file=sys.stderr)
+    for message in added.errors:
+        print(f"graphmend-lint: error: {message}", file=sys.stderr)
+    if args.diff:
+        sys.stdout.write("".join(_unified_diff(path, *texts) for path, texts in added.texts.items()))
+    else:
+        print(f"Added {added.added} noqa directive{_plural(added.added)}.", file=sys.stderr)
+    if result.internal_errors:
+        return EXIT_ERROR
+    failed = added.skipped or added.errors or result.all_errors or (args.diff and added.texts)
+    return EXIT_FINDINGS if failed and not args.exit_zero else EXIT_CLEAN
+
+
+def _write_baseline(args: argparse.Namespace, settings: Settings) -> int:
+    """``--write-baseline``: exit 0 when written, 1 when some path could not be checked."""
+    result = _lint_files(args, settings)
+    _print_file_problems(result)
+    texts = {f.path: f.source for f in result.files if f.source is not None}
+    found: list[Key] = [key for _, key in keyed(result.diagnostics, texts, settings.root)]
+    try:
+        count = write_baseline(Path(args.write_baseline), found)
+    except BaselineError as error:
+        print(f"graphmend-lint: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"Wrote {count} finding{_plural(count)} to {args.write_baseline}.", file=sys.stderr)
+    if result.internal_errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if result.all_errors and not args.exit_zero else EXIT_CLEAN
 
 
 def _write_terminated(stream: TextIO, text: str) -> None:
@@ -231,7 +325,7 @@ def _show_diff(result: RunReport, exit_zero: bool) -> int:
     A file that does not parse has no diff, so its syntax error is printed
     on stderr: an empty diff must never read as "nothing to do" for it.
     """
-    diffs = "".join(_unified_diff(f) for f in result.files)
+    diffs = "".join(_unified_diff(f.path, f.source, f.fixed_source) for f in result.files)
     sys.stdout.write(diffs)
     syntax_errors = [d for d in result.diagnostics if d.code == SYNTAX_ERROR_CODE]
     for diagnostic in syntax_errors:

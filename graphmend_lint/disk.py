@@ -77,16 +77,16 @@ def is_read_only(path: Path, status: os.stat_result) -> bool:
     return not os.access(path, os.W_OK) or not status.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
 
 
-def write_fix(path: Path, data: bytes) -> None:
+def write_fix(path: Path, data: bytes, what: str = "fix") -> None:
     """Write a fixed file back: the symlink's target, in place for hard links, else atomically.
 
     Raises :class:`WriteRefused` for a read-only file and ``OSError`` when the
-    write itself fails.
+    write itself fails; *what* names the change in the message ("fix", "noqa").
     """
     target = Path(os.path.realpath(path))
     status = target.stat()
     if is_read_only(target, status):
-        raise WriteRefused(f"{path}: read-only ({stat.filemode(status.st_mode)}); fix not written")
+        raise WriteRefused(f"{path}: read-only ({stat.filemode(status.st_mode)}); {what} not written")
     if status.st_nlink > 1:
         write_in_place(target, data)
     else:

@@ -4,7 +4,8 @@ Writes, relative to the repository root:
 
 * ``docs/configuration.md`` from :data:`graphmend_lint.config.OPTIONS` and
   each rule's ``options``;
-* ``docs/cli.md`` from :func:`graphmend_lint.cli.build_parser`;
+* ``docs/cli.md`` from :func:`graphmend_lint.cli.build_parser`, plus the
+  guide of :mod:`graphmend_lint.docs_cli_guide` with its examples run;
 * ``docs/rules/index.md`` and one ``docs/rules/GMxxx.md`` per built-in rule
   (the text ``graphmend-lint rule GMxxx`` prints), removing pages of rules
   that no longer exist;
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmend_lint import cli, docs_examples
+from graphmend_lint.docs_cli_guide import ADOPTION_GUIDE
 from graphmend_lint.config import OPTIONS, TOOL_TABLE, Option, Settings
 from graphmend_lint.docs import (
     PACKAGE_DIR,
@@ -401,6 +403,7 @@ def cli_markdown(parser: argparse.ArgumentParser, verify: argparse.ArgumentParse
         f"- `{cli.EXIT_ERROR}`: usage, configuration or internal error, including a selector or key that matches "
         "nothing.",
         "",
+        ADOPTION_GUIDE,
     ]
     if verify is not None:
         lines += _verify_lines(verify)
@@ -446,6 +449,7 @@ def generated_files(
     for rule in rules:
         files[RULES_DOCS / f"{rule.code}.md"] = rule_markdown(rule, registry=registry)
     try:
+        files[Path("docs/cli.md")] = docs_examples.render(files[Path("docs/cli.md")], REPO_ROOT)
         files.update(docs_examples.generated_pages(repo_root, with_verify, plot_dir))
     except docs_examples.ExampleError as error:
         raise GenerationError(str(error)) from error

@@ -456,12 +456,25 @@ def _write_fixes(pairs: Iterable[tuple[FileReport, FileReport]], settings: Setti
         if real in written:
             continue
         try:
-            _, source = read_source(path, settings.max_file_size)
-            if source.text != fixed.source:
-                raise WriteRefused(f"{path}: changed on disk while fixing; fix not written")
-            write_fix(path, source.to_bytes(fixed.fixed_source))
+            write_back(path, fixed.source or "", fixed.fixed_source, settings)
             written.add(real)
         except (OSError, ReadFailure, WriteRefused) as error:
             message = str(error) if not isinstance(error, OSError) else f"{path}: cannot write fix: {error}"
             fixed.fix_errors.append(message)
             fixed.diagnostics, fixed.applied, fixed.fixed_source = linted.diagnostics, [], None
+
+
+def write_back(path: Path, expected: str, text: str, settings: Settings, what: str = "fix") -> None:
+    """Replace *path*'s text with *text*, provided it still reads as *expected* (what was linted).
+
+    The one way the linter rewrites a user's file (``--fix`` and
+    ``--add-noqa``): re-read so an edit made meanwhile is never overwritten,
+    encode back with the file's encoding and byte-order mark, and leave the
+    rest to :func:`graphmend_lint.disk.write_fix` (permissions, symlinks, hard
+    links, atomic rename). *what* names the change in the refusal messages.
+    Raises :class:`WriteRefused`, :class:`ReadFailure` or ``OSError``.
+    """
+    _, source = read_source(path, settings.max_file_size)
+    if source.text != expected:
+        raise WriteRefused(f"{path}: changed on disk since it was linted; {what} not written")
+    write_fix(path, source.to_bytes(text), what)

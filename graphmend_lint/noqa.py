@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from graphmend_lint.diagnostics import Diagnostic
 
-_LINE_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+LINE_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(
     r"^#\s*graphmend-lint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?\s*$", re.IGNORECASE
 )
@@ -25,6 +25,16 @@ def _codes(text: str | None) -> frozenset[str]:
     if not text:
         return ALL_CODES
     return frozenset(code.upper() for code in re.split(r"[\s,]+", text.strip()) if code)
+
+
+def noqa_line(diagnostic: Diagnostic) -> int:
+    """The line whose ``# noqa`` comment suppresses *diagnostic*.
+
+    One definition for the matcher here and for ``--add-noqa``
+    (:mod:`graphmend_lint.add_noqa`), so a directive is always inserted where
+    it will be read: the finding's explicit ``noqa_line`` or its first line.
+    """
+    return diagnostic.noqa_line or diagnostic.start.line
 
 
 def _matches(codes: frozenset[str], code: str) -> bool:
@@ -51,7 +61,7 @@ class Suppressions:
                     codes = _codes(whole_file.group("codes"))
                     file_level = codes if file_level is None else file_level | codes
                     continue
-                line_noqa = _LINE_NOQA.search(token.string)
+                line_noqa = LINE_NOQA.search(token.string)
                 if line_noqa:
                     by_line[token.start[0]] = _codes(line_noqa.group("codes"))
         except (tokenize.TokenError, SyntaxError):
@@ -61,8 +71,25 @@ class Suppressions:
     def suppresses(self, diagnostic: Diagnostic) -> bool:
         if self.file_level is not None and _matches(self.file_level, diagnostic.code):
             return True
-        codes = self.by_line.get(diagnostic.noqa_line or diagnostic.start.line)
+        codes = self.by_line.get(noqa_line(diagnostic))
         return codes is not None and _matches(codes, diagnostic.code)
+
+
+def comments(text: str) -> dict[int, tuple[int, str]]:
+    """Each line's comment as (start column, text), read from tokens as the matcher reads them.
+
+    ``--add-noqa`` merges into these comments and the baseline leaves them out
+    of its fingerprints. A file that stops tokenizing keeps the comments found
+    before the error, as :meth:`Suppressions.from_source` does.
+    """
+    found: dict[int, tuple[int, str]] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                found[token.start[0]] = (token.start[1], token.string)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return found
 
 
 def unsuppressed(text: str, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -88,5 +115,5 @@ def _may_suppress(text: str, diagnostics: list[Diagnostic]) -> bool:
     if _MAYBE_FILE_NOQA.search(text):
         return True
     lines = text.splitlines()
-    wanted = {d.noqa_line or d.start.line for d in diagnostics}
+    wanted = {noqa_line(d) for d in diagnostics}
     return any(0 < line <= len(lines) and "noqa" in lines[line - 1].lower() for line in wanted)

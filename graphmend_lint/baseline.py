@@ -1,0 +1,169 @@
+"""Baseline files: accept today's findings, and fail CI only on new ones.
+
+``--write-baseline FILE`` stores every current finding; ``--baseline FILE``
+then reports (and counts for the exit code) only findings not stored there.
+
+The file is JSON, one finding a line, sorted, so that rewriting it after
+unrelated edits shows no diff in review and a new finding shows as one line::
+
+    {
+      "graphmend-lint-baseline": 1,
+      "findings": [
+        {"path": "src/model.py", "code": "GM201", "source": "print(\\"y:\\", y.data)", "occurrence": 0}
+      ]
+    }
+
+A finding's key is ``(path, code, source, occurrence)``, never its line:
+
+* ``path``: the file relative to the project root (the folder of the config
+  file, else the working directory), with ``/``, so the baseline works from any
+  working directory and on any OS;
+* ``source``: the text of the finding's first line without its comment, blanks
+  collapsed. Inserting or deleting lines elsewhere, re-indenting, or adding a
+  comment (a ``# noqa`` too) keeps the key; editing the flagged line makes the
+  finding new, which is the point;
+* ``occurrence``: the finding's index among the file's findings with the same
+  code and source, in line order, so two identical ``print(x)`` lines are two
+  keys. Deleting one of several identical lines and adding another elsewhere
+  in the file keeps the count, so that new one passes: the price of ignoring
+  line numbers.
+
+The rule's message is not part of the key: rewording a message in a new
+release must not turn a whole baseline into new findings. Syntax errors are
+never stored: a file that does not parse is broken, not existing debt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphmend_lint.diagnostics import Diagnostic
+from graphmend_lint.engine import RunReport
+from graphmend_lint.noqa import comments
+from graphmend_lint.pipeline import SYNTAX_ERROR_CODE
+from graphmend_lint.source import SourceFile
+
+FORMAT_KEY = "graphmend-lint-baseline"
+FORMAT_VERSION = 1
+
+
+class BaselineError(Exception):
+    """A baseline file that cannot be read or is not a baseline; the message names the file."""
+
+
+@dataclass(frozen=True, order=True)
+class Key:
+    """What identifies a finding across edits that move it (see the module docstring)."""
+
+    path: str
+    code: str
+    source: str
+    occurrence: int
+
+
+def _project_path(path: str, root: str) -> str:
+    """*path* relative to the project *root*, with forward slashes."""
+    return os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
+
+
+def _flagged_source(text: str, line_comments: Mapping[int, tuple[int, str]], line: int) -> str:
+    """Line *line* of *text* without its comment, with blanks collapsed."""
+    code = SourceFile(text).line(line)
+    comment = line_comments.get(line)
+    if comment is not None:
+        code = code[: comment[0]]
+    return " ".join(code.split())
+
+
+def keyed(diagnostics: Iterable[Diagnostic], texts: Mapping[str, str], root: str) -> list[tuple[Diagnostic, Key]]:
+    """Each finding with its key, in line order; *texts* maps each path to the text it was found in."""
+    found: list[tuple[Diagnostic, Key]] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    line_comments: dict[str, dict[int, tuple[int, str]]] = {}
+    for diagnostic in sorted(diagnostics, key=lambda d: d.sort_key):
+        text = texts.get(diagnostic.path, "")
+        if diagnostic.path not in line_comments:
+            line_comments[diagnostic.path] = comments(text)
+        source = _flagged_source(text, line_comments[diagnostic.path], diagnostic.start.line)
+        identity = (_project_path(diagnostic.path, root), diagnostic.code, source)
+        occurrence = seen.get(identity, 0)
+        seen[identity] = occurrence + 1
+        found.append((diagnostic, Key(*identity, occurrence)))
+    return found
+
+
+def _stored(found: Iterable[Key]) -> list[Key]:
+    """What a baseline keeps of *found*: every key once, sorted, syntax errors left out."""
+    return sorted({key for key in found if key.code != SYNTAX_ERROR_CODE})
+
+
+def baseline_text(found: Iterable[Key]) -> str:
+    """The JSON text of a baseline holding *found*."""
+    rows = [f"    {json.dumps(vars(key), ensure_ascii=False)}" for key in _stored(found)]
+    findings = "[\n" + ",\n".join(rows) + "\n  ]" if rows else "[]"
+    return f'{{\n  "{FORMAT_KEY}": {FORMAT_VERSION},\n  "findings": {findings}\n}}\n'
+
+
+def write_baseline(path: Path, found: Iterable[Key]) -> int:
+    """Write the baseline file; returns how many findings it holds."""
+    stored = _stored(found)
+    try:
+        path.write_text(baseline_text(stored), encoding="utf-8")
+    except OSError as error:
+        raise BaselineError(f"{path}: cannot write baseline: {error.strerror or error}") from error
+    return len(stored)
+
+
+def read_baseline(path: Path) -> frozenset[Key]:
+    """The keys stored in a baseline file; :class:`BaselineError` names the file and what is wrong."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise BaselineError(f"{path}: cannot read baseline: {error.strerror or error}") from error
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise BaselineError(f"{path}: baseline is not valid JSON: {error}") from error
+    if not isinstance(data, dict) or data.get(FORMAT_KEY) != FORMAT_VERSION:
+        raise BaselineError(
+            f"{path}: not a graphmend-lint baseline (expected \"{FORMAT_KEY}\": {FORMAT_VERSION}); "
+            "write one with --write-baseline"
+        )
+    entries = data.get("findings")
+    if not isinstance(entries, list):
+        raise BaselineError(f"{path}: baseline has no \"findings\" list")
+    stored: set[Key] = set()
+    for index, entry in enumerate(entries):
+        try:
+            stored.add(Key(str(entry["path"]), str(entry["code"]), str(entry["source"]), int(entry["occurrence"])))
+        except (KeyError, TypeError, ValueError) as error:
+            raise BaselineError(
+                f"{path}: baseline finding {index} needs path, code, source and occurrence ({error!r})"
+            ) from error
+    return frozenset(stored)
+
+
+def new_findings(
+    diagnostics: Iterable[Diagnostic], texts: Mapping[str, str], root: str, stored: frozenset[Key]
+) -> list[Diagnostic]:
+    """The findings whose key is not in the baseline, in line order."""
+    return [diagnostic for diagnostic, key in keyed(diagnostics, texts, root) if key not in stored]
+
+
+def drop_baselined(result: RunReport, stored: frozenset[Key], root: str) -> int:
+    """Remove the findings *stored* in a baseline from *result*; returns how many were removed.
+
+    Keys are computed on the text the findings belong to: the fixed text
+    after ``--fix``, else the text that was linted.
+    """
+    dropped = 0
+    for file in result.files:
+        text = file.fixed_source if file.fixed_source is not None else file.source
+        if not file.diagnostics or text is None:
+            continue
+        kept = new_findings(file.diagnostics, {file.path: text}, root, stored)
+        dropped += len(file.diagnostics) - len(kept)
+        file.diagnostics = kept
+    return dropped
