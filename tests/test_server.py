@@ -46,10 +46,15 @@ class Editor:
     def __init__(self) -> None:
         self.client = LanguageClient("graphmend-lint-tests", "1")
         self.published: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
+        self.messages: list[types.ShowMessageParams] = []
 
         @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def published(params: types.PublishDiagnosticsParams) -> None:
             self.published.put_nowait(params)
+
+        @self.client.feature(types.WINDOW_SHOW_MESSAGE)
+        def shown(params: types.ShowMessageParams) -> None:
+            self.messages.append(params)
 
     async def diagnostics(self, uri: str, version: int | None) -> list[types.Diagnostic]:
         """The next diagnostics published for *uri* at *version*."""
@@ -241,6 +246,22 @@ def test_positions_count_utf16_units_past_an_emoji(project: Path) -> None:
             session.open(uri, text)
             [printed, _] = await session.diagnostics(uri, 1)
             assert (printed.range.start.character, printed.range.end.character) == (4, 23)
+
+    run(scenario, project)
+
+
+def test_a_broken_config_is_shown_not_crashed_on(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.graphmend-lint]\nselect = ["GM999"]\n')
+    path = write(project, "step.py", PROGRAM)
+    uri = path.as_uri()
+
+    async def scenario(root: Path) -> None:
+        async with editor(root) as session:
+            session.open(uri, PROGRAM)
+            assert await session.diagnostics(uri, 1) == []
+            [message] = session.messages
+            assert message.type == types.MessageType.Error
+            assert "pyproject.toml" in message.message and "GM999" in message.message
 
     run(scenario, project)
 
