@@ -2,8 +2,8 @@
 
 Each handler finds the document, converts positions and calls
 :mod:`.documents`, :mod:`.hover` or :mod:`.actions`. Linting runs in the
-handler: a file takes tens of milliseconds, and finishing it before the next
-message keeps results in the order the edits were made.
+handler itself, so diagnostics are published in the order the edits were
+made and hover and code actions always see the last edit's findings.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from graphmend_lint.server.actions import FIX_ALL_KIND, QUICK_FIX_KIND, code_act
 from graphmend_lint.server.documents import UNSAVED_PATH, DocumentLinter, LintedDocument
 from graphmend_lint.server.findings import SOURCE, to_lsp_diagnostic
 from graphmend_lint.server.hover import hover_markdown
-from graphmend_lint.server.positions import from_lsp
+from graphmend_lint.server.positions import from_lsp, lsp_range
 
 
 class GraphmendServer(LanguageServer):
@@ -54,9 +54,6 @@ class GraphmendServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
         )
 
-    def linted(self, uri: str) -> LintedDocument | None:
-        return self.linter.get(uri)
-
     def selected(self, linted: LintedDocument, params: types.CodeActionParams) -> list[Diagnostic]:
         """The findings a code action request is about.
 
@@ -67,10 +64,10 @@ class GraphmendServer(LanguageServer):
         start = from_lsp(linted.source, params.range.start, self.encoding)
         end = from_lsp(linted.source, params.range.end, self.encoding)
         listed = [(d.code, d.range) for d in params.context.diagnostics if d.source == SOURCE]
+        under_cursor = linted.overlapping(start, end)
         return [
             d for d in linted.diagnostics
-            if d in linted.overlapping(start, end)
-            or (d.code, to_lsp_diagnostic(linted.source, d, self.encoding).range) in listed
+            if d in under_cursor or (d.code, lsp_range(linted.source, d.start, d.end, self.encoding)) in listed
         ]
 
 
@@ -99,7 +96,7 @@ def build_server() -> GraphmendServer:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: GraphmendServer, params: types.HoverParams) -> types.Hover | None:
-        linted = ls.linted(params.text_document.uri)
+        linted = ls.linter.get(params.text_document.uri)
         if linted is None:
             return None
         text = hover_markdown(linted.at(from_lsp(linted.source, params.position, ls.encoding)))
@@ -113,7 +110,7 @@ def build_server() -> GraphmendServer:
     )
     def code_action(ls: GraphmendServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
-        linted = ls.linted(uri)
+        linted = ls.linter.get(uri)
         if linted is None:
             return []
         return code_actions(uri, linted, ls.selected(linted, params), params.context.only, ls.encoding)

@@ -37,11 +37,11 @@ class LintedDocument:
 
     def at(self, position: Position) -> list[Diagnostic]:
         """The findings whose range contains *position* (ends included: the cursor sits after a word)."""
-        return [d for d in self.diagnostics if d.start <= position <= max(d.start, d.end)]
+        return [d for d in self.diagnostics if d.start <= position <= d.end]
 
     def overlapping(self, start: Position, end: Position) -> list[Diagnostic]:
         """The findings whose range meets the span from *start* to *end* (a selection or a cursor)."""
-        return [d for d in self.diagnostics if d.start <= end and start <= max(d.start, d.end)]
+        return [d for d in self.diagnostics if d.start <= end and start <= d.end]
 
     def fixed_text(self, unsafe: bool) -> str:
         """The whole text after ``--fix`` (with *unsafe*, ``--unsafe-fixes``): the command line's fix loop."""

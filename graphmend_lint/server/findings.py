@@ -37,7 +37,7 @@ def to_lsp_diagnostic(source: SourceFile, diagnostic: Diagnostic, encoding: str)
     rule = rule_by_code(diagnostic.code)
     url = rule_page_url(rule) if rule is not None else None
     return types.Diagnostic(
-        range=lsp_range(source, diagnostic.start, max(diagnostic.start, diagnostic.end), encoding),
+        range=lsp_range(source, diagnostic.start, diagnostic.end, encoding),
         message=diagnostic.message,
         severity=severity(diagnostic),
         code=diagnostic.code,

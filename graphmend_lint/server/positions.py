@@ -73,13 +73,16 @@ def minimal_edit(source: SourceFile, new_text: str, encoding: str) -> types.Text
     suffix = 0
     while suffix < limit - prefix and old_text[-1 - suffix] == new_text[-1 - suffix]:
         suffix += 1
-    # Never split a \r\n pair: an edit ending between them would leave a lone \r behind.
-    while prefix and old_text[prefix - 1] == "\r" and old_text[prefix : prefix + 1] == "\n":
+    # Never cut a \r\n pair: the \r alone is a line break too, so the edit's position would name another line.
+    if _inside_crlf(old_text, prefix):
         prefix -= 1
-    while suffix and old_text[len(old_text) - suffix - 1 : len(old_text) - suffix] == "\r" \
-            and old_text[len(old_text) - suffix] == "\n":
+    if _inside_crlf(old_text, len(old_text) - suffix):
         suffix -= 1
     start, end = _position_at(source, prefix), _position_at(source, len(old_text) - suffix)
     return types.TextEdit(
         range=lsp_range(source, start, end, encoding), new_text=new_text[prefix : len(new_text) - suffix]
     )
+
+
+def _inside_crlf(text: str, offset: int) -> bool:
+    return 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n"
