@@ -19,6 +19,7 @@ from graphmend_lint.add_noqa import add_noqa
 from graphmend_lint.baseline import BaselineError, Key, drop_baselined, keyed, read_baseline, write_baseline
 from graphmend_lint.config import OUTPUT_FORMATS, SCOPES, ConfigError, Settings, cli_codes, load_settings, with_overrides
 from graphmend_lint.diagnostics import Applicability
+from graphmend_lint.docs import RULE_PAGE_URL
 from graphmend_lint.engine import FileReport, RunReport, run
 from graphmend_lint.output import render
 from graphmend_lint.output.report import Report, one_based
@@ -27,8 +28,7 @@ from graphmend_lint.rules import RuleLoadError, all_rules, rule_by_code
 from graphmend_lint.source import DecodeError, SourceFile
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule", "rules", "verify")
-DOCS_URL = "https://github.com/graphmend/graphmend-lint/blob/main/docs/rules/{code}.md"
+SUBCOMMANDS = ("check", "rule", "rules", "server", "verify")
 
 
 def positive_int(text: str) -> int:
@@ -47,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="graphmend-lint",
         description="Find and fix torch.compile graph breaks before they happen.",
-        epilog="Other commands: `graphmend-lint rules`, `graphmend-lint rule CODE`, `graphmend-lint verify TARGET...`.",
+        epilog="Other commands: `graphmend-lint rules`, `graphmend-lint rule CODE`, `graphmend-lint verify TARGET...`, "
+        "`graphmend-lint server` (language server).",
     )
     parser.add_argument("--version", action="version", version=f"graphmend-lint {__version__}")
     parser.add_argument(
@@ -154,7 +155,7 @@ def _render(settings: Settings, args: argparse.Namespace, result: RunReport) -> 
         statistics=args.statistics,
         quiet=args.quiet,
         unsafe_fixes=settings.unsafe_fixes,
-        rule_urls={rule.code: DOCS_URL.format(code=rule.code) for rule in rules},
+        rule_urls={rule.code: RULE_PAGE_URL.format(code=rule.code) for rule in rules},
         rule_names={rule.code: rule.name for rule in rules},
         sources={f.path: f.source for f in result.files if f.source is not None},
         tool_version=__version__,
@@ -421,6 +422,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from graphmend_lint.verify.cli import main as verify_main
 
             return verify_main(rest)
+        if command == "server":
+            from graphmend_lint.server.cli import main as server_main
+
+            return server_main(rest)
         return _check(rest)
     except RuleLoadError as error:
         print(f"graphmend-lint: error: {error}", file=sys.stderr)

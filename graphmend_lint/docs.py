@@ -29,6 +29,8 @@ from graphmend_lint.diagnostics import Applicability
 from graphmend_lint.rules.base import Rule
 
 REPOSITORY_URL = "https://github.com/graphmend/graphmend-lint"
+#: A rule's page, the target of every output format's rule link and of the language server's code links.
+RULE_PAGE_URL = REPOSITORY_URL + "/blob/main/docs/rules/{code}.md"
 GRAPH_BREAK_SITE_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
 PACKAGE_DIR = Path(__file__).resolve().parent
 REGISTRY_EXCERPT_PATH = PACKAGE_DIR / "gb_registry_excerpt.json"
@@ -95,6 +97,11 @@ def value_type(value: Any) -> str:
 def gb_url(gb_id: str) -> str:
     """PyTorch's page for one graph-break id (the link Dynamo prints with the break)."""
     return f"{GRAPH_BREAK_SITE_URL}gb{gb_id.removeprefix('GB')}.html"
+
+
+def rule_page_url(rule: type[Rule]) -> str | None:
+    """The rule's page, or None for a plugin rule: only rules shipped in this package have one."""
+    return RULE_PAGE_URL.format(code=rule.code) if rule.__module__.startswith("graphmend_lint.rules.") else None
 
 
 def fix_text(rule: type[Rule]) -> str:

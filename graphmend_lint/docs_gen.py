@@ -68,6 +68,8 @@ SUBCOMMAND_HELP = {
     "rule": "`graphmend-lint rule CODE` (or a rule name) prints the rule's page, the text of `docs/rules/CODE.md`.",
     "verify": "`graphmend-lint verify TARGET...` measures real graph breaks with torch Dynamo; "
     "see [verify.md](verify.md).",
+    "server": "`graphmend-lint server` speaks the Language Server Protocol on stdin/stdout for editors "
+    "(needs the `server` extra); see [server.md](server.md).",
 }
 CONFIG_INTRO = (
     f"graphmend-lint reads the nearest `{TOOL_TABLE}.toml`, or `pyproject.toml` with a "
