@@ -143,6 +143,7 @@ def _render(settings: Settings, args: argparse.Namespace, result: RunReport) -> 
         rule_urls={rule.code: DOCS_URL.format(code=rule.code) for rule in rules},
         rule_names={rule.code: rule.name for rule in rules},
         sources={f.path: f.source for f in result.files if f.source is not None},
+        cell_sources={(f.path, number): text for f in result.files for number, text in f.cell_sources.items()},
         tool_version=__version__,
         unchecked=len(result.unchecked),
         unfixed=len(result.unfixed),

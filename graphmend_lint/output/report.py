@@ -27,6 +27,8 @@ class Report:
     be checked (missing, unreadable, undecodable), ``unfixed`` files whose
     fixes were not written, ``skipped`` files skipped on purpose (size,
     binary): the summary must never read as a clean bill for them.
+    ``sources`` holds each file's text and ``cell_sources`` each notebook
+    cell's, keyed by (path, cell), for the formats that quote source lines.
     """
 
     diagnostics: tuple[Diagnostic, ...]
@@ -40,6 +42,7 @@ class Report:
     rule_urls: Mapping[str, str] = field(default_factory=dict)
     rule_names: Mapping[str, str] = field(default_factory=dict)
     sources: Mapping[str, str] = field(default_factory=dict)
+    cell_sources: Mapping[tuple[str, int], str] = field(default_factory=dict)
     tool_version: str = ""
     unchecked: int = 0
     unfixed: int = 0
