@@ -220,7 +220,7 @@ def _read(path: str, text: str) -> Any:
             nbformat.validate(notebook)
     except nbformat.reader.NotJSONError as error:
         raise NotebookError(f"{path}: not a notebook, invalid JSON: {error.__cause__ or error}") from None
-    except (nbformat.ValidationError, nbformat.reader.NBFormatError) as error:
+    except (nbformat.ValidationError, nbformat.NBFormatError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise NotebookError(f"{path}: invalid notebook: {first}") from None
     if notebook.get("nbformat") != 4:
