@@ -202,3 +202,37 @@ def test_without_nbformat_notebooks_are_named_with_the_install_command(project: 
         "install it with `pip install 'graphmend-lint[notebooks]'`" in result.err
     )
     assert f"model.py:7:5: {BREAK}" in result.out
+
+
+def code_notebook(*sources: str) -> str:
+    """A notebook (Jupyter's own layout: indent 1) of code cells with these sources, as lists of lines."""
+    cells = [
+        {"cell_type": "code", "execution_count": None, "id": f"c{index}", "metadata": {}, "outputs": [],
+         "source": source.splitlines(keepends=True)}
+        for index, source in enumerate(sources)
+    ]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+
+
+BRANCH_CELL = """!uv pip install -q \\
+    torch numpy
+import torch
+%time x = torch.ones(2)
+
+@torch.compile
+def f(x):
+    if x.sum() > 0:
+        return x + 1
+    return x - 1"""
+
+
+def test_safe_gm101_fix_in_a_cell_with_magics_keeps_them_verbatim(project: Path) -> None:
+    notebook = write_notebook(project, "branch.ipynb", code_notebook("f?\nimport os", BRANCH_CELL, "f(x)"))
+    lint = run_cli("branch.ipynb", "--no-cache", cwd=project)
+    assert lint.out.splitlines()[0].startswith("branch.ipynb:cell 2:8:8: GM101 [*] branch on a tensor value")
+    result = run_cli("branch.ipynb", "--no-cache", "--fix", cwd=project)
+    assert result.code == 0, result.out + result.err
+    cells = json.loads(notebook.read_text())["cells"]
+    fixed = "".join(cells[1]["source"])
+    assert fixed == BRANCH_CELL.split("    if x.sum()")[0] + "    return torch.where(x.sum() > 0, x + 1, x - 1)"
+    assert cells[0]["source"] == ["f?\n", "import os"] and cells[2]["source"] == ["f(x)"]
