@@ -18,6 +18,7 @@ from graphmend_lint import __version__
 from graphmend_lint.config import OUTPUT_FORMATS, SCOPES, ConfigError, Settings, cli_codes, load_settings, with_overrides
 from graphmend_lint.diagnostics import Applicability
 from graphmend_lint.engine import FileReport, RunReport, run
+from graphmend_lint.notebook import NOTEBOOK_SUFFIX
 from graphmend_lint.output import render
 from graphmend_lint.output.report import Report, one_based
 from graphmend_lint.pipeline import SYNTAX_ERROR_CODE, analyze, fix
@@ -273,6 +274,9 @@ def _exit_code(result: RunReport, exit_zero: bool) -> int:
 def _lint_stdin(name: str, settings: Settings, fixing: bool) -> RunReport:
     """Standard input as a one-file run reported under *name* (nothing is written anywhere)."""
     report = FileReport(path=name)
+    if name.endswith(NOTEBOOK_SUFFIX):
+        report.errors.append(f"{name}: notebooks are linted from files, not from standard input")
+        return RunReport(files=[report])
     try:
         source = SourceFile.from_bytes(sys.stdin.buffer.read())
     except DecodeError as error:

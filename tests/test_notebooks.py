@@ -236,3 +236,9 @@ def test_safe_gm101_fix_in_a_cell_with_magics_keeps_them_verbatim(project: Path)
     fixed = "".join(cells[1]["source"])
     assert fixed == BRANCH_CELL.split("    if x.sum()")[0] + "    return torch.where(x.sum() > 0, x + 1, x - 1)"
     assert cells[0]["source"] == ["f?\n", "import os"] and cells[2]["source"] == ["f(x)"]
+
+
+def test_standard_input_named_as_a_notebook_is_refused_clearly(project: Path) -> None:
+    result = run_cli("--stdin-filename", "nb.ipynb", cwd=project, stdin=NOTEBOOK)
+    assert result.code == 1
+    assert "graphmend-lint: error: nb.ipynb: notebooks are linted from files, not from standard input" in result.err
