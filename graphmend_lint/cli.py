@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"graphmend-lint {__version__}")
     parser.add_argument(
-        "paths", nargs="*", metavar="PATH", help="files or directories to lint (default: .); `-` reads stdin"
+        "paths", nargs="*", metavar="PATH",
+        help="files (Python or .ipynb notebooks) or directories to lint (default: .); `-` reads stdin"
     )
     fixing = parser.add_argument_group("fixing")
     fixing.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
