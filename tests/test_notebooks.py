@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import PRINT_PROGRAM, run_cli, write
 
 BREAK = "GM201 `print()` in compiled code causes a graph break"
@@ -242,3 +243,16 @@ def test_standard_input_named_as_a_notebook_is_refused_clearly(project: Path) ->
     result = run_cli("--stdin-filename", "nb.ipynb", cwd=project, stdin=NOTEBOOK)
     assert result.code == 1
     assert "graphmend-lint: error: nb.ipynb: notebooks are linted from files, not from standard input" in result.err
+
+
+def test_a_fixed_module_that_loses_a_cell_boundary_or_a_magic_is_never_written() -> None:
+    from graphmend_lint.notebook import Notebook, NotebookError
+
+    notebook = Notebook.parse("nb.ipynb", NOTEBOOK)
+    module = notebook.module
+    assert notebook.with_module(module) == NOTEBOOK
+    merged = module.replace("# graphmend-lint cell 4\n", "")
+    without_magic = module.replace("pass  # %matplotlib inline\n", "")
+    for broken in (merged, without_magic):
+        with pytest.raises(NotebookError, match="nb.ipynb: .*fix not written"):
+            notebook.with_module(broken)
