@@ -367,17 +367,19 @@ def _source_value(old: str, new: str, ascii_only: bool) -> str:
 def _check_splice(path: str, before: str, after: str, changed: dict[int, str]) -> None:
     """Refuse a spliced notebook that does not load as the old one with only *changed* sources new."""
     try:
-        expected: dict[str, Any] = json.loads(before)
+        expected = _joined_sources(json.loads(before))
         for number, source in changed.items():
             expected["cells"][number - 1]["source"] = source
-        got = json.loads(after)
-        for cell in got["cells"]:
-            if isinstance(cell.get("source"), list):
-                cell["source"] = "".join(cell["source"])
-        for cell in expected["cells"]:
-            if isinstance(cell.get("source"), list):
-                cell["source"] = "".join(cell["source"])
+        got = _joined_sources(json.loads(after))
     except (ValueError, KeyError, IndexError, TypeError) as error:
         raise NotebookError(f"{path}: the fixed notebook would not be valid JSON ({error}); fix not written") from None
     if got != expected:
         raise NotebookError(f"{path}: writing the fix would change more than the fixed cells; fix not written")
+
+
+def _joined_sources(notebook: dict[str, Any]) -> dict[str, Any]:
+    """*notebook* with each cell's ``source`` as one string, whichever of the two layouts it was stored in."""
+    for cell in notebook["cells"]:
+        if isinstance(cell.get("source"), list):
+            cell["source"] = "".join(cell["source"])
+    return notebook
