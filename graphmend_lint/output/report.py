@@ -68,6 +68,16 @@ class Report:
         return sum(1 for diagnostic in self.diagnostics if self.is_fixable(diagnostic))
 
 
+def in_cell(diagnostic: Diagnostic, message: str) -> str:
+    """*message* prefixed with ``cell N: `` for a notebook finding.
+
+    Formats whose locations have no notion of a cell (GitHub annotations,
+    SARIF regions) would otherwise give a line that means nothing in the
+    ``.ipynb`` file with no word of which cell it counts in.
+    """
+    return message if diagnostic.cell is None else f"cell {diagnostic.cell}: {message}"
+
+
 def one_based(position: Position) -> tuple[int, int]:
     """``(line, column)`` with a 1-based column, as every format here counts.
 
