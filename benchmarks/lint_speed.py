@@ -24,7 +24,6 @@ import importlib.util
 import json
 import os
 import platform
-import resource
 import shutil
 import subprocess
 import sys

@@ -87,13 +87,26 @@ def flagged(sites: Iterable[Site], findings: Iterable[Mapping[str, Any]]) -> dic
                           if start <= site[1] <= end}) for site in sites}
 
 
+def _relocated(filename: str, root: str) -> str:
+    """*filename* under *root* when it lies in another installation of the same package.
+
+    The census may have run in another virtual environment (another worktree, another
+    machine): ``.../site-packages/transformers/models/x.py`` there is ``models/x.py`` here.
+    """
+    path = os.path.realpath(filename)
+    marker = os.sep + os.path.basename(root.rstrip(os.sep)) + os.sep
+    if not path.startswith(root) and marker in path:
+        return root + path.rsplit(marker, 1)[1]
+    return path
+
+
 def census_sites(package: Path, entries: Iterable[Mapping[str, Any]]) -> dict[Site, dict[str, Any]]:
     """Distinct ``(file, line)`` logged in transformers files by breaking models: site -> one break dict + models."""
     root = os.path.realpath(package) + os.sep
     sites: dict[Site, dict[str, Any]] = {}
     for entry in entries:
         for site in entry["sites"]:
-            path = os.path.realpath(site["filename"])
+            path = _relocated(site["filename"], root)
             if path.startswith(root):
                 known = sites.setdefault((path, int(site["line"])), {"site": site, "models": set()})
                 known["models"].add(f"{entry['model_type']} ({entry['mode']})")

@@ -168,10 +168,13 @@ def test_static_recall_flags_a_site_inside_a_findings_span(tmp_path: Path) -> No
     entries = [{"model_type": "x", "mode": "eval", "sites": [
         {"filename": str(model), "line": 5, "gb_id": "GB0170"}, {"filename": str(model), "line": 9, "gb_id": "GB0124"},
         {"filename": "/elsewhere/torch/nn/module.py", "line": 3, "gb_id": "GB0001"}]},
-        {"model_type": "x", "mode": "train", "sites": [{"filename": str(model), "line": 5, "gb_id": "GB0170"}]}]
+        {"model_type": "x", "mode": "train", "sites": [{"filename": str(model), "line": 5, "gb_id": "GB0170"}]},
+        {"model_type": "y", "mode": "eval", "sites": [  # measured in another installation of the package
+            {"filename": "/other/venv/site-packages/transformers/models/x/modeling_x.py", "line": 9, "gb_id": "GB0124"}]}]
     sites = static_recall.census_sites(package, entries)
     assert set(sites) == {(str(model), 5), (str(model), 9)}  # distinct, transformers files only
     assert sites[(str(model), 5)]["models"] == {"x (eval)", "x (train)"}
+    assert sites[(str(model), 9)]["models"] == {"x (eval)", "y (eval)"}
     findings = [{"filename": str(model), "code": "GM101", "location": {"row": 4}, "end_location": {"row": 6}},
                 {"filename": str(model), "code": "GM301", "location": {"row": 10}, "end_location": {"row": 10}}]
     assert static_recall.flagged(sites, findings) == {(str(model), 5): ["GM101"], (str(model), 9): []}

@@ -38,6 +38,20 @@ def double(h):
     return h * 2
 
 
+def checked(h):
+    if h.dim() != 2:  # static: traces
+        return h
+    if not (h > -100).all():
+        raise ValueError("out of range")
+    return h * 2
+
+
+def routed(h):
+    while h.sum() > 0:
+        h = h - 1
+    return h
+
+
 class Block(nn.Module):
     def __init__(self):
         super().__init__()
@@ -206,6 +220,14 @@ DECLINES = {
     "helper prints": (
         "if x.sum() > 0:\n    h = noisy(self.a(x))\nelse:\n    h = self.b(x)\nreturn h",
         "`noisy(self.a(x))` calls `print()`",
+    ),
+    "helper raises": (
+        "if x.sum() > 0:\n    h = checked(self.a(x))\nelse:\n    h = self.b(x)\nreturn h",
+        "`checked(self.a(x))` may raise (line 18)",
+    ),
+    "helper branches on a tensor": (
+        "if x.sum() > 0:\n    h = routed(self.a(x))\nelse:\n    h = self.b(x)\nreturn h",
+        "`routed(self.a(x))` branches on a tensor value (line 23)",
     ),
     "method mutates self": (
         "if x.sum() > 0:\n    h = self._bump(self.a(x))\nelse:\n    h = self.b(x)\nreturn h",

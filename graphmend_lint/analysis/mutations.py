@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
-from graphmend_lint.analysis.side_effects import dotted
+from graphmend_lint.analysis.values import dotted
 from graphmend_lint.analysis.values import STATIC_ATTRIBUTES
 
 _IN_PLACE_CONTAINER_METHODS = frozenset(

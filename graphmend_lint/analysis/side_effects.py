@@ -21,7 +21,7 @@ from typing import Any
 from astroid import nodes
 
 from graphmend_lint.analysis.lookup import reaching_bindings
-from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
+from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, dotted, enclosing_class
 
 #: ``logging.Logger`` methods that emit a record (all break the graph: GB0291).
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
@@ -111,18 +111,6 @@ def is_builtin_call(call: nodes.Call, name: str) -> bool:
     except Exception:  # astroid lookups can fail on odd code; stay quiet
         return False
     return all(assignment.root().name == "builtins" for assignment in assignments)
-
-
-def dotted(node: nodes.NodeNG) -> str | None:
-    """``a.b.c`` for a chain of attributes on a name (unresolved), else ``None``."""
-    parts: list[str] = []
-    while isinstance(node, nodes.Attribute):
-        parts.append(node.attrname)
-        node = node.expr
-    if not isinstance(node, nodes.Name):
-        return None
-    parts.append(node.name)
-    return ".".join(reversed(parts))
 
 
 class SideEffectFinder:

@@ -86,6 +86,18 @@ class _TooDeep(Exception):
         self.node = node
 
 
+def dotted(node: nodes.NodeNG) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name (unresolved), else ``None``."""
+    parts: list[str] = []
+    while isinstance(node, nodes.Attribute):
+        parts.append(node.attrname)
+        node = node.expr
+    if not isinstance(node, nodes.Name):
+        return None
+    parts.append(node.name)
+    return ".".join(reversed(parts))
+
+
 def enclosing_class(node: nodes.NodeNG) -> nodes.ClassDef | None:
     """The class whose method holds *node* (``self`` refers to its instances)."""
     klass = node.frame()
@@ -211,14 +223,8 @@ class ValueOracle:
 
     def qualified_name(self, node: nodes.NodeNG) -> str | None:
         """``torch.where`` for ``T.where`` / ``where`` imported from torch."""
-        parts: list[str] = []
-        while isinstance(node, nodes.Attribute):
-            parts.append(node.attrname)
-            node = node.expr
-        if not isinstance(node, nodes.Name):
-            return None
-        parts.append(node.name)
-        return self.imports.resolve(".".join(reversed(parts)))
+        name = dotted(node)
+        return None if name is None else self.imports.resolve(name)
 
     # -- dispatch -----------------------------------------------------------------
 

@@ -112,9 +112,9 @@ def keep_scalar_on_device(analysis: FileAnalysis, conversion: ScalarConversion) 
 # -- fix 2: the scalar only feeds a condition --------------------------------------------
 
 
-def _condition_of(read: nodes.Name) -> nodes.If | None:
-    """The ``if`` whose test is ``read`` or ``not read``."""
-    node: nodes.NodeNG = read
+def if_test_of(value: nodes.NodeNG) -> nodes.If | None:
+    """The ``if`` whose whole test is *value* or ``not`` *value*."""
+    node: nodes.NodeNG = value
     if isinstance(node.parent, nodes.UnaryOp) and node.parent.op == "not":
         node = node.parent
     parent = node.parent
@@ -125,7 +125,7 @@ def _branch_reads(conversion: ScalarConversion) -> tuple[nodes.AssignName, list[
     """``flag`` and its reads when ``flag = t.item()`` is read by nothing but ``if`` tests."""
     target = single_target(conversion.call)
     reads = reads_of(target) if target is not None else None
-    if not reads or any(_condition_of(read) is None for read in reads):
+    if not reads or any(if_test_of(read) is None for read in reads):
         return None
     return target, reads
 

@@ -306,7 +306,7 @@ class _CondBuilder:
         elif isinstance(statement, nodes.AnnAssign) and statement.value is not None:
             target, annotation = statement.target, f": {self.p.text(statement.annotation)}"
         elif isinstance(statement, nodes.Expr):
-            raise Declined(f"{where} runs for its effect; `torch.cond` branches must be free of side effects")
+            raise Declined(f"{where} runs for its effect; `torch.cond` branches must trace whole and be free of side effects")
         elif isinstance(statement, nodes.AugAssign):
             raise Declined(f"{where} updates a value in place, which `torch.cond` forbids on its inputs")
         elif isinstance(statement, _LEAVES):
@@ -505,7 +505,7 @@ class _CondBuilder:
             return
         effect = self._effect_in(callee)
         if effect is not None:
-            raise Declined(f"`{call.as_string()}` {effect}; `torch.cond` branches must be free of side effects")
+            raise Declined(f"`{call.as_string()}` {effect}; `torch.cond` branches must trace whole and be free of side effects")
 
     def _effect_in(self, function: nodes.FunctionDef) -> str | None:
         mutations = Mutations(function, self.p.values.qualified_name)
@@ -514,6 +514,9 @@ class _CondBuilder:
         for event in mutations.events:
             if event.mutates:
                 return f"mutates `{event.path}` in place (line {event.node.lineno})"
+        failure = self._failure_in(function)
+        if failure is not None:
+            return failure
         finder = SideEffectFinder(self.p.values)
         for inner in function.nodes_of_class(nodes.Call):
             effect = finder.classify(inner)
@@ -521,6 +524,22 @@ class _CondBuilder:
                 return f"calls `{effect.label}` (line {inner.lineno})"
             if self.p.values.qualified_name(inner.func) in EFFECTFUL_TORCH_CALLS:
                 return f"prints from the graph (line {inner.lineno})"
+        return None
+
+    def _failure_in(self, function: nodes.FunctionDef) -> str | None:
+        """A ``raise``/``assert`` or a branch on a tensor value in *function*'s own body.
+
+        Either breaks the callee's graph, and a graph break inside a ``torch.cond`` branch is an
+        error even in eager mode (``torch.cond`` compiles its branches with ``fullgraph=True``);
+        run on both sides instead (the ``where`` fallback), a check meant for one side would raise
+        for the other.
+        """
+        skipped = (nodes.FunctionDef, nodes.ClassDef, nodes.Lambda)
+        for statement in function.nodes_of_class((nodes.Raise, nodes.Assert), skip_klass=skipped):
+            return f"may raise (line {statement.lineno})"
+        for branch in function.nodes_of_class((nodes.If, nodes.While, nodes.IfExp), skip_klass=skipped):
+            if self.p.values.is_tensor(branch.test):
+                return f"branches on a tensor value (line {branch.lineno})"
         return None
 
     def _callee(self, call: nodes.Call) -> nodes.FunctionDef | None:

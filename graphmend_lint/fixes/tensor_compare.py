@@ -19,7 +19,7 @@ from astroid import nodes
 
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix
-from graphmend_lint.fixes.host_sync import node_text, predicated_after
+from graphmend_lint.fixes.host_sync import if_test_of, node_text, predicated_after
 
 KEEP_AS_TENSOR = {
     "allclose": "compute `torch.isclose(a, b).all()` (a 0-d bool tensor) and select with `torch.where` / "
@@ -29,22 +29,13 @@ KEEP_AS_TENSOR = {
 }
 
 
-def _if_test_of(call: nodes.Call) -> nodes.If | None:
-    """The ``if`` whose whole test is *call* or ``not`` *call*."""
-    node: nodes.NodeNG = call
-    if isinstance(node.parent, nodes.UnaryOp) and node.parent.op == "not":
-        node = node.parent
-    parent = node.parent
-    return parent if isinstance(parent, nodes.If) and parent.test is node else None
-
-
 def isclose_fix(analysis: FileAnalysis, call: nodes.Call, predicate: str) -> Fix:
     """``torch.allclose(a, b)`` → ``torch.isclose(a, b).all()`` when GM101 then predicates the ``if``."""
     advice = Fix(
         edits=(), applicability=Applicability.DISPLAY_ONLY, message=f"no automatic fix: {KEEP_AS_TENSOR[predicate]}"
     )
     func = call.func
-    if predicate != "allclose" or not isinstance(func, nodes.Attribute) or _if_test_of(call) is None:
+    if predicate != "allclose" or not isinstance(func, nodes.Attribute) or if_test_of(call) is None:
         return advice
     text = node_text(analysis, call)
     callee = node_text(analysis, func)
