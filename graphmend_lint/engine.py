@@ -141,7 +141,7 @@ def _is_excluded(path: Path, settings: Settings, walk_root: Path | None = None, 
 
 
 def discover(paths: Sequence[str], settings: Settings) -> tuple[list[Path], list[str]]:
-    """Python files under *paths*, honouring excludes; plus messages for missing paths.
+    """Python files and notebooks under *paths*, honouring excludes; plus messages for missing paths.
 
     Files named explicitly are linted even when excluded, unless
     ``force-exclude`` is set (pre-commit names files explicitly).
@@ -458,7 +458,7 @@ def run(
     jobs: int | None = None,
     use_cache: bool = True,
 ) -> RunReport:
-    """Lint (and with *fix*, fix) every Python file under *paths*."""
+    """Lint (and with *fix*, fix) every Python file and notebook under *paths*."""
     with _fewer_collections():
         return _run(paths, settings, fix, unsafe, write, jobs, use_cache)
 
