@@ -21,6 +21,7 @@ from graphmend_lint.config import OUTPUT_FORMATS, SCOPES, ConfigError, Settings,
 from graphmend_lint.diagnostics import Applicability
 from graphmend_lint.docs import RULE_PAGE_URL
 from graphmend_lint.engine import FileReport, RunReport, run
+from graphmend_lint.notebook import NOTEBOOK_SUFFIX
 from graphmend_lint.output import render
 from graphmend_lint.output.report import Report, one_based
 from graphmend_lint.pipeline import SYNTAX_ERROR_CODE, analyze, fix
@@ -52,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"graphmend-lint {__version__}")
     parser.add_argument(
-        "paths", nargs="*", metavar="PATH", help="files or directories to lint (default: .); `-` reads stdin"
+        "paths", nargs="*", metavar="PATH",
+        help="files (Python or .ipynb notebooks) or directories to lint (default: .); `-` reads stdin"
     )
     fixing = parser.add_argument_group("fixing")
     fixing.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
@@ -158,6 +160,7 @@ def _render(settings: Settings, args: argparse.Namespace, result: RunReport) -> 
         rule_urls={rule.code: RULE_PAGE_URL.format(code=rule.code) for rule in rules},
         rule_names={rule.code: rule.name for rule in rules},
         sources={f.path: f.source for f in result.files if f.source is not None},
+        cell_sources={(f.path, number): text for f in result.files for number, text in f.cell_sources.items()},
         tool_version=__version__,
         unchecked=len(result.unchecked),
         unfixed=len(result.unfixed),
@@ -367,6 +370,9 @@ def _exit_code(result: RunReport, exit_zero: bool) -> int:
 def _lint_stdin(name: str, settings: Settings, fixing: bool) -> RunReport:
     """Standard input as a one-file run reported under *name* (nothing is written anywhere)."""
     report = FileReport(path=name)
+    if name.endswith(NOTEBOOK_SUFFIX):
+        report.errors.append(f"{name}: notebooks are linted from files, not from standard input")
+        return RunReport(files=[report])
     try:
         source = SourceFile.from_bytes(sys.stdin.buffer.read())
     except DecodeError as error:

@@ -59,7 +59,11 @@ class Fix:
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One finding of one rule at one place."""
+    """One finding of one rule at one place.
+
+    ``cell`` is the notebook cell (1-based, as ruff counts) that ``start`` and
+    ``end`` are relative to; None for a plain file.
+    """
 
     code: str
     message: str
@@ -69,10 +73,11 @@ class Diagnostic:
     fix: Fix | None = None
     noqa_line: int | None = None
     scope_chain: tuple[str, ...] = field(default=())
+    cell: int | None = None
 
     @property
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.start.line, self.start.col, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.path, self.cell or 0, self.start.line, self.start.col, self.code)
 
     def with_path(self, path: str) -> Diagnostic:
         return replace(self, path=path)

@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 #: Pages whose examples are generated, relative to the repository root.
-PAGES = (Path("README.md"), Path("docs/index.md"), Path("docs/getting-started.md"))
+PAGES = (Path("README.md"), Path("docs/index.md"), Path("docs/getting-started.md"), Path("docs/notebooks.md"))
 _FILE = re.compile(r"<!-- example-file: (?P<name>[\w./-]+) -->\n```[\w-]*\n(?P<body>.*?)```\n", re.DOTALL)
 _RUN = re.compile(
     r"(?P<head><!-- example-run: (?P<command>[^\n]+?) -->\n```(?P<lang>[\w-]*)\n)(?P<body>.*?)(?P<tail>```\n)",

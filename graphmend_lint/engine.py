@@ -29,6 +29,7 @@ from graphmend_lint.analysis.scope import Seed
 from graphmend_lint.config import Settings
 from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.disk import ReadFailure, WriteRefused, read_source, write_fix
+from graphmend_lint.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError
 from graphmend_lint.pipeline import FileOutcome, analyze, fix
 from graphmend_lint.source import SourceFile
 
@@ -40,7 +41,8 @@ MAX_SEED_ROUNDS = 6
 #: collector re-scanned them so often that it cost about a fifth of the CPU time.
 GC_THRESHOLD = 50_000
 CACHE_DIR = ".graphmend_cache"
-PYTHON_SUFFIXES = (".py", ".pyi")
+#: What a directory walk lints: Python sources and, as in ruff, Jupyter notebooks.
+LINTED_SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 
 
 @dataclass
@@ -49,7 +51,9 @@ class FileReport:
 
     ``errors`` say why the file could not be checked (read, decode);
     ``fix_errors`` why its fixes were not written; ``notes`` why it was
-    skipped on purpose (size, binary).
+    skipped on purpose (size, binary). For a notebook, ``source`` and
+    ``fixed_source`` are its JSON text and ``cell_sources`` its code cells by
+    number, which the findings' lines are relative to.
     """
 
     path: str
@@ -61,6 +65,7 @@ class FileReport:
     internal_errors: list[str] = field(default_factory=list)
     source: str | None = None
     fixed_source: str | None = None
+    cell_sources: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -136,7 +141,7 @@ def _is_excluded(path: Path, settings: Settings, walk_root: Path | None = None, 
 
 
 def discover(paths: Sequence[str], settings: Settings) -> tuple[list[Path], list[str]]:
-    """Python files under *paths*, honouring excludes; plus messages for missing paths.
+    """Python files and notebooks under *paths*, honouring excludes; plus messages for missing paths.
 
     Files named explicitly are linted even when excluded, unless
     ``force-exclude`` is set (pre-commit names files explicitly).
@@ -163,7 +168,7 @@ def _walk(directory: Path, settings: Settings) -> Iterator[Path]:
         dirnames[:] = sorted(d for d in dirnames if not _is_excluded(base / d, settings, directory, False))
         for name in sorted(filenames):
             candidate = base / name
-            if name.endswith(PYTHON_SUFFIXES) and not _is_excluded(candidate, settings, directory, False):
+            if name.endswith(LINTED_SUFFIXES) and not _is_excluded(candidate, settings, directory, False):
                 yield candidate
 
 
@@ -248,21 +253,46 @@ class _Job:
 JobResult = tuple[FileReport, FileOutcome | None]
 
 
-def _read_for(job: _Job) -> tuple[bytes, SourceFile] | FileReport:
+@dataclass(frozen=True)
+class _Read:
+    """A file as read: its bytes, the module text the pipeline lints, and the notebook it came from (if any)."""
+
+    data: bytes
+    source: SourceFile
+    notebook: Notebook | None = None
+
+    @property
+    def text(self) -> str:
+        """The file's own text: the notebook's JSON, or the module itself."""
+        return self.notebook.text if self.notebook is not None else self.source.text
+
+
+def _read_for(job: _Job) -> _Read | FileReport:
     try:
-        return read_source(Path(job.path), job.settings.max_file_size)
-    except ReadFailure as failure:
+        data, source = read_source(Path(job.path), job.settings.max_file_size)
+        if not job.path.endswith(NOTEBOOK_SUFFIX):
+            return _Read(data, source)
+        notebook = Notebook.parse(job.path, source.text)
+        return _Read(data, SourceFile(notebook.module, source.encoding), notebook)
+    except (ReadFailure, NotebookError) as failure:
         report = FileReport(path=job.path)
-        (report.notes if failure.skip else report.errors).append(str(failure))
+        skip = isinstance(failure, ReadFailure) and failure.skip
+        (report.notes if skip else report.errors).append(str(failure))
         return report
 
 
-def _report(job: _Job, source: SourceFile, outcome: FileOutcome, report: FileReport | None = None) -> JobResult:
+def _in_file(read: _Read, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Findings with positions in the file's own terms: (cell, line) for a notebook."""
+    return read.notebook.to_cells(diagnostics) if read.notebook is not None else list(diagnostics)
+
+
+def _report(job: _Job, read: _Read, outcome: FileOutcome, report: FileReport | None = None) -> JobResult:
     report = report or FileReport(path=job.path)
-    report.diagnostics = list(outcome.diagnostics)
+    report.diagnostics = _in_file(read, outcome.diagnostics)
     report.internal_errors = list(outcome.internal_errors)
     if outcome.diagnostics or report.fixed_source is not None:
-        report.source = source.text
+        report.source = read.text
+        report.cell_sources = read.notebook.cell_sources() if read.notebook is not None else {}
     return report, outcome
 
 
@@ -273,10 +303,9 @@ def _cached(job: _Job) -> JobResult | None:
     read = _read_for(job)
     if isinstance(read, FileReport):
         return read, None
-    data, source = read
     cache = ResultCache(Path(job.cache_root), job.settings, True)
-    outcome = cache.get(cache.key(data, job.path, job.seeds))
-    return _report(job, source, outcome) if outcome is not None else None
+    outcome = cache.get(cache.key(read.data, job.path, job.seeds))
+    return _report(job, read, outcome) if outcome is not None else None
 
 
 def _run_job(job: _Job) -> JobResult:
@@ -284,20 +313,45 @@ def _run_job(job: _Job) -> JobResult:
     read = _read_for(job)
     if isinstance(read, FileReport):
         return read, None
-    data, source = read
     report = FileReport(path=job.path)
     if job.fix:
-        fixed = fix(source, job.path, job.settings, job.unsafe, job.seeds)
-        report.applied = list(fixed.result.applied)
-        if fixed.error:
-            report.fix_errors.append(fixed.error)
-        if fixed.result.source != source.text:
-            report.fixed_source = fixed.result.source
-        return _report(job, source, fixed.outcome, report)
-    outcome = analyze(source, job.path, job.settings, job.seeds)
+        return _fix_job(job, read, report)
+    outcome = analyze(read.source, job.path, job.settings, job.seeds)
     cache = ResultCache(Path(job.cache_root), job.settings, job.use_cache)
-    cache.put(cache.key(data, job.path, job.seeds), outcome)
-    return _report(job, source, outcome, report)
+    cache.put(cache.key(read.data, job.path, job.seeds), outcome)
+    return _report(job, read, outcome, report)
+
+
+def _fix_job(job: _Job, read: _Read, report: FileReport) -> JobResult:
+    """Fix one file; a notebook gets its fixed module spliced back into its cells, or nothing at all."""
+    fixed = fix(read.source, job.path, job.settings, job.unsafe, job.seeds)
+    if fixed.error:
+        report.fix_errors.append(fixed.error)
+    if fixed.result.source == read.source.text:
+        return _report(job, read, fixed.outcome, report)
+    if read.notebook is None:
+        report.fixed_source = fixed.result.source
+        report.applied = list(fixed.result.applied)
+        return _report(job, read, fixed.outcome, report)
+    try:
+        fixed_notebook = _fixed_notebook(read.notebook, fixed.result.source)
+    except NotebookError as error:
+        report.fix_errors.append(str(error))
+        return _report(job, read, analyze(read.source, job.path, job.settings, job.seeds), report)
+    report.fixed_source = fixed_notebook.text
+    report.applied = read.notebook.to_cells(fixed.result.applied)
+    result = _report(job, read, fixed.outcome, report)
+    report.diagnostics = fixed_notebook.to_cells(fixed.outcome.diagnostics)  # lines of the fixed cells
+    report.cell_sources = fixed_notebook.cell_sources()
+    return result
+
+
+def _fixed_notebook(notebook: Notebook, module: str) -> Notebook:
+    """The notebook holding the fixed *module*, read back to prove it is the module that was linted."""
+    fixed = Notebook.parse(notebook.path, notebook.with_module(module))
+    if fixed.module != module:
+        raise NotebookError(f"{notebook.path}: the fixed cells do not read back as the fixed code; fix not written")
+    return fixed
 
 
 def _set_gc_threshold() -> None:
@@ -404,7 +458,7 @@ def run(
     jobs: int | None = None,
     use_cache: bool = True,
 ) -> RunReport:
-    """Lint (and with *fix*, fix) every Python file under *paths*."""
+    """Lint (and with *fix*, fix) every Python file and notebook under *paths*."""
     with _fewer_collections():
         return _run(paths, settings, fix, unsafe, write, jobs, use_cache)
 
@@ -416,7 +470,8 @@ def _run(
     report = RunReport(errors=errors)
     workers = jobs or os.cpu_count() or 1
     cache_root = settings.root
-    modules = {module_name_for(str(p))[0]: str(p) for p in files}
+    # A notebook cannot be imported, so no other file's call can reach into it.
+    modules = {module_name_for(str(p))[0]: str(p) for p in files if p.suffix != NOTEBOOK_SUFFIX}
     seeds: dict[str, set[Seed]] = {}
 
     def make_job(path: str, with_fix: bool) -> _Job:
@@ -462,6 +517,7 @@ def _write_fixes(pairs: Iterable[tuple[FileReport, FileReport]], settings: Setti
             message = str(error) if not isinstance(error, OSError) else f"{path}: cannot write fix: {error}"
             fixed.fix_errors.append(message)
             fixed.diagnostics, fixed.applied, fixed.fixed_source = linted.diagnostics, [], None
+            fixed.cell_sources = linted.cell_sources
 
 
 def write_back(path: Path, expected: str, text: str, settings: Settings, what: str = "fix") -> None:

@@ -476,3 +476,13 @@ def test_github_escapes_properties_and_message() -> None:
 
 def test_github_prints_nothing_without_findings() -> None:
     assert render("github", make_report(diagnostics=())) == ""
+
+
+def test_notebook_findings_name_their_cell_in_every_format() -> None:
+    in_notebook = replace(SAFE, path="nb.ipynb", cell=3)
+    report = make_report(diagnostics=(in_notebook,))
+    assert render("concise", report).startswith("nb.ipynb:cell 3:4:12: GM101 [*] `.item()` forces a graph break\n")
+    assert json.loads(render("json", report))[0]["cell"] == 3
+    assert render("github", report).endswith("::cell 3: GM101 `.item()` forces a graph break\n")
+    result = json.loads(render("sarif", report))["runs"][0]["results"][0]
+    assert result["message"]["text"] == "cell 3: `.item()` forces a graph break"

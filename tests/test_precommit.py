@@ -19,6 +19,7 @@ from pathlib import Path
 
 import yaml
 from conftest import PRINT_PROGRAM, REPO, run_cli, write
+from test_notebooks import NEW_PRINT_LINES, NOTEBOOK, OLD_PRINT_LINE
 
 HOOK_IDS = ("graphmend-lint", "graphmend-lint-fix")
 GIT_IDENTITY = ("-c", "user.name=graphmend tests", "-c", "user.email=tests@graphmend.invalid")
@@ -65,7 +66,7 @@ def test_manifest_declares_a_check_and_a_fix_hook() -> None:
     assert tuple(hooks) == HOOK_IDS
     for hook in hooks.values():
         assert hook["language"] == "python"
-        assert hook["types_or"] == ["python", "pyi"]
+        assert hook["types_or"] == ["python", "pyi", "jupyter"]
         assert hook["require_serial"] is True
         # In `entry`, so that a user's `args:` cannot drop it.
         assert hook["entry"].split()[:2] == ["graphmend-lint", "--force-exclude"]
@@ -90,21 +91,27 @@ def test_check_fails_then_fix_rewrites_then_check_passes(tmp_path: Path) -> None
     (project / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
     model = write(project, "model.py", PRINT_PROGRAM)
     original = model.read_text()
+    notebook = project / "nb.ipynb"
+    notebook.write_text(NOTEBOOK)
     git("init", "-q", cwd=project)
     git("add", "-A", cwd=project)
 
     check = pre_commit("run", "graphmend-lint", "--all-files", cwd=project, home=home)
     assert check.returncode == 1, check.stdout + check.stderr
     assert "model.py:7:5: GM201 `print()` in compiled code causes a graph break" in check.stdout
+    assert "nb.ipynb:cell 2:6:5: GM201 `print()` in compiled code causes a graph break" in check.stdout
 
     fix = pre_commit("run", "graphmend-lint-fix", "--all-files", cwd=project, home=home)
     assert fix.returncode == 1, "a hook that modified files must fail: " + fix.stdout
     assert "files were modified by this hook" in fix.stdout
     assert model.read_text() != original, "the fix hook did not rewrite the file"
+    assert notebook.read_text() == NOTEBOOK.replace(OLD_PRINT_LINE, NEW_PRINT_LINES), "the notebook was not fixed"
 
     recheck = pre_commit("run", "graphmend-lint", "--all-files", cwd=project, home=home)
     assert recheck.returncode == 0, recheck.stdout + recheck.stderr
-    assert sum(1 for _ in home.glob("repo*")) == 1, "the three runs should share one hook environment"
+    # pre-commit clones the hook repo once plain (to read the manifest) and once with the
+    # manifest's additional_dependencies (nbformat); only the second gets an environment.
+    assert sum(1 for _ in home.glob("repo*/py_env-*")) == 1, "the three runs should share one hook environment"
 
 
 def test_files_all_excluded_by_force_exclude_exit_zero(project: Path) -> None:

@@ -32,12 +32,16 @@ def join_lines(lines: Sequence[str]) -> str:
 def diagnostic_line(report: Report, diagnostic: Diagnostic) -> str:
     """``path:line:col: CODE [*] message``, with ruff's 1-based column.
 
+    A notebook finding reads ``nb.ipynb:cell 3:2:5: ...``, ruff's layout, since
+    its line is relative to the cell.
+
     The marker sits after the code, where ruff puts it, and only when
     ``--fix`` would really apply the fix under this run's settings.
     """
     line, column = one_based(diagnostic.start)
     marker = f" {FIXABLE_MARKER}" if report.is_fixable(diagnostic) else ""
-    return f"{diagnostic.path}:{line}:{column}: {diagnostic.code}{marker} {diagnostic.message}"
+    cell = f"cell {diagnostic.cell}:" if diagnostic.cell is not None else ""
+    return f"{diagnostic.path}:{cell}{line}:{column}: {diagnostic.code}{marker} {diagnostic.message}"
 
 
 def trailer_lines(report: Report) -> list[str]:

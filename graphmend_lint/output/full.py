@@ -24,10 +24,14 @@ def render(report: Report) -> str:
     if report.statistics:
         return concise.render(report)
     files = {path: SourceFile(text) for path, text in report.sources.items()}
+    cells = {key: SourceFile(text) for key, text in report.cell_sources.items()}
     lines: list[str] = []
     for diagnostic in report.diagnostics:
         lines.append(concise.diagnostic_line(report, diagnostic))
-        source = files.get(diagnostic.path)
+        if diagnostic.cell is not None:
+            source = cells.get((diagnostic.path, diagnostic.cell))
+        else:
+            source = files.get(diagnostic.path)
         if source is not None:
             lines.extend(_snippet(source, diagnostic))
         lines.extend(_notes(diagnostic))

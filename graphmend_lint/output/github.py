@@ -9,7 +9,7 @@ startLine and endLine are different values".
 from __future__ import annotations
 
 from graphmend_lint.diagnostics import Diagnostic
-from graphmend_lint.output.report import Report, one_based
+from graphmend_lint.output.report import Report, in_cell, one_based
 
 
 def render(report: Report) -> str:
@@ -27,7 +27,7 @@ def _command(diagnostic: Diagnostic) -> str:
         properties.append(("endLine", end_line))
     properties.append(("title", diagnostic.code))
     rendered = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties)
-    return f"::error {rendered}::{escape_data(f'{diagnostic.code} {diagnostic.message}')}"
+    return f"::error {rendered}::{escape_data(in_cell(diagnostic, f'{diagnostic.code} {diagnostic.message}'))}"
 
 
 def escape_data(text: str) -> str:

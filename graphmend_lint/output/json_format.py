@@ -1,6 +1,7 @@
 """ruff's JSON rows, so tools that already parse ``ruff --output-format json`` work.
 
-The only addition is ``scope_chain``: the functions through which
+``cell`` is the notebook cell a finding's rows are relative to (null for a
+plain file), as in ruff. The only addition is ``scope_chain``: the functions through which
 ``torch.compile`` reaches the finding, which ruff has no notion of.
 """
 
@@ -27,7 +28,7 @@ def _row(report: Report, diagnostic: Diagnostic) -> dict[str, Any]:
     # against ruff's output lines up.
     noqa_row = diagnostic.noqa_line if diagnostic.noqa_line is not None else diagnostic.start.line
     return {
-        "cell": None,
+        "cell": diagnostic.cell,
         "code": diagnostic.code,
         "end_location": _location(diagnostic.end),
         "filename": diagnostic.path,

@@ -27,6 +27,8 @@ class Report:
     be checked (missing, unreadable, undecodable), ``unfixed`` files whose
     fixes were not written, ``skipped`` files skipped on purpose (size,
     binary): the summary must never read as a clean bill for them.
+    ``sources`` holds each file's text and ``cell_sources`` each notebook
+    cell's, keyed by (path, cell), for the formats that quote source lines.
     """
 
     diagnostics: tuple[Diagnostic, ...]
@@ -40,6 +42,7 @@ class Report:
     rule_urls: Mapping[str, str] = field(default_factory=dict)
     rule_names: Mapping[str, str] = field(default_factory=dict)
     sources: Mapping[str, str] = field(default_factory=dict)
+    cell_sources: Mapping[tuple[str, int], str] = field(default_factory=dict)
     tool_version: str = ""
     unchecked: int = 0
     unfixed: int = 0
@@ -63,6 +66,16 @@ class Report:
     def fixable_count(self) -> int:
         """How many remaining findings ``--fix`` would fix under these settings."""
         return sum(1 for diagnostic in self.diagnostics if self.is_fixable(diagnostic))
+
+
+def in_cell(diagnostic: Diagnostic, message: str) -> str:
+    """*message* prefixed with ``cell N: `` for a notebook finding.
+
+    Formats whose locations have no notion of a cell (GitHub annotations,
+    SARIF regions) would otherwise give a line that means nothing in the
+    ``.ipynb`` file with no word of which cell it counts in.
+    """
+    return message if diagnostic.cell is None else f"cell {diagnostic.cell}: {message}"
 
 
 def one_based(position: Position) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from graphmend_lint.diagnostics import Diagnostic
-from graphmend_lint.output.report import Report, one_based
+from graphmend_lint.output.report import Report, in_cell, one_based
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -67,7 +67,7 @@ def _result(diagnostic: Diagnostic) -> dict[str, Any]:
     return {
         "ruleId": diagnostic.code,
         "level": "error",
-        "message": {"text": diagnostic.message},
+        "message": {"text": in_cell(diagnostic, diagnostic.message)},
         "locations": [{"physicalLocation": physical_location}],
     }
 
