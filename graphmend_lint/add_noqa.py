@@ -163,6 +163,9 @@ def add_noqa(result: RunReport, settings: Settings, write: bool = True) -> AddNo
     for file in result.files:
         if not file.diagnostics or file.source is None:
             continue
+        if file.cell_sources:  # the text is the notebook's JSON: a comment belongs in a cell's source
+            report.errors.append(f"{file.path}: --add-noqa does not edit notebooks yet; add `# noqa: CODE` in the cell")
+            continue
         if any(d.code == SYNTAX_ERROR_CODE for d in file.diagnostics):
             report.errors.append(f"{file.path}: does not parse; no noqa added")
             continue

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphmend_lint.diagnostics import Diagnostic
-from graphmend_lint.engine import RunReport
+from graphmend_lint.engine import FileReport, RunReport
 from graphmend_lint.noqa import comments
 from graphmend_lint.pipeline import SYNTAX_ERROR_CODE
 from graphmend_lint.source import SourceFile
@@ -79,16 +79,35 @@ def _flagged_source(text: str, line_comments: Mapping[int, tuple[int, str]], lin
     return " ".join(code.split())
 
 
-def keyed(diagnostics: Iterable[Diagnostic], texts: Mapping[str, str], root: str) -> list[tuple[Diagnostic, Key]]:
-    """Each finding with its key, in line order; *texts* maps each path to the text it was found in."""
+#: Where a finding's line is read: a file's text (cell ``None``), or one notebook cell's.
+TextKey = tuple[str, "int | None"]
+
+
+def texts_of(file: FileReport) -> dict[TextKey, str]:
+    """The texts *file*'s findings are positioned in: the fixed text after ``--fix``, else the linted one.
+
+    A notebook's findings count lines within their cell, so its cells are the texts (the cell
+    number itself stays out of the key: inserting a cell must not make old findings new).
+    """
+    if file.cell_sources:
+        return {(file.path, number): text for number, text in file.cell_sources.items()}
+    text = file.fixed_source if file.fixed_source is not None else file.source
+    return {} if text is None else {(file.path, None): text}
+
+
+def keyed(
+    diagnostics: Iterable[Diagnostic], texts: Mapping[TextKey, str], root: str
+) -> list[tuple[Diagnostic, Key]]:
+    """Each finding with its key, in line order; *texts* holds the text each was found in (:func:`texts_of`)."""
     found: list[tuple[Diagnostic, Key]] = []
     seen: dict[tuple[str, str, str], int] = {}
-    line_comments: dict[str, dict[int, tuple[int, str]]] = {}
+    line_comments: dict[TextKey, dict[int, tuple[int, str]]] = {}
     for diagnostic in sorted(diagnostics, key=lambda d: d.sort_key):
-        text = texts.get(diagnostic.path, "")
-        if diagnostic.path not in line_comments:
-            line_comments[diagnostic.path] = comments(text)
-        source = _flagged_source(text, line_comments[diagnostic.path], diagnostic.start.line)
+        where = (diagnostic.path, diagnostic.cell)
+        text = texts.get(where, "")
+        if where not in line_comments:
+            line_comments[where] = comments(text)
+        source = _flagged_source(text, line_comments[where], diagnostic.start.line)
         identity = (_project_path(diagnostic.path, root), diagnostic.code, source)
         occurrence = seen.get(identity, 0)
         seen[identity] = occurrence + 1
@@ -146,7 +165,7 @@ def read_baseline(path: Path) -> frozenset[Key]:
 
 
 def new_findings(
-    diagnostics: Iterable[Diagnostic], texts: Mapping[str, str], root: str, stored: frozenset[Key]
+    diagnostics: Iterable[Diagnostic], texts: Mapping[TextKey, str], root: str, stored: frozenset[Key]
 ) -> list[Diagnostic]:
     """The findings whose key is not in the baseline, in line order."""
     return [diagnostic for diagnostic, key in keyed(diagnostics, texts, root) if key not in stored]
@@ -160,10 +179,9 @@ def drop_baselined(result: RunReport, stored: frozenset[Key], root: str) -> int:
     """
     dropped = 0
     for file in result.files:
-        text = file.fixed_source if file.fixed_source is not None else file.source
-        if not file.diagnostics or text is None:
+        if not file.diagnostics:
             continue
-        kept = new_findings(file.diagnostics, {file.path: text}, root, stored)
+        kept = new_findings(file.diagnostics, texts_of(file), root, stored)
         dropped += len(file.diagnostics) - len(kept)
         file.diagnostics = kept
     return dropped

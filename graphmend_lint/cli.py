@@ -16,7 +16,7 @@ from typing import TextIO
 
 from graphmend_lint import __version__
 from graphmend_lint.add_noqa import add_noqa
-from graphmend_lint.baseline import BaselineError, Key, drop_baselined, keyed, read_baseline, write_baseline
+from graphmend_lint.baseline import BaselineError, Key, drop_baselined, keyed, read_baseline, texts_of, write_baseline
 from graphmend_lint.config import OUTPUT_FORMATS, SCOPES, ConfigError, Settings, cli_codes, load_settings, with_overrides
 from graphmend_lint.diagnostics import Applicability
 from graphmend_lint.docs import RULE_PAGE_URL
@@ -295,7 +295,7 @@ def _write_baseline(args: argparse.Namespace, settings: Settings) -> int:
     """``--write-baseline``: exit 0 when written, 1 when some path could not be checked."""
     result = _lint_files(args, settings)
     _print_file_problems(result)
-    texts = {f.path: f.source for f in result.files if f.source is not None}
+    texts = {where: text for f in result.files for where, text in texts_of(f).items()}
     found: list[Key] = [key for _, key in keyed(result.diagnostics, texts, settings.root)]
     try:
         count = write_baseline(Path(args.write_baseline), found)

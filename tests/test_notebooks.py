@@ -256,3 +256,22 @@ def test_a_fixed_module_that_loses_a_cell_boundary_or_a_magic_is_never_written()
     for broken in (merged, without_magic):
         with pytest.raises(NotebookError, match="nb.ipynb: .*fix not written"):
             notebook.with_module(broken)
+
+
+def test_a_baseline_keys_notebook_findings_by_their_cell_line_and_survives_a_new_cell(project: Path) -> None:
+    write_notebook(project, "nb.ipynb")
+    assert run_cli("nb.ipynb", "--no-cache", "--write-baseline", "baseline.json", cwd=project).code == 0
+    stored = json.loads((project / "baseline.json").read_text(encoding="utf-8"))
+    assert [f["source"] for f in stored["findings"]] == ['print("y:", y.data)']  # the cell's line, not the JSON's
+    shifted = json.loads(NOTEBOOK)
+    shifted["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": ["# new first cell\n"]})
+    write_notebook(project, "nb.ipynb", json.dumps(shifted, indent=1))
+    result = run_cli("nb.ipynb", "--no-cache", "--baseline", "baseline.json", cwd=project)
+    assert result.code == 0 and "GM201" not in result.out, result.out + result.err
+
+
+def test_add_noqa_leaves_a_notebook_alone_and_says_so(project: Path) -> None:
+    path = write_notebook(project, "nb.ipynb")
+    result = run_cli("nb.ipynb", "--no-cache", "--add-noqa", cwd=project)
+    assert path.read_text(encoding="utf-8") == NOTEBOOK
+    assert result.code == 1 and "nb.ipynb: --add-noqa does not edit notebooks yet" in result.err
