@@ -27,21 +27,22 @@ def _constructed_classes(tree: ast.Module, traced: set[tuple[int, int]]) -> set[
     """Names of the file's classes that traced code calls, and their base classes named in the file.
 
     Their ``__init__`` is kept: building a module in compiled code breaks
-    inside it (GM506 reads where).
+    inside it (GM506 reads where). Only statements are walked, and only
+    traced bodies down to their expressions.
     """
-    called = {
-        node.func.id
-        for function in ast.walk(tree)
-        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
-        and (function.lineno, function.col_offset) in traced
-        for node in ast.walk(function)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-    }
-    bases = {
-        node.name: {b.id for b in node.bases if isinstance(b, ast.Name)}
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ClassDef)
-    }
+    bases: dict[str, set[str]] = {}
+    called: set[str] = set()
+    stack = list(child_statements(tree))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            bases[node.name] = {base.id for base in node.bases if isinstance(base, ast.Name)}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (node.lineno, node.col_offset) in traced:
+            called.update(
+                call.func.id for call in ast.walk(node) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            )
+            continue  # the walk covered what is nested in it
+        stack.extend(child_statements(node))
     pending, constructed = [name for name in called if name in bases], set()
     while pending:
         name = pending.pop()
