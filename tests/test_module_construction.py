@@ -45,3 +45,12 @@ def test_module_built_in_forward_is_flagged_at_its_init_lines_once() -> None:
     found = _gm506(source)
     assert [line for line, _ in found] == [8, 9]
     assert all("`Inner` is constructed in compiled code (`forward`, line 23)" in message for _, message in found)
+
+
+def test_classes_sharing_an_init_are_reported_once() -> None:
+    source = _outer("a = Child(4)\n        b = Inner(8)").replace(
+        "class Config:", "class Child(Inner):\n    pass\n\n\nclass Config:"
+    )
+    found = _gm506(source)
+    assert [line for line, _ in found] == [8, 9]
+    assert all(message.startswith("`Child` is constructed") for _, message in found)

@@ -119,7 +119,7 @@ class ModuleConstruction(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
-        seen: set[nodes.ClassDef] = set()
+        seen: set[nodes.NodeNG] = set()  # classes asked about, and the __init__ lines already reported
         for call, traced in ctx.traced_nodes(nodes.Call):
             layer = creates_parameter(ctx.values, call)
             if layer is not None:
@@ -134,8 +134,9 @@ class ModuleConstruction(Rule):
                 continue
             seen.add(lineage[0])
             breaks = init_breaks(ctx.values, lineage)
-            if breaks is None:
-                continue
+            if breaks is None or breaks.module_init in seen:
+                continue  # unsure, or a subclass sharing an __init__ already reported
+            seen.add(breaks.module_init)
             built = (
                 f"`{lineage[0].name}` is constructed in compiled code {_site(ctx, call)}: Dynamo cannot trace "
                 f"an nn.Module's construction"
