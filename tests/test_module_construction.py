@@ -54,3 +54,25 @@ def test_classes_sharing_an_init_are_reported_once() -> None:
     found = _gm506(source)
     assert [line for line, _ in found] == [8, 9]
     assert all(message.startswith("`Child` is constructed") for _, message in found)
+
+
+_SWITCH = (
+    f"{_HEADER}{_INNER}class Other(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.norm = nn.LayerNorm(4)\n\n\nclass Outer(nn.Module):\n    def switch(self, value):\n"
+    "        if value == 'full':\n            self.inner = Inner(4)\n        else:\n            self.inner = Other()\n\n"
+    "    def forward(self, x: torch.Tensor):\n        self.switch({argument})\n        return x * 2\n\n\n"
+    "model = torch.compile(Outer())\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("argument", "flagged"),
+    [
+        ("'full'", {"Inner"}),  # forward only asks for 'full': Other is built in a branch it never takes
+        ("'sparse'", {"Other"}),
+        ("self.mode", {"Inner", "Other"}),  # a computed argument: both branches may run
+    ],
+)
+def test_a_branch_no_caller_takes_is_not_flagged(argument: str, flagged: set[str]) -> None:
+    found = _gm506(_SWITCH.format(argument=argument))
+    assert {message.split("`")[1] for _, message in found} == flagged

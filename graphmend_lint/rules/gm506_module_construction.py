@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
+from graphmend_lint.analysis.dead_branches import branch_never_taken
 from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.module_construction import creates_parameter, init_breaks, module_lineage
 from graphmend_lint.context import RuleContext
@@ -60,7 +61,11 @@ class ModuleConstruction(Rule):
     The rule stays quiet when it cannot prove the class is an `nn.Module`
     (its bases must resolve in the file to `torch.nn.Module`), when a
     parameter is created only inside a block of `__init__`, or when another
-    module class is built first.
+    module class is built first. It also skips a construction in a branch
+    `if value == "text":` (or its `else`) when every call of the function in
+    the file passes a string that does not take it: BigBird's compiled
+    `forward` only asks for `"original_full"`, so the block-sparse module
+    built in the `else` never is.
 
     ## Example
     ```python
@@ -121,6 +126,8 @@ class ModuleConstruction(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         seen: set[nodes.NodeNG] = set()  # classes asked about, and the __init__ lines already reported
         for call, traced in ctx.traced_nodes(nodes.Call):
+            if not isinstance(call.func, (nodes.Name, nodes.Attribute)) or branch_never_taken(call):
+                continue
             layer = creates_parameter(ctx.values, call)
             if layer is not None:
                 message = (

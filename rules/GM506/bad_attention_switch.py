@@ -1,5 +1,7 @@
 """GM506 bad: BigBird's `set_attention_type`, which builds a new attention module inside forward on short inputs.
 
+The block-sparse module is built only for a value the compiled forward never passes: neither it nor GM506 breaks there.
+
 Source: huggingface/transformers@v5.23.0:src/transformers/models/big_bird/modeling_big_bird.py:132-145,1081-1103
 """
 import torch
@@ -19,6 +21,16 @@ class FullAttention(nn.Module):
         return self.dropout(scores.softmax(-1)) @ hidden
 
 
+class SparseAttention(nn.Module):
+    def __init__(self, hidden_size: int = 8) -> None:
+        super().__init__()
+        self.query = nn.Linear(hidden_size, hidden_size)
+        self.key = nn.Linear(hidden_size, hidden_size)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return (self.query(hidden) * self.key(hidden)).sigmoid() * hidden
+
+
 class Attention(nn.Module):
     def __init__(self, hidden_size: int = 8) -> None:
         super().__init__()
@@ -30,7 +42,10 @@ class Attention(nn.Module):
         if value == self.attention_type:
             return
         self.attention_type = value
-        attn_weights = FullAttention(self.hidden_size)
+        if value == "original_full":
+            attn_weights = FullAttention(self.hidden_size)
+        else:
+            attn_weights = SparseAttention(self.hidden_size)
         attn_weights.query = self.self.query
         attn_weights.key = self.self.key
         self.self = attn_weights
