@@ -1,4 +1,4 @@
-"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM505): findings and fixes, without Dynamo.
+"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM506): findings and fixes, without Dynamo.
 
 :data:`CASES` lists, for every program, the findings the linter must report
 and the breaks Dynamo logs, measured on torch 2.13 (CPU, Python 3.11) and
@@ -16,7 +16,7 @@ from catalog_cases import CATALOG, Case, case, check_cases_cover_the_catalog, fi
 from graphmend_lint import fix_source
 from graphmend_lint.config import load_settings
 
-CODES = ("GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505")
+CODES = ("GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506")
 DEEPCOPY = "copy.py:153 GB4198"  # where Dynamo names a deepcopy break (Python 3.11's copy.py)
 
 CASES: dict[str, Case] = {
@@ -61,6 +61,14 @@ CASES: dict[str, Case] = {
     "GM505/bad_patch_slices.py": case(
         {(19, "GM505"), (20, "GM402")}, {(19, "GB4347"), (20, "GB0124")}, frame_skipped=True
     ),
+    # the module is built inside its own __init__: the first nn.Linear breaks, then the retried __init__ frame
+    # fails on its uninitialized self at super().__init__() and runs eagerly
+    # (the block-sparse module, built only for a value forward never passes, breaks nowhere)
+    "GM506/bad_attention_switch.py": case(
+        {(13, "GM506"), (15, "GM506")}, {(13, "GB0119"), (15, "GB0264")}, frame_skipped=True
+    ),
+    "GM506/bad_parameter_in_forward.py": case({(13, "GM506"), (14, "GM506")}, {(13, "GB0264"), (14, "GB0264")}),
+    "GM506/neg_prebuilt_modules.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
 SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py"})

@@ -3,7 +3,8 @@
 astroid costs about 5k lines/s on this project's 2-core machines, roughly ten
 times the stdlib parser. Scope analysis already knows which functions
 torch.compile traces, so astroid only sees those bodies (plus the
-``__init__`` of their classes, where attributes get their values). Every other
+``__init__`` of their classes, where attributes get their values, and of
+the classes traced code builds). Every other
 function body becomes ``...`` at its original line, so positions still match
 the source. The file is never parsed twice: astroid rebuilds from the same
 ``ast`` tree the scope analysis used.
@@ -22,9 +23,39 @@ from graphmend_lint.analysis.scope import ScopeFacts
 from graphmend_lint.analysis.torch_stubs import preload_torch_stubs
 
 
+def _constructed_classes(tree: ast.Module, traced: set[tuple[int, int]]) -> set[str]:
+    """Names of the file's classes that traced code calls, and their base classes named in the file.
+
+    Their ``__init__`` is kept: building a module in compiled code breaks
+    inside it (GM506 reads where). Only statements are walked, and only
+    traced bodies down to their expressions.
+    """
+    bases: dict[str, set[str]] = {}
+    called: set[str] = set()
+    stack = list(child_statements(tree))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            bases[node.name] = {base.id for base in node.bases if isinstance(base, ast.Name)}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (node.lineno, node.col_offset) in traced:
+            called.update(
+                call.func.id for call in ast.walk(node) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            )
+            continue  # the walk covered what is nested in it
+        stack.extend(child_statements(node))
+    pending, constructed = [name for name in called if name in bases], set()
+    while pending:
+        name = pending.pop()
+        if name in bases and name not in constructed:
+            constructed.add(name)
+            pending.extend(bases[name])
+    return constructed
+
+
 def _functions_to_keep(tree: ast.Module, scope: ScopeFacts) -> set[int]:
     """ids of function nodes whose bodies astroid must see."""
     traced = {(f.line, f.col) for f in scope.functions}
+    constructed = _constructed_classes(tree, traced)
     keep: set[int] = set()
 
     def visit(node: ast.AST, owner_has_traced: bool) -> bool:
@@ -34,7 +65,7 @@ def _functions_to_keep(tree: ast.Module, scope: ScopeFacts) -> set[int]:
             if isinstance(child, ast.ClassDef):
                 methods = [m for m in child.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
                 has_traced = any((m.lineno, m.col_offset) in traced for m in methods)
-                contains |= visit(child, has_traced)
+                contains |= visit(child, has_traced or child.name in constructed)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 inner = visit(child, False)
                 is_traced = (child.lineno, child.col_offset) in traced
