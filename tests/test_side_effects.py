@@ -405,6 +405,38 @@ def test_the_fix_uses_an_alias_and_ignores_imports_in_other_functions() -> None:
     assert "import torch\n\ndef helper" not in fixed(local)
 
 
+def test_no_fix_in_a_module_where_torch_is_optional() -> None:
+    """transformers' import_utils.py: torch imported only for type checkers and inside functions.
+
+    Neither binds ``torch`` where the guard runs, and a top-level ``import torch``
+    would make torch a hard dependency of a module that checks whether it is installed.
+    """
+    source = src(
+        """
+        import logging
+        from typing import TYPE_CHECKING
+
+        if TYPE_CHECKING:
+            import torch
+
+        logger = logging.getLogger(__name__)
+
+        def torch_version():
+            import torch
+            return torch.__version__
+
+        def package_available(name):
+            logger.debug(f"Detected {name}")
+            return True
+        """
+    )
+    everywhere = Settings(scope="all")
+    (diagnostic,) = lint_source(source, config=everywhere)
+    assert diagnostic.code == "GM202" and diagnostic.fix is None, diagnostic.fix
+    with_runtime_import = source.replace("from typing import TYPE_CHECKING\n", "from typing import TYPE_CHECKING\nfrom torch import nn\n")
+    assert "import torch\n" in fixed(with_runtime_import, everywhere)  # torch is a dependency already: import it
+
+
 def test_no_fix_when_torch_means_something_else() -> None:
     source = "import logging\nfrom torch import compile\n\ntorch = None\n\n@compile\ndef f(x):\n    logging.info('a')\n    return x\n"
     (diagnostic,) = lint_source(source)

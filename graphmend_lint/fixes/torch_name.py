@@ -10,6 +10,12 @@ lookup: an ``import torch`` (or ``import torch as T``) visible from that point
 is reused; when none is, the fix adds ``import torch`` after the module's
 leading imports, unless the name ``torch`` means something else there, in
 which case there is no safe name and the fix is declined.
+
+An import under ``if TYPE_CHECKING:`` binds nothing at run time. And
+``import torch`` is only added to a module that already imports from torch
+at its top level: transformers' ``import_utils.py`` imports torch only under
+``TYPE_CHECKING`` and inside functions, because torch is optional there; a
+top-level ``import torch`` would break ``import transformers`` without torch.
 """
 
 from __future__ import annotations
@@ -37,8 +43,8 @@ def torch_name_at(analysis: FileAnalysis, node: nodes.NodeNG) -> TorchName | Non
     for name in _torch_aliases(analysis):
         if _binds_torch_module(node, name):
             return TorchName(name)
-    if _lookup(node, MODULE):  # `torch` is bound to something else here
-        return None
+    if _lookup(node, MODULE) or not _imports_torch_at_top_level(analysis.module):
+        return None  # `torch` means something else here, or torch is not a dependency of the module
     return TorchName(MODULE, (_import_edit(analysis),))
 
 
@@ -49,9 +55,32 @@ def _torch_aliases(analysis: FileAnalysis) -> list[str]:
 
 
 def _binds_torch_module(node: nodes.NodeNG, name: str) -> bool:
-    """Every binding of *name* visible from *node* is an ``import torch`` (under that name)."""
+    """Every binding of *name* visible from *node* is an ``import torch`` (under that name) that runs."""
     bindings = _lookup(node, name)
-    return bool(bindings) and all(_imports_torch_as(binding, name) for binding in bindings)
+    return bool(bindings) and all(
+        _imports_torch_as(binding, name) and not _for_type_checking(binding) for binding in bindings
+    )
+
+
+def _imports_torch_at_top_level(module: nodes.Module) -> bool:
+    """Some import of torch or a torch submodule runs when *module* is imported (not in a function)."""
+    for statement in module.nodes_of_class((nodes.Import, nodes.ImportFrom), skip_klass=(nodes.FunctionDef,)):
+        if _for_type_checking(statement):
+            continue
+        names = [statement.modname] if isinstance(statement, nodes.ImportFrom) else [n for n, _ in statement.names]
+        if any(name == MODULE or name.startswith(MODULE + ".") for name in names):
+            return True
+    return False
+
+
+def _for_type_checking(statement: nodes.NodeNG) -> bool:
+    """*statement* sits under ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``): it never runs."""
+    child, parent = statement, statement.parent
+    while parent is not None and not isinstance(parent, nodes.Module):
+        if isinstance(parent, nodes.If) and child in parent.body and "TYPE_CHECKING" in parent.test.as_string():
+            return True
+        child, parent = parent, parent.parent
+    return False
 
 
 def _imports_torch_as(binding: nodes.NodeNG, name: str) -> bool:
