@@ -62,6 +62,8 @@ MODES = ("eval", "train")
 PACKAGE = "transformers"
 #: Stands for the package folder in exception messages, which name files of the copy or of the original.
 PACKAGE_MARK = "<transformers>"
+#: Broken imports printed (one cause usually breaks every module that imports the broken one).
+SHOWN = 20
 
 
 # ---------------------------------------------------------------- child: one package, one model, both modes
@@ -279,8 +281,10 @@ def main(argv: list[str] | None = None) -> int:
               + (f"; CLI failed: {cli_errors}" if cli_errors else ""))
         print(f"changed modules imported: {imports.checked}, broken by the fix: {len(imports.broken_by_fix)}, "
               f"failing before too: {imports.failing_before_too}")
-        for item in imports.broken_by_fix:
+        for item in imports.broken_by_fix[:SHOWN]:
             print(f"  import broken: {item}")
+        if len(imports.broken_by_fix) > SHOWN:
+            print(f"  ... and {len(imports.broken_by_fix) - SHOWN} more (all of them in --json)")
         print(table(rows))
         print(summary(rows))
         if args.keep:
