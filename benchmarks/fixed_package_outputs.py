@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
             fixed_parent, fix_seconds, cli_errors = fix_copy(workdir, timeout=3600)
         changed = changed_files(original_root, fixed_parent / PACKAGE)
         changed_py = [f"{PACKAGE}/{path}" for path in changed if path.endswith(".py")]
-        print(f"{len(changed)} files changed in {fix_seconds:.0f} s; importing them ...", file=sys.stderr, flush=True)
+        print(f"{len(changed)} files changed; importing them ...", file=sys.stderr, flush=True)
         imports = check_imports(original_root.parent, fixed_parent, changed_py)
 
         rows = []
@@ -277,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
             rows += [compare_outcomes(model_type, mode, original[mode], fixed[mode]) for mode in MODES]
             print(table(rows[-len(MODES):]).splitlines()[-1], file=sys.stderr, flush=True)
 
-        print(f"files changed by the fix: {len(changed)} ({fix_seconds:.0f} s)"
+        source = f"reused {fixed_parent}" if args.fixed_root else f"{fix_seconds:.0f} s"
+        print(f"files changed by the fix: {len(changed)} ({source})"
               + (f"; CLI failed: {cli_errors}" if cli_errors else ""))
         print(f"changed modules imported: {imports.checked}, broken by the fix: {len(imports.broken_by_fix)}, "
               f"failing before too: {imports.failing_before_too}")
