@@ -71,20 +71,10 @@ def forget_warning_memos() -> None:
 
 
 def breaks_json(report: Any) -> dict[str, Any]:
-    """The same fields as a verify arm's ``breaks`` (``graphmend_lint/verify/arm.py``)."""
-    splitting = set(report.splitting_sites)
-    return {
-        "graph_count": report.graph_count,
-        "explain_break_count": report.explain_break_count,
-        "graph_break_count": report.splitting_count,
-        "logged_sites": report.break_count,
-        "breaks": [
-            {"reason": s.reason, "gb_id": s.gb_id, "filename": s.filename, "line": s.line, "splits": s in splitting}
-            for s in report.sites
-        ],
-        "skipped_frames": list(report.skipped_frames),
-        "fullgraph": None,
-    }
+    """A verify arm's ``breaks`` (``graphmend_lint/verify/arm.py``); fullgraph is not checked in the scan."""
+    from graphmend_lint.verify.arm import breaks_json as arm_breaks_json
+
+    return {**arm_breaks_json(report), "fullgraph": None}
 
 
 def fresh_workload(target: str, train: bool, hf_config: dict[str, Any]) -> Any:

@@ -214,7 +214,7 @@ def run_arm(spec: ArmSpec) -> dict[str, Any]:
             report = capture_breaks_over(
                 workload.callable, workload.inputs, before_each=lambda: torch.manual_seed(spec.seed)
             )
-        result["breaks"] = _breaks_json(report)
+        result["breaks"] = breaks_json(report)
 
         if spec.fullgraph:
             progress(spec.role, "checking torch.compile(fullgraph=True) on every input set")
@@ -273,7 +273,8 @@ def _first_set(*values: float | None) -> float:
     return next(v for v in values if v is not None)
 
 
-def _breaks_json(report: Any) -> dict[str, Any]:
+def breaks_json(report: Any) -> dict[str, Any]:
+    """An arm's ``breaks``: graph counts and every logged site (the census scan writes the same)."""
     splitting = set(report.splitting_sites)
     return {
         "graph_count": report.graph_count,
