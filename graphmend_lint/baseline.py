@@ -70,7 +70,7 @@ def _project_path(path: str, root: str) -> str:
     return os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
 
 
-def _flagged_source(text: str, line_comments: Mapping[int, tuple[int, str]], line: int) -> str:
+def flagged_source(text: str, line_comments: Mapping[int, tuple[int, str]], line: int) -> str:
     """Line *line* of *text* without its comment, with blanks collapsed."""
     code = SourceFile(text).line(line)
     comment = line_comments.get(line)
@@ -107,7 +107,7 @@ def keyed(
         text = texts.get(where, "")
         if where not in line_comments:
             line_comments[where] = comments(text)
-        source = _flagged_source(text, line_comments[where], diagnostic.start.line)
+        source = flagged_source(text, line_comments[where], diagnostic.start.line)
         identity = (_project_path(diagnostic.path, root), diagnostic.code, source)
         occurrence = seen.get(identity, 0)
         seen[identity] = occurrence + 1

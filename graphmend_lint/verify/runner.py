@@ -78,6 +78,7 @@ class RunOptions:
     verbose: bool = False
     threads: int | None = None
     cold_runs: int = 3  # fresh processes per arm timing the cold start (with ``bench``)
+    recompiles: bool = False  # count recompilations too (see :mod:`.recompiles`)
 
 
 class ArmCrashed(Exception):
@@ -206,6 +207,7 @@ class TargetSession:
             threads=options.threads,
             cold_only=cold_only,
             fullgraph=fullgraph,
+            recompiles=options.recompiles,
         )
 
     def run_original(self, plan: ArmPlan) -> ArmResult:
