@@ -25,6 +25,7 @@ from graphmend_lint.verify.baseline import Comparison, MeasuredRecompile, Measur
 from graphmend_lint.verify.gate import GateRun
 
 RECOMPILE_CODE = "recompile"
+RECOMPILE_NAME = "Dynamo compiled a function again: a guard of an earlier compilation failed"
 
 
 def render(run: GateRun, output_format: str) -> str:
@@ -173,11 +174,11 @@ def _diagnostic(comparison: Comparison, found: MeasuredSite | MeasuredRecompile)
 def _report(run: GateRun) -> Report:
     diagnostics = [_diagnostic(c, f) for c, f in _new(run) if f.key.party == FIRST_PARTY]
     gb_ids = {d.code for d in diagnostics if d.code.startswith("GB")}
-    reasons = {f.key.gb_id: f.reason for _, f in _new(run) if isinstance(f, MeasuredSite)}
+    names = {f.key.gb_id: f.reason for _, f in _new(run) if isinstance(f, MeasuredSite)}
     return Report(
         tuple(diagnostics),
         rule_urls={gb: gb_url(gb) for gb in gb_ids},
-        rule_names={gb: reasons[gb] for gb in gb_ids},
+        rule_names={**{gb: names[gb] for gb in gb_ids}, RECOMPILE_CODE: RECOMPILE_NAME},
         tool_version=__version__,
     )
 
