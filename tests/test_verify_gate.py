@@ -140,3 +140,36 @@ def test_identical_lines_are_counted_and_the_file_round_trips(tmp_path):
     unknown = compare("other.py::factory", Measurement((_site(7),), ()), None)
     assert unknown.grew and unknown.stored is None
     assert not compare(TARGET, Measurement((), ()), Breaks()).grew
+
+
+@pytest.mark.dynamo
+def test_a_break_inside_an_installed_package_is_third_party(tmp_path):
+    pytest.importorskip("torch")
+    packages = tmp_path / "venv" / "lib" / "site-packages"
+    (packages / "fakepkg").mkdir(parents=True)
+    (packages / "fakepkg" / "__init__.py").write_text("def report(y):\n    print('y', y.shape)\n    return y\n")
+    program = tmp_path / "prog.py"
+    _edit(program, BREAK_LINE, "fakepkg.report(y)")
+    program.write_text("import fakepkg\n" + program.read_text())
+    written = run_cli("verify", TARGET, "--write-baseline", "breaks.json", "--output-format", "json",
+                      cwd=tmp_path, env={"PYTHONPATH": str(packages)})
+    assert written.code == 0, written.err
+    (entry,) = json.loads(written.out)["targets"]
+    assert [(s["party"], s["package"], s["path"], s["line"], s["source"]) for s in entry["sites"]] == [
+        (THIRD_PARTY, "fakepkg", "fakepkg/__init__.py", 2, "print('y', y.shape)")]
+    assert "third-party (fakepkg) fakepkg/__init__.py:2" in written.err
+
+
+def test_annotations_place_first_party_sites_and_name_third_party_ones():
+    from graphmend_lint.verify.gate import gate_run
+    from graphmend_lint.verify.gate_report import render
+
+    inside = MeasuredSite(SiteKey(THIRD_PARTY, "fakepkg/core.py", "GB0059", "print(y)"),
+                          "/v/site-packages/fakepkg/core.py", 5, "print", "fakepkg", 4)
+    run = gate_run(Path("breaks.json"), False, {TARGET: Measurement((_site(7), inside), ())}, {TARGET: Breaks()})
+    first, third = render(run, "github").splitlines()
+    assert first.startswith("::error file=prog.py,line=7,") and "title=GB0059::" in first
+    assert first.endswith("new graph break in prog.py::factory (not in the baseline): print")
+    assert third.startswith("::error title=new third-party break::prog.py::factory:")
+    assert "third-party (fakepkg) fakepkg/core.py:5" in third
+    assert [r["ruleId"] for r in json.loads(render(run, "sarif"))["runs"][0]["results"]] == ["GB0059"]

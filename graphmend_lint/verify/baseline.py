@@ -43,7 +43,7 @@ from typing import Any
 from graphmend_lint.baseline import flagged_source
 from graphmend_lint.noqa import comments
 from graphmend_lint.source import DecodeError, SourceFile
-from graphmend_lint.verify.attribution import FIRST_PARTY, Origin, attribute
+from graphmend_lint.verify.attribution import attribute
 from graphmend_lint.verify.results import ArmResult
 
 FORMAT_KEY = "graphmend-lint-verify-baseline"
@@ -287,6 +287,3 @@ def _breaks(entry: dict[str, Any]) -> Breaks:
         recompiles[RecompileKey(str(row["party"]), str(row["path"]), str(row["function"]))] += int(row["count"])
     return Breaks(sites, recompiles)
 
-
-def is_first_party(origin: Origin | SiteKey) -> bool:
-    return origin.party == FIRST_PARTY

@@ -50,17 +50,25 @@ def _where(site: MeasuredSite) -> str:
     return f"{site.key.party}{package} {site.key.path}:{site.line}"
 
 
+def _site_text(site: MeasuredSite) -> str:
+    return f"{_where(site)}  {site.key.gb_id or '-'}  {site.reason}  `{site.key.source}`"
+
+
 def _site_line(site: MeasuredSite, marker: str) -> str:
-    return f"  {marker} {_where(site)}  {site.key.gb_id or '-'}  {site.reason}  `{site.key.source}`"
+    return f"  {marker} {_site_text(site)}"
 
 
 def _gone_line(key: SiteKey) -> str:
     return f"  - {key.party} {key.path}  {key.gb_id or '-'}  `{key.source}`  (gone)"
 
 
-def _recompile_line(recompile: MeasuredRecompile, marker: str) -> str:
+def _recompile_text(recompile: MeasuredRecompile) -> str:
     key = recompile.key
-    return f"  {marker} recompile of {key.function} ({key.party} {key.path}:{recompile.line}): {recompile.reason}"
+    return f"recompile of {key.function} ({key.party} {key.path}:{recompile.line}): {recompile.reason}"
+
+
+def _recompile_line(recompile: MeasuredRecompile, marker: str) -> str:
+    return f"  {marker} {_recompile_text(recompile)}"
 
 
 def text(run: GateRun) -> str:
@@ -188,6 +196,6 @@ def _github(run: GateRun) -> str:
     out = github.render(_report(run))
     for comparison, found in _new(run):
         if found.key.party != FIRST_PARTY:
-            what = _site_line(found, "+") if isinstance(found, MeasuredSite) else _recompile_line(found, "+")
-            out += f"::error title=new third-party break::{github.escape_data(comparison.target + ':' + what)}\n"
+            what = _site_text(found) if isinstance(found, MeasuredSite) else _recompile_text(found)
+            out += f"::error title=new third-party break::{github.escape_data(f'{comparison.target}: {what}')}\n"
     return out

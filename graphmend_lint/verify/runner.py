@@ -210,10 +210,10 @@ class TargetSession:
             recompiles=options.recompiles,
         )
 
-    def run_original(self, plan: ArmPlan) -> ArmResult:
+    def run_original(self, plan: ArmPlan, fullgraph: bool = True) -> ArmResult:
         """Run the original arm; raises :class:`ArmError` when it cannot run."""
-        data = run_arm_process(self._spec("original", plan, "original.json"), self.directory, self.options,
-                               self.progress)
+        spec = self._spec("original", plan, "original.json", fullgraph=fullgraph)
+        data = run_arm_process(spec, self.directory, self.options, self.progress)
         if "error" in data:
             raise ArmError(_error_text(data, self.options.verbose))
         return ArmResult.from_json(data)
