@@ -93,7 +93,7 @@ def test_gate_fails_only_on_new_sites_or_recompiles(tmp_path):
 
 @pytest.mark.parametrize(
     ("content", "complaint"),
-    [("{not json", "break baseline is not valid JSON"), ('{"findings": []}', "not a graphmend-lint verify baseline")],
+    [("{not json", "break baseline is not valid JSON"), ('{"findings": []}', "not a graphmend-lint break baseline")],
 )
 def test_bad_baseline_is_named_before_anything_runs(tmp_path, content, complaint):
     (tmp_path / "breaks.json").write_text(content)

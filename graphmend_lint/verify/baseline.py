@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphmend_lint.baseline import flagged_source
+from graphmend_lint.baseline import BaselineError, flagged_source, read_json_file, write_file
 from graphmend_lint.noqa import comments
 from graphmend_lint.source import DecodeError, SourceFile
 from graphmend_lint.verify.attribution import attribute
@@ -48,13 +48,10 @@ from graphmend_lint.verify.results import ArmResult
 
 FORMAT_KEY = "graphmend-lint-verify-baseline"
 FORMAT_VERSION = 1
+KIND = "break baseline"  # how messages name the file
 # Dynamo names the function that resumes after a break by the break's line
 # (torch 2.13: ``torch_dynamo_resume_in_step_at_7``); the line must not be in a key.
 _RESUME_NAME = re.compile(r"^torch_dynamo_resume_in_(?P<function>.+)_at_\d+$")
-
-
-class BaselineError(Exception):
-    """A break baseline that cannot be read or is not one; the message names the file."""
 
 
 @dataclass(frozen=True, order=True)
@@ -247,33 +244,21 @@ def _rows(entries: list[dict[str, Any]]) -> str:
 
 
 def write_baseline(path: Path, targets: Mapping[str, Breaks]) -> None:
-    try:
-        path.write_text(baseline_text(targets), encoding="utf-8")
-    except OSError as error:
-        raise BaselineError(f"{path}: cannot write break baseline: {error.strerror or error}") from error
+    write_file(path, baseline_text(targets), KIND)
 
 
 def read_baseline(path: Path) -> dict[str, Breaks]:
     """Each stored target's breaks; :class:`BaselineError` names the file and what is wrong with it."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise BaselineError(f"{path}: cannot read break baseline: {error.strerror or error}") from error
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise BaselineError(f"{path}: break baseline is not valid JSON: {error}") from error
-    if not isinstance(data, dict) or data.get(FORMAT_KEY) != FORMAT_VERSION:
-        raise BaselineError(
-            f'{path}: not a graphmend-lint verify baseline (expected "{FORMAT_KEY}": {FORMAT_VERSION}); '
-            "write one with `graphmend-lint verify TARGET... --write-baseline FILE`"
-        )
+    data = read_json_file(path, KIND, FORMAT_KEY, FORMAT_VERSION,
+                          "write one with `graphmend-lint verify TARGET... --write-baseline FILE`")
     targets = data.get("targets")
     if not isinstance(targets, dict):
-        raise BaselineError(f'{path}: break baseline has no "targets" object')
+        raise BaselineError(f'{path}: {KIND} has no "targets" object')
     try:
         return {str(name): _breaks(entry) for name, entry in targets.items()}
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise BaselineError(
-            f"{path}: malformed break baseline entry ({error!r}); sites need party, path, gb_id, source "
+            f"{path}: malformed {KIND} entry ({error!r}); sites need party, path, gb_id, source "
             "and count, recompiles party, path, function and count"
         ) from error
 

@@ -20,8 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from graphmend_lint.baseline import BaselineError
 from graphmend_lint.config import SCOPES, ConfigError, Settings, cli_codes, load_settings, with_overrides
-from graphmend_lint.verify.baseline import BaselineError
 from graphmend_lint.verify.bench import BenchOptions
 from graphmend_lint.verify.hook import LinterTransform, ReferencedTransform, identity
 from graphmend_lint.verify.plot import PlotUnavailable, require_matplotlib
