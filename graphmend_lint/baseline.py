@@ -40,6 +40,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.engine import FileReport, RunReport
@@ -70,7 +71,7 @@ def _project_path(path: str, root: str) -> str:
     return os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
 
 
-def _flagged_source(text: str, line_comments: Mapping[int, tuple[int, str]], line: int) -> str:
+def flagged_source(text: str, line_comments: Mapping[int, tuple[int, str]], line: int) -> str:
     """Line *line* of *text* without its comment, with blanks collapsed."""
     code = SourceFile(text).line(line)
     comment = line_comments.get(line)
@@ -107,7 +108,7 @@ def keyed(
         text = texts.get(where, "")
         if where not in line_comments:
             line_comments[where] = comments(text)
-        source = _flagged_source(text, line_comments[where], diagnostic.start.line)
+        source = flagged_source(text, line_comments[where], diagnostic.start.line)
         identity = (_project_path(diagnostic.path, root), diagnostic.code, source)
         occurrence = seen.get(identity, 0)
         seen[identity] = occurrence + 1
@@ -130,26 +131,39 @@ def baseline_text(found: Iterable[Key]) -> str:
 def write_baseline(path: Path, found: Iterable[Key]) -> int:
     """Write the baseline file; returns how many findings it holds."""
     stored = _stored(found)
-    try:
-        path.write_text(baseline_text(stored), encoding="utf-8")
-    except OSError as error:
-        raise BaselineError(f"{path}: cannot write baseline: {error.strerror or error}") from error
+    write_file(path, baseline_text(stored), "baseline")
     return len(stored)
+
+
+def write_file(path: Path, text: str, kind: str) -> None:
+    """Write a baseline file of *kind* (``baseline``, ``break baseline``); :class:`BaselineError` if it fails."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise BaselineError(f"{path}: cannot write {kind}: {error.strerror or error}") from error
+
+
+def read_json_file(path: Path, kind: str, format_key: str, version: int, hint: str) -> dict[str, Any]:
+    """A baseline file's JSON object, once its format marker is checked.
+
+    Shared by the lint baseline and verify's break baseline so that both name
+    the file, and say what is wrong with it, in the same words; *hint* says
+    how to write a good one.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise BaselineError(f"{path}: cannot read {kind}: {error.strerror or error}") from error
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise BaselineError(f"{path}: {kind} is not valid JSON: {error}") from error
+    if not isinstance(data, dict) or data.get(format_key) != version:
+        raise BaselineError(f"{path}: not a graphmend-lint {kind} (expected \"{format_key}\": {version}); {hint}")
+    return data
 
 
 def read_baseline(path: Path) -> frozenset[Key]:
     """The keys stored in a baseline file; :class:`BaselineError` names the file and what is wrong."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise BaselineError(f"{path}: cannot read baseline: {error.strerror or error}") from error
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise BaselineError(f"{path}: baseline is not valid JSON: {error}") from error
-    if not isinstance(data, dict) or data.get(FORMAT_KEY) != FORMAT_VERSION:
-        raise BaselineError(
-            f"{path}: not a graphmend-lint baseline (expected \"{FORMAT_KEY}\": {FORMAT_VERSION}); "
-            "write one with --write-baseline"
-        )
+    data = read_json_file(path, "baseline", FORMAT_KEY, FORMAT_VERSION, "write one with --write-baseline")
     entries = data.get("findings")
     if not isinstance(entries, list):
         raise BaselineError(f"{path}: baseline has no \"findings\" list")

@@ -13,7 +13,11 @@ One job per module (see ``docs/verify.md``):
 * ``arm``: one arm in a fresh subprocess; ``runner``: both arms of a target;
 * ``reconcile``: pair runtime breaks with static findings;
 * ``results``, ``report``, ``plot``: result objects and their renderings;
-* ``cli``: ``graphmend-lint verify``; ``rollback``: ``--fix --verify``.
+* ``cli``: ``graphmend-lint verify``; ``rollback``: ``--fix --verify``;
+* the break gate (``--baseline``): ``recompiles`` counts recompilations,
+  ``attribution`` tells first-party from third-party files, ``baseline`` keys
+  and stores sites, ``gate`` measures the original code, ``gate_report``
+  renders text, JSON, GitHub annotations and SARIF.
 
 Only ``arm`` (in its subprocess) and the modules it calls import torch; the
 parent process of ``graphmend-lint verify`` never does.

@@ -71,6 +71,7 @@ class ArmSpec:
     threads: int | None = None  # torch.set_num_threads; None keeps torch's default
     cold_only: bool = False  # time the first compiled call and nothing else
     fullgraph: bool = True  # also check torch.compile(fullgraph=True) (reconciliation's extra arms skip it)
+    recompiles: bool = False  # also count recompilations over the input sets (the break gate asks for it)
 
 
 def progress(role: str, message: str) -> None:
@@ -216,6 +217,9 @@ def run_arm(spec: ArmSpec) -> dict[str, Any]:
             )
         result["breaks"] = breaks_json(report)
 
+        if spec.recompiles:
+            result["recompiles"] = _recompiles(spec, grad_mode)
+
         if spec.fullgraph:
             progress(spec.role, "checking torch.compile(fullgraph=True) on every input set")
             result["fullgraph"] = _fullgraph(spec, grad_mode)
@@ -266,6 +270,19 @@ def _fullgraph(spec: ArmSpec, grad_mode: Callable[[], Any]) -> dict[str, Any]:
                 first_line = (str(error).strip().splitlines() or [""])[0]
                 return {"passes": False, "error": f"{type(error).__name__}: {first_line}"}
     return {"passes": True, "error": ""}
+
+
+def _recompiles(spec: ArmSpec, grad_mode: Callable[[], Any]) -> list[dict[str, Any]]:
+    """Recompilations of one compiled callable over every input set, on a fresh workload."""
+    import torch
+
+    from graphmend_lint.verify.recompiles import count_recompiles
+
+    progress(spec.role, "counting recompilations over the input sets")
+    workload = _fresh_workload(spec)
+    with _phase("dynamo"), grad_mode():
+        found = count_recompiles(workload.callable, workload.inputs, before_each=lambda: torch.manual_seed(spec.seed))
+    return [asdict(recompile) for recompile in found]
 
 
 def _first_set(*values: float | None) -> float:

@@ -16,9 +16,11 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from graphmend_lint.baseline import BaselineError
 from graphmend_lint.config import SCOPES, ConfigError, Settings, cli_codes, load_settings, with_overrides
 from graphmend_lint.verify.bench import BenchOptions
 from graphmend_lint.verify.hook import LinterTransform, ReferencedTransform, identity
@@ -35,6 +37,10 @@ from graphmend_lint.verify.targets import (
 )
 
 EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
+GATE_FORMATS = ("text", "json", "github", "sarif")
+#: Options of a full verification that mean nothing to the gate, which runs the original code only.
+_NOT_FOR_THE_GATE = {"bench": "--bench", "json": "--json", "markdown": "--markdown", "plot": "--plot",
+                     "transform": "--transform", "unsafe_fixes": "--unsafe-fixes"}
 
 
 class UsageError(Exception):
@@ -98,6 +104,15 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--json", metavar="FILE", help="write one JSON object per target")
     output.add_argument("--markdown", metavar="FILE", help="write a Markdown report for a pull request")
     output.add_argument("--plot", metavar="FILE.png", help="write a before/after bar chart (needs matplotlib)")
+    gate = parser.add_argument_group(
+        "break gate (CI)", "measure the ORIGINAL code only (no fix applied): logged break sites and recompiles"
+    )
+    gate.add_argument("--write-baseline", metavar="FILE",
+                      help="store each target's logged break sites and recompiles in FILE")
+    gate.add_argument("--baseline", metavar="FILE",
+                      help="exit 1 when a target's logged break sites or recompiles grow beyond FILE")
+    gate.add_argument("--output-format", choices=GATE_FORMATS, default="text",
+                      help="the gate's report on stdout (default text; other formats also print text on stderr)")
     return parser
 
 
@@ -168,6 +183,53 @@ def _run_options(args: argparse.Namespace) -> RunOptions:
     )
 
 
+def _scope(target: TargetSpec, args: argparse.Namespace) -> tuple[str, ...]:
+    """The modules an arm compiles through the hook: the target's default scope plus ``--scope-module``."""
+    return tuple(dict.fromkeys([*default_scope_modules(target), *(args.scope_module or ())]))
+
+
+def _check_gate_options(args: argparse.Namespace) -> None:
+    if args.baseline and args.write_baseline:
+        raise UsageError("give --baseline FILE or --write-baseline FILE, not both")
+    if not (args.baseline or args.write_baseline):
+        if args.output_format != "text":
+            raise UsageError("--output-format is for the break gate: use it with --baseline or --write-baseline")
+        return
+    given = [flag for name, flag in _NOT_FOR_THE_GATE.items() if getattr(args, name)]
+    if given:
+        raise UsageError(f"{', '.join(given)} cannot be used with --baseline/--write-baseline, which measure "
+                         "the original code only")
+
+
+def gate_main(args: argparse.Namespace) -> int:
+    """``--baseline``/``--write-baseline``: measure each target's original code, then compare or store it.
+
+    A bad baseline file is reported before any target runs: minutes of
+    compiling must not end in "cannot read breaks.json".
+    """
+    from graphmend_lint.verify import baseline, gate, gate_report
+
+    path = Path(args.baseline or args.write_baseline)
+    stored = baseline.read_baseline(path) if args.baseline else None
+    settings = _settings(args)
+    targets = _targets(args, settings)
+    options = replace(_run_options(args), recompiles=True)
+    show = _progress_printer()
+    measured: dict[str, baseline.Measurement | str] = {}
+    for index, target in enumerate(targets, 1):
+        name = gate.baseline_key(target, settings.root)
+        show(f"{name} ({index}/{len(targets)}): measuring the original code (no fix applied)")
+        plan = ArmPlan(_scope(target, args), identity)
+        measured[name] = gate.measure_original(target, plan, options, _prefixed(show, name), settings.root)
+    run = gate.gate_run(path, stored is None, measured, stored)
+    if run.writing and not run.errors:
+        baseline.write_baseline(path, {name: m.breaks for name, m in run.measured.items()})
+    sys.stdout.write(gate_report.render(run, args.output_format))
+    if args.output_format != "text":
+        sys.stderr.write(gate_report.text(run))
+    return run.exit_code
+
+
 def verify_all(args: argparse.Namespace) -> list[TargetResult]:
     """Verify every target in turn (the parsed-arguments half of :func:`main`)."""
     settings = _settings(args)
@@ -177,7 +239,7 @@ def verify_all(args: argparse.Namespace) -> list[TargetResult]:
     results = []
     for index, target in enumerate(targets, 1):
         lint_settings = lint_settings_for(target, settings, args)
-        scope = tuple(dict.fromkeys([*default_scope_modules(target), *(args.scope_module or ())]))
+        scope = _scope(target, args)
         fix = (
             ReferencedTransform(args.transform, str(Path.cwd()))
             if args.transform
@@ -207,10 +269,13 @@ def main(argv: list[str]) -> int:
     """Entry point dispatched by ``graphmend-lint verify``."""
     args = build_parser().parse_args(argv)
     try:
+        _check_gate_options(args)
+        if args.baseline or args.write_baseline:
+            return gate_main(args)
         if args.plot:
             require_matplotlib()  # fail in a second, not after minutes of compiling
         results = verify_all(args)
-    except (UsageError, TargetError, ConfigError, PlotUnavailable) as error:
+    except (UsageError, TargetError, ConfigError, PlotUnavailable, BaselineError) as error:
         print(f"graphmend-lint verify: error: {error}", file=sys.stderr)
         return EXIT_ERROR
     from graphmend_lint.verify import report

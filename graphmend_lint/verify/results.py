@@ -54,6 +54,8 @@ class ArmResult:
     seconds: float = 0.0
     entry: str | None = None  # the compiled callable's dotted name, seeded into the linter
     fullgraph: dict[str, Any] | None = None  # {"passes": bool, "error": str}
+    # {"filename", "function", "line", "reason"} per recompilation; None when not counted
+    recompiles: list[dict[str, Any]] | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ArmResult:
@@ -75,6 +77,7 @@ class ArmResult:
             seconds=float(data.get("seconds", 0.0)),
             entry=data.get("entry"),
             fullgraph=data.get("fullgraph"),
+            recompiles=data.get("recompiles"),
         )
 
     @property
@@ -110,6 +113,7 @@ class ArmResult:
             "fixes_held_back": self.held_back,
             "entry": self.entry,
             "seconds": self.seconds,
+            **({} if self.recompiles is None else {"recompiles": self.recompiles}),
         }
 
 

@@ -78,6 +78,7 @@ class RunOptions:
     verbose: bool = False
     threads: int | None = None
     cold_runs: int = 3  # fresh processes per arm timing the cold start (with ``bench``)
+    recompiles: bool = False  # count recompilations too (see :mod:`.recompiles`)
 
 
 class ArmCrashed(Exception):
@@ -206,12 +207,13 @@ class TargetSession:
             threads=options.threads,
             cold_only=cold_only,
             fullgraph=fullgraph,
+            recompiles=options.recompiles,
         )
 
-    def run_original(self, plan: ArmPlan) -> ArmResult:
+    def run_original(self, plan: ArmPlan, fullgraph: bool = True) -> ArmResult:
         """Run the original arm; raises :class:`ArmError` when it cannot run."""
-        data = run_arm_process(self._spec("original", plan, "original.json"), self.directory, self.options,
-                               self.progress)
+        spec = self._spec("original", plan, "original.json", fullgraph=fullgraph)
+        data = run_arm_process(spec, self.directory, self.options, self.progress)
         if "error" in data:
             raise ArmError(_error_text(data, self.options.verbose))
         return ArmResult.from_json(data)
