@@ -25,6 +25,7 @@ if str(REPO) not in sys.path:  # `tests.corpus` is imported as a package from th
     sys.path.insert(0, str(REPO))
 
 from tests.corpus import layout  # noqa: E402
+from tests.corpus.acid import acid  # noqa: E402
 
 #: The size issue 14 asks for.
 CORPUS_SIZE_FLOOR = 300
@@ -132,3 +133,12 @@ def test_fixes_never_add_logged_breaks(corpus_run: dict[str, Any], split: str, m
     fixed = corpus_run["splits"][split]["fix"][mode]
     assert fixed["more_breaks"] in ([], 0), fixed["more_breaks"]
     assert fixed["sites_after"] <= fixed["sites_before"]
+
+
+@pytest.mark.dynamo
+@pytest.mark.parametrize("mode", ["safe", "unsafe"])
+def test_a_program_whose_every_break_got_a_fix_compiles_whole(corpus_run: dict[str, Any], mode: str) -> None:
+    """The acid test on the dev split: every logged line fixed means ``fullgraph=True`` passes after the fix."""
+    eligible, failing = acid(layout.discover("dev"), corpus_run["answers"], mode)
+    assert eligible >= 5, eligible  # enough programs that the test can fail
+    assert failing == []
