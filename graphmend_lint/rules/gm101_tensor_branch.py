@@ -13,8 +13,8 @@ from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.predicate import is_elif, predicated_fix
 from graphmend_lint.fixes.predicate_branch import if_statement
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gb_types import gb_types
 
-DATA_DEPENDENT_BRANCHING = {"GB0170": "Data-dependent branching"}
 FIX_MESSAGE = "Select with `torch.where` instead of branching"
 
 
@@ -110,7 +110,7 @@ class TensorDependentBranch(Rule):
     code = "GM101"
     name = "tensor-dependent-branch"
     summary = "`if` on a tensor value splits the graph"
-    dynamo_gb = DATA_DEPENDENT_BRANCHING
+    dynamo_gb = gb_types("GB0170")
     fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         "import torch\n\n@torch.compile\ndef f(x):\n    if x.shape[0] > 1:\n        x = x * 2\n    return x\n",

@@ -10,7 +10,7 @@ from graphmend_lint.analysis.conditions import snippet, tensor_condition_parts
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.rules.base import Example, Rule
-from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
+from graphmend_lint.rules.gb_types import gb_types
 
 
 class TensorDependentLoop(Rule):
@@ -43,7 +43,7 @@ class TensorDependentLoop(Rule):
     code = "GM102"
     name = "tensor-dependent-loop"
     summary = "`while` on a tensor value breaks the graph on every iteration"
-    dynamo_gb = DATA_DEPENDENT_BRANCHING
+    dynamo_gb = gb_types("GB0170")
     valid = ("import torch\n\n@torch.compile\ndef f(x, n: int):\n    i = 0\n    while i < n:\n        x = x * 2\n        i += 1\n    return x\n",)
     invalid = (Example("import torch\n\n@torch.compile\ndef f(x):\n    while x.sum() < 100:\n        x = x * 2\n    return x\n"),)
 

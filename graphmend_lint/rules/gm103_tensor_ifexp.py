@@ -12,7 +12,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.predicate import Predicator, predicated_fix
 from graphmend_lint.rules.base import Example, Rule
-from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
+from graphmend_lint.rules.gb_types import gb_types
 
 
 class TensorDependentConditionalExpression(Rule):
@@ -46,7 +46,7 @@ class TensorDependentConditionalExpression(Rule):
     code = "GM103"
     name = "tensor-dependent-conditional-expression"
     summary = "`a if <tensor> else b` splits the graph"
-    dynamo_gb = DATA_DEPENDENT_BRANCHING
+    dynamo_gb = gb_types("GB0170")
     fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = ("import torch\n\n@torch.compile\ndef f(x):\n    return x * 2 if x.dim() == 2 else x\n",)
     invalid = (

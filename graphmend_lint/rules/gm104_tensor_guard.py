@@ -12,7 +12,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.predicate import Predicator, declined_fix, predicated_fix
 from graphmend_lint.rules.base import Example, Rule
-from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
+from graphmend_lint.rules.gb_types import gb_types
 
 
 #: GM104's ``compiled-exception`` option: what the user accepts under torch.compile.
@@ -70,7 +70,7 @@ class TensorValidationGuard(Rule):
     code = "GM104"
     name = "tensor-validation-guard"
     summary = "`if <tensor>: raise` splits the graph to validate"
-    dynamo_gb = DATA_DEPENDENT_BRANCHING
+    dynamo_gb = gb_types("GB0170")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     options = {"compiled-exception": KEEP}
     valid = ("import torch\n\n@torch.compile\ndef f(x):\n    if x.dim() != 2:\n        raise ValueError('2-D only')\n    return x\n",)

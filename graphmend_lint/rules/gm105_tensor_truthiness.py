@@ -12,6 +12,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.predicate import Predicator, predicated_fix
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gb_types import gb_types
 
 #: Where a boolean expression is a condition: GM101-GM104 report those.
 _CONDITION_PARENTS = (nodes.If, nodes.While, nodes.IfExp, nodes.Assert, nodes.Comprehension)
@@ -61,7 +62,7 @@ class TensorTruthiness(Rule):
     code = "GM105"
     name = "tensor-truthiness"
     summary = "`and`/`or`/`not` on a tensor value forces a host sync"
-    dynamo_gb = {"GB0170": "Data-dependent branching", "GB0033": "Data dependent operator"}
+    dynamo_gb = gb_types("GB0170", "GB0033")
     fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     valid = (
         "import torch\n\n@torch.compile\ndef f(x):\n    if (x > 0).any() and x.sum() > 1:\n        x = x * 2\n    return x\n",

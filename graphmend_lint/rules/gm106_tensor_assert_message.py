@@ -13,7 +13,7 @@ from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.assert_split import split_assert_fix
 from graphmend_lint.fixes.predicate import declined_fix
 from graphmend_lint.rules.base import Example, Rule
-from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
+from graphmend_lint.rules.gb_types import gb_types
 from graphmend_lint.rules.gm104_tensor_guard import KEEP, RUNTIME_ERROR
 
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, n: int):\n"
@@ -72,7 +72,7 @@ class TensorAssertMessage(Rule):
     code = "GM106"
     name = "tensor-assert-with-message"
     summary = "`assert <tensor>, <formatted message>` branches on the tensor and splits the graph"
-    dynamo_gb = DATA_DEPENDENT_BRANCHING
+    dynamo_gb = gb_types("GB0170")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     options = {"compiled-exception": KEEP}
     valid = (

@@ -20,6 +20,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.side_effect_fix import SideEffectFixes
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gb_types import gb_types
 
 
 class SideEffectRule(Rule):
@@ -110,7 +111,7 @@ class PrintInCompiledScope(SideEffectRule):
     code = "GM201"
     name = "print-in-compiled-scope"
     summary = "`print()` in compiled code splits the graph"
-    dynamo_gb = {"GB0059": "Failed to trace builtin operator"}
+    dynamo_gb = gb_types("GB0059")
     fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     effects = frozenset({Effect.PRINT})
     valid = (

@@ -10,6 +10,7 @@ from graphmend_lint.analysis.side_effects import (
 )
 from graphmend_lint.diagnostics import Applicability
 from graphmend_lint.rules.base import Example
+from graphmend_lint.rules.gb_types import gb_types
 from graphmend_lint.rules.gm201_print import SideEffectRule
 
 _HF = "from transformers.utils import logging\n\nlogger = logging.get_logger(__name__)\n"
@@ -81,11 +82,7 @@ class LoggingInCompiledScope(SideEffectRule):
     code = "GM202"
     name = "logging-in-compiled-scope"
     summary = "logging or `warnings.warn()` in compiled code splits the graph"
-    dynamo_gb = {
-        "GB0291": "logging.Logger method not supported for non-export cases",
-        "GB4841": "Unsupported python_type() call",
-        "GB0007": "Attempted to call function marked as skipped",
-    }
+    dynamo_gb = gb_types("GB0291", "GB4841", "GB0007")
     fix_applicabilities = (Applicability.SAFE,)
     effects = frozenset({Effect.LOG, Effect.WARN})
     options = {"logger-names": DEFAULT_LOGGER_NAMES, "logger-factories": DEFAULT_LOGGER_FACTORIES}

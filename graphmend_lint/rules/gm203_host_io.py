@@ -8,6 +8,7 @@ from graphmend_lint.analysis.side_effects import Effect, SideEffect
 from graphmend_lint.diagnostics import Applicability, Fix
 from graphmend_lint.fixes.side_effect_fix import SideEffectFixes
 from graphmend_lint.rules.base import Example
+from graphmend_lint.rules.gb_types import gb_types
 from graphmend_lint.rules.gm201_print import SideEffectRule
 
 #: Effects whose guard keeps eager behaviour and is worth applying.
@@ -67,11 +68,7 @@ class HostIoInCompiledScope(SideEffectRule):
     code = "GM203"
     name = "host-io-in-compiled-scope"
     summary = "host I/O (streams, files, stdin, debugger) in compiled code splits the graph"
-    dynamo_gb = {
-        "GB0156": "Unsupported method call",
-        "GB0059": "Failed to trace builtin operator",
-        "GB0007": "Attempted to call function marked as skipped",
-    }
+    dynamo_gb = gb_types("GB0156", "GB0059", "GB0007")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     effects = frozenset({Effect.STREAM, Effect.OPEN, Effect.FILE_IO, Effect.INPUT, Effect.DEBUGGER})
     valid = (

@@ -8,6 +8,7 @@ from graphmend_lint.analysis.side_effects import Effect, SideEffect
 from graphmend_lint.diagnostics import Applicability, Fix
 from graphmend_lint.fixes.side_effect_fix import SideEffectFixes
 from graphmend_lint.rules.base import Example
+from graphmend_lint.rules.gb_types import gb_types
 from graphmend_lint.rules.gm201_print import SideEffectRule
 
 _WHY = {
@@ -72,10 +73,7 @@ class UntraceableStdlibCall(SideEffectRule):
     code = "GM204"
     name = "untraceable-stdlib-call"
     summary = "clock, `random`, `datetime.now` or `uuid` call in compiled code splits the graph"
-    dynamo_gb = {
-        "GB0007": "Attempted to call function marked as skipped",
-        "GB0156": "Unsupported method call",
-    }
+    dynamo_gb = gb_types("GB0007", "GB0156")
     fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     effects = frozenset(_WHY)
     valid = (

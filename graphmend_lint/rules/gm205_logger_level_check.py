@@ -13,6 +13,7 @@ from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.compiling_guard import eager_only_check_fix
 from graphmend_lint.fixes.guard import guard_statements
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gb_types import gb_types
 
 #: Logger methods that read the level; each is a logger method call to Dynamo.
 LEVEL_METHODS = frozenset({"isEnabledFor", "getEffectiveLevel"})
@@ -107,10 +108,7 @@ class LoggerLevelCheck(Rule):
     code = "GM205"
     name = "logger-level-check"
     summary = "`logger.isEnabledFor()` / level reads in compiled code split the graph"
-    dynamo_gb = {
-        "GB0291": "logging.Logger method not supported for non-export cases",
-        "GB6215": "Unresolved GetAttrVariable comparison",
-    }
+    dynamo_gb = gb_types("GB0291", "GB6215")
     fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         _HEADER + "    if not torch.compiler.is_compiling() and logger.isEnabledFor(logging.DEBUG):\n"

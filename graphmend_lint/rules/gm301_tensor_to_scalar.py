@@ -15,9 +15,8 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.host_sync import scalar_fix
 from graphmend_lint.rules.base import Example, Rule
-from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
+from graphmend_lint.rules.gb_types import gb_types
 
-ITEM_GB = {"GB0124": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}
 CAPTURED_BRANCH = Fix(
     edits=(),
     applicability=Applicability.DISPLAY_ONLY,
@@ -105,7 +104,7 @@ class TensorToPythonScalar(Rule):
     code = "GM301"
     name = "tensor-to-python-scalar"
     summary = "`.item()` / `int(tensor)` copies a tensor to Python and splits the graph"
-    dynamo_gb = {**ITEM_GB, "GB0059": "Failed to trace builtin operator", **DATA_DEPENDENT_BRANCHING}
+    dynamo_gb = gb_types("GB0124", "GB0059", "GB0170")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     options = {"capture-scalar-outputs": False}
     valid = (

@@ -17,7 +17,7 @@ from graphmend_lint.analysis.host_values import (
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule
-from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
+from graphmend_lint.rules.gb_types import gb_types
 
 KEEP_ON_DEVICE = Fix(
     edits=(),
@@ -74,11 +74,7 @@ class TensorToHostContainer(Rule):
     code = "GM302"
     name = "tensor-to-host-container"
     summary = "`.tolist()` / NumPy values forced into Python split the graph"
-    dynamo_gb = {
-        "GB0109": "Tensor.tolist() with non-integer tensor",
-        "GB0033": "Data dependent operator",
-        **DATA_DEPENDENT_BRANCHING,
-    }
+    dynamo_gb = gb_types("GB0109", "GB0033", "GB0170")
     fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     valid = (
         _HEADER + "    a = x.numpy()\n    b = np.asarray(x) * 2\n    return x + 1, a, b.sum()\n",

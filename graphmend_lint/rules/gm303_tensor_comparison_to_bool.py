@@ -13,8 +13,8 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.tensor_compare import isclose_fix
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gb_types import gb_types
 
-DATA_DEPENDENT_OPERATOR = {"GB0033": "Data dependent operator"}
 PREDICATES = frozenset({"equal", "allclose"})
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, y: torch.Tensor):\n"
 
@@ -76,7 +76,7 @@ class TensorComparisonToBool(Rule):
     code = "GM303"
     name = "tensor-comparison-to-python-bool"
     summary = "`torch.equal` / `torch.allclose` turn tensor data into a Python bool and split the graph"
-    dynamo_gb = DATA_DEPENDENT_OPERATOR
+    dynamo_gb = gb_types("GB0033")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         "import torch\n\n\ndef f(x, y):\n    return torch.equal(x, y)\n",

@@ -18,7 +18,7 @@ from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.shape_dispatch import dense_dispatch_hint
 from graphmend_lint.fixes.shape_masked import masked_reduction, masked_reduction_fix
 from graphmend_lint.rules.base import Example, Rule
-from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
+from graphmend_lint.rules.gb_types import gb_types
 
 CAPTURE_DYNAMIC = Fix(
     edits=(),
@@ -177,7 +177,7 @@ class DataDependentOutputShape(Rule):
     code = "GM401"
     name = "data-dependent-output-shape"
     summary = "an operator whose output size depends on tensor data splits the graph"
-    dynamo_gb = {"GB0036": "Dynamic shape operator", **DATA_DEPENDENT_BRANCHING}
+    dynamo_gb = gb_types("GB0036", "GB0170")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     options = {"capture-dynamic-output-shape-ops": False}
     valid = (

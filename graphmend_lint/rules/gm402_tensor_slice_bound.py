@@ -14,7 +14,7 @@ from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule
-from graphmend_lint.rules.gm301_tensor_to_scalar import ITEM_GB
+from graphmend_lint.rules.gb_types import gb_types
 
 SLICE_FIX = Fix(
     edits=(),
@@ -97,7 +97,7 @@ class TensorValuedSliceBound(Rule):
     code = "GM402"
     name = "tensor-valued-slice-bound"
     summary = "a slice bound taken from a tensor value splits the graph"
-    dynamo_gb = ITEM_GB
+    dynamo_gb = gb_types("GB0124")
     fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     options = {"capture-scalar-outputs": False}
     valid = (

@@ -11,7 +11,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.host_numpy import numpy_twin_fix, sequence_reduction_call, static_numpy_call
 from graphmend_lint.rules.base import Example, Rule
-from graphmend_lint.rules.gm101_tensor_branch import DATA_DEPENDENT_BRANCHING
+from graphmend_lint.rules.gb_types import gb_types
 
 _HEADER = "import numpy as np\nimport torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, k: int):\n"
 
@@ -78,12 +78,7 @@ class NumpyInCompiledScope(Rule):
     code = "GM403"
     name = "numpy-in-compiled-scope"
     summary = "NumPy on Python numbers is traced as tensors in compiled code"
-    dynamo_gb = {
-        **DATA_DEPENDENT_BRANCHING,
-        "GB0059": "Failed to trace builtin operator",
-        "GB0208": "torch.* op returned non-Tensor",
-        "GB0033": "Data dependent operator",
-    }
+    dynamo_gb = gb_types("GB0170", "GB0059", "GB0208", "GB0033")
     fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     valid = (
         "import numpy as np\nimport torch\n\n\ndef f(x):\n    return x * np.lcm(4, 6)\n",

@@ -16,7 +16,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.index_select import index_select_fix
 from graphmend_lint.rules.base import Example, Rule
-from graphmend_lint.rules.gm303_tensor_comparison_to_bool import DATA_DEPENDENT_OPERATOR
+from graphmend_lint.rules.gb_types import gb_types
 
 #: Reductions over the whole tensor that return a 0-d tensor of non-negative int64 positions.
 _POSITION_REDUCTIONS = frozenset({"argmax", "argmin"})
@@ -95,7 +95,7 @@ class ZeroDimTensorIndex(Rule):
     code = "GM404"
     name = "zero-dim-tensor-index"
     summary = "indexing with a 0-d tensor copies it to a Python int and splits the graph"
-    dynamo_gb = DATA_DEPENDENT_OPERATOR
+    dynamo_gb = gb_types("GB0033")
     fix_applicabilities = (Applicability.UNSAFE,)
     valid = (
         _HEADER + "    idx = x.argmax(-1)\n    return table[idx], table[x.argsort()], table[0]\n",

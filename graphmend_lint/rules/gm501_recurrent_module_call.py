@@ -12,6 +12,7 @@ from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gb_types import gb_types
 
 RECURRENT_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
 ALLOW_RNN_HINT = Fix(
@@ -81,7 +82,7 @@ class RecurrentModuleCall(Rule):
     code = "GM501"
     name = "recurrent-module-call"
     summary = "calling `nn.LSTM` / `nn.GRU` / `nn.RNN` makes Dynamo run the caller eagerly"
-    dynamo_gb = {"GB0014": "Attempted to wrap RNN, GRU, or LSTM"}
+    dynamo_gb = gb_types("GB0014")
     fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     options = {"allow-rnn": False}
     valid = (

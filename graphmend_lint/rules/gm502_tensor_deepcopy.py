@@ -13,6 +13,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.tensor_copy import detach_clone_fix
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gb_types import gb_types
 
 NO_FIX = Fix(
     edits=(),
@@ -89,7 +90,7 @@ class TensorDeepcopy(Rule):
     code = "GM502"
     name = "tensor-deepcopy"
     summary = "`copy.deepcopy` of a tensor or module in compiled code splits the graph"
-    dynamo_gb = {"GB4198": "Attempted to copy.deepcopy a tensor"}
+    dynamo_gb = gb_types("GB4198")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         _HEADER + "    cfg = copy.deepcopy({'a': 1})\n    return x * cfg['a']\n",

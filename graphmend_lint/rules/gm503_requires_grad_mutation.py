@@ -12,6 +12,7 @@ from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gb_types import gb_types
 
 NO_FIX = Fix(
     edits=(),
@@ -153,12 +154,7 @@ class RequiresGradMutation(Rule):
     code = "GM503"
     name = "requires-grad-mutation"
     summary = "changing `requires_grad` in compiled code splits the graph"
-    dynamo_gb = {
-        "GB0206": "setattr() on Tensor.requires_grad",
-        "GB0125": "Unsupported Tensor.requires_grad_() call",
-        "GB8985": "requires_grad_() intermediate leaked as output",
-        "GB0225": "Attempted to use tensor creation function with requires_grad=True",
-    }
+    dynamo_gb = gb_types("GB0206", "GB0125", "GB8985", "GB0225")
     fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     valid = (
         _HEADER + "    y = x * 2\n    x.requires_grad_(False)\n    z = torch.zeros(4)\n    z.requires_grad_()\n"

@@ -12,6 +12,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.local_rebinding import local_rebinding_fix
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gb_types import gb_types
 
 BUFFER_CONSTRUCTORS = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 #: Conversions that may hand back the very tensor they were called on (and with it its buffer marker).
@@ -106,7 +107,7 @@ class BufferReassignment(Rule):
     code = "GM504"
     name = "buffer-reassignment-in-forward"
     summary = "re-assigning an `nn.Buffer` attribute in compiled code splits the graph"
-    dynamo_gb = {"GB4841": "Unsupported python_type() call"}
+    dynamo_gb = gb_types("GB4841")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         _MODULE.format(buffer="torch.randn(4, 4)", statement="self.pos = self.pos.to(x.dtype)"),

@@ -13,6 +13,7 @@ from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.tuple_iterable import tuple_iterable_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.break_sites import BreakFinder, Verdict
+from graphmend_lint.rules.gb_types import gb_types
 
 COMPREHENSIONS = (nodes.ListComp, nodes.SetComp, nodes.DictComp)
 #: Callables whose result iterates as a tuple or range iterator, which Dynamo steps through.
@@ -147,7 +148,7 @@ class ComprehensionFrame(Rule):
     code = "GM505"
     name = "comprehension-frame-iterator"
     summary = "a comprehension over a non-tuple breaks in its own frame when Dynamo skips the function"
-    dynamo_gb = {"GB4347": "Missing tp_iternext"}
+    dynamo_gb = gb_types("GB4347")
     fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     options = {"target-version": "3.11"}
     valid = (

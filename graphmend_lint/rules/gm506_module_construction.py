@@ -12,6 +12,7 @@ from graphmend_lint.analysis.module_construction import creates_parameter, init_
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gb_types import gb_types
 
 NO_FIX = Fix(
     edits=(),
@@ -99,11 +100,7 @@ class ModuleConstruction(Rule):
     code = "GM506"
     name = "module-construction-in-forward"
     summary = "building an `nn.Module` or `nn.Parameter` in compiled code splits the graph"
-    dynamo_gb = {
-        "GB0264": "Attempted to use `torch.nn.Parameter()` constructor with Dynamo",
-        "GB0119": "Uninitialized nn.Module",
-        "GB0007": "Attempted to call function marked as skipped",
-    }
+    dynamo_gb = gb_types("GB0264", "GB0119", "GB0007")
     fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     valid = (
         _MODULE.format(layer="nn.Linear(d, d)", statement="x = x + 1"),

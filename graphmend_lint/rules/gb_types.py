@@ -1,0 +1,39 @@
+"""The Dynamo graph-break types the rules cite: one ``Gb_type`` title per GB id.
+
+A GB id in torch's ``graph_break_registry.json`` may hold several entries; the
+title picks the one a rule means (``docs_gen`` checks it against the registry).
+Rules name ids only (``dynamo_gb = gb_types("GB0170")``), so a title is written once.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+GB_TYPES: Final[dict[str, str]] = {
+    "GB0007": "Attempted to call function marked as skipped",
+    "GB0014": "Attempted to wrap RNN, GRU, or LSTM",
+    "GB0033": "Data dependent operator",
+    "GB0036": "Dynamic shape operator",
+    "GB0059": "Failed to trace builtin operator",
+    "GB0109": "Tensor.tolist() with non-integer tensor",
+    "GB0119": "Uninitialized nn.Module",
+    "GB0124": "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+    "GB0125": "Unsupported Tensor.requires_grad_() call",
+    "GB0156": "Unsupported method call",
+    "GB0170": "Data-dependent branching",
+    "GB0206": "setattr() on Tensor.requires_grad",
+    "GB0208": "torch.* op returned non-Tensor",
+    "GB0225": "Attempted to use tensor creation function with requires_grad=True",
+    "GB0264": "Attempted to use `torch.nn.Parameter()` constructor with Dynamo",
+    "GB0291": "logging.Logger method not supported for non-export cases",
+    "GB4198": "Attempted to copy.deepcopy a tensor",
+    "GB4347": "Missing tp_iternext",
+    "GB4841": "Unsupported python_type() call",
+    "GB6215": "Unresolved GetAttrVariable comparison",
+    "GB8985": "requires_grad_() intermediate leaked as output",
+}
+
+
+def gb_types(*ids: str) -> dict[str, str]:
+    """``{id: Gb_type}`` for *ids*, in the order given (the order rule pages list them)."""
+    return {gb_id: GB_TYPES[gb_id] for gb_id in ids}
