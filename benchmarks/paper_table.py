@@ -109,7 +109,12 @@ class Environment:
 
 
 def ensure_venv(venv: Path, create: bool) -> str:
-    """The venv's interpreter; with *create*, make the venv first when it is missing."""
+    """The venv's interpreter, as an absolute path; with *create*, make the venv first when it is missing.
+
+    Absolute because verify runs it from another working directory (CI passes ``--venv .ci-tf452``).
+    Not resolved: ``bin/python`` is a symlink, and following it would leave the venv.
+    """
+    venv = venv.absolute()
     python = venv / "bin" / "python"
     if python.exists():
         return str(python)

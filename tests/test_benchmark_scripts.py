@@ -99,3 +99,11 @@ def test_cache_is_reused_only_for_the_same_command(tmp_path: Path, monkeypatch: 
     assert not cached and len(calls) == 4
     _, cached = verify_runs.cached_verify(cache, "py", "hf:bert", ["--iters", "6"], 10, unsafe=False)
     assert not cached and len(calls) == 5  # safe fixes only is another command
+
+
+def test_a_relative_venv_gives_an_absolute_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI passes ``--venv .ci-tf452``; verify then runs the interpreter from another directory."""
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    (tmp_path / "env" / "bin" / "python").write_text("")
+    monkeypatch.chdir(tmp_path)
+    assert paper_table.ensure_venv(Path("env"), create=False) == str(tmp_path / "env" / "bin" / "python")
