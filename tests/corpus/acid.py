@@ -23,7 +23,7 @@ from typing import Any
 from graphmend_lint import lint_source
 from graphmend_lint.diagnostics import Applicability
 from tests.corpus import layout
-from tests.corpus.score import _passes_fullgraph
+from tests.corpus.score import passes_fullgraph
 
 APPLIED = {"safe": {Applicability.SAFE}, "unsafe": {Applicability.SAFE, Applicability.UNSAFE}}
 
@@ -45,7 +45,7 @@ def acid(programs: list[layout.Program], answers: dict[str, Any], mode: str) -> 
         if not all(line in lines for line, *_ in answer["original"]["sites"]):
             continue
         eligible += 1
-        if not _passes_fullgraph(answer["variants"].get(mode) or answer["original"]):
+        if not passes_fullgraph(answer["variants"].get(mode) or answer["original"]):
             failing.append(program.name)
     return eligible, failing
 

@@ -156,7 +156,8 @@ class FixScore:
         }
 
 
-def _passes_fullgraph(measurement: dict[str, Any]) -> bool:
+def passes_fullgraph(measurement: dict[str, Any]) -> bool:
+    """``torch.compile(fn, fullgraph=True)`` ran every input set of this measurement."""
     return measurement["error"] is None and all(failure is None for failure in measurement["fullgraph"])
 
 
@@ -174,8 +175,8 @@ def fixes(programs: Iterable[Program], answers: dict[str, dict[str, Any]], mode:
         before_count, after_count = len(original["sites"]), len(after["sites"])
         score.sites_before += before_count
         score.sites_after += after_count if after["error"] is None else before_count
-        score.fullgraph_before += _passes_fullgraph(original)
-        score.fullgraph_after += _passes_fullgraph(after)
+        score.fullgraph_before += passes_fullgraph(original)
+        score.fullgraph_after += passes_fullgraph(after)
         if variant is not None:
             if variant["error"] is not None:
                 score.broken.append(f"{program.name}: {variant['error']}")
@@ -187,7 +188,7 @@ def fixes(programs: Iterable[Program], answers: dict[str, dict[str, Any]], mode:
             score.more_breaks.append(f"{program.name}: {before_count} -> {after_count}")
         if original["sites"] and all(claims.fixable(gb_id, mode == "unsafe") for _, gb_id, _ in original["sites"]):
             score.eligible += 1
-            if _passes_fullgraph(after):
+            if passes_fullgraph(after):
                 score.eligible_fullgraph_after += 1
             else:
                 failure = next((f for f in after["fullgraph"] if f), after["error"] or "")
