@@ -42,7 +42,16 @@ def apply_fixes(source: SourceFile, diagnostics: Sequence[Diagnostic]) -> tuple[
             continue
         taken.extend(spans)
         applied.append(diagnostic)
+    return _spliced(source, taken), applied
+
+
+def edited_text(source: SourceFile, edits: Sequence[Edit]) -> str:
+    """The text once *edits* (of one fix, so not overlapping) are made: what a fix proving itself by trial lints."""
+    return _spliced(source, [(*_span(source, edit), edit.content) for edit in edits])
+
+
+def _spliced(source: SourceFile, spans: Sequence[tuple[int, int, str]]) -> str:
     text = source.text
-    for start, end, content in sorted(taken, key=lambda item: (item[0], item[1]), reverse=True):
+    for start, end, content in sorted(spans, key=lambda item: (item[0], item[1]), reverse=True):
         text = text[:start] + normalize_newlines(content, source.newline) + text[end:]
-    return text, applied
+    return text

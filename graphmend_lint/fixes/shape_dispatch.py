@@ -1,43 +1,172 @@
-"""Mixture-of-experts dispatch over a data-dependent list of experts: explained, not rewritten.
+"""Mixture-of-experts dispatch over a data-dependent list of experts, made dense.
 
 ``hit = (...).nonzero(); for e in hit: rows = torch.where(mask[e]) ...`` runs
-only the experts that received tokens, on only their tokens. The graph-safe
-form loops over ``range(num_experts)`` and weights every expert's output on
-every token by its routing mask. That is equal only when the loop body is a
-pure per-token map whose result is scattered back by the same rows, which
-the linter cannot prove for a general loop body, so the rewrite is shown as a
-precise message and never applied.
+only the experts that received tokens, on only their tokens: two
+data-dependent sizes (GB0036), and ``if e == num_experts`` on a 0-d tensor
+(GB0170). Inside a loop the first break makes Dynamo run the whole function
+eagerly. The graph-safe form visits every expert (``range(mask.shape[0])``,
+so ``e`` is a Python int and the sentinel ``if`` compares ints), runs it on
+every token, and keeps only the contributions of the tokens routed to it::
+
+    for expert_idx in range(expert_mask.shape[0]):
+        if expert_idx == self.num_experts:
+            continue
+        top_k_pos = expert_mask[expert_idx].argmax(0)
+        token_idx = torch.arange(expert_mask.shape[-1], device=expert_mask.device)
+        routed = expert_mask[expert_idx].any(0)
+        ...  # the body, unchanged
+        final_hidden_states.index_add_(0, token_idx, torch.where(routed[:, None], <contribution>, 0))
+
+:func:`dense_dispatch_fix` writes it for the strictly matched transformers
+loop (:mod:`graphmend_lint.fixes.expert_loop`), after proving by trial that
+no rule finds a break left in the rewritten loop. It is **unsafe**: every
+expert now runs on every token (``num_experts / top_k`` times the expert
+FLOPs), results are equal only within rounding (the GEMMs have more rows),
+and a non-routed token whose expert output is ``inf``/``nan`` can make a
+gradient ``nan`` (``0 * inf`` in the backward of the routing weight).
+``torch.where`` rather than multiplying by the routed mask keeps the
+*forward* free of that hazard. Any other loop over the hit experts gets a
+display-only description.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import reads_of, single_target
-from graphmend_lint.diagnostics import Applicability, Fix
+from graphmend_lint.analysis.scope import Seed
+from graphmend_lint.context import FileAnalysis
+from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
+from graphmend_lint.fixer import edited_text
+from graphmend_lint.fixes.expert_loop import ExpertLoop, expert_loop, hit_loop
+from graphmend_lint.fixes.host_sync import node_text
+from graphmend_lint.fixes.torch_name import torch_name_at
+from graphmend_lint.source import SourceFile
+
+#: The rule whose fix this is: left out of the trial lint, so that a file with two loops does not recurse.
+OWN_RULE = "GM401"
+_ROUTED = "routed"
 
 
-def dispatch_loop(call: nodes.Call) -> nodes.For | None:
-    """The ``for`` loop iterating the experts that *call* (``hit = ....nonzero()``) selected."""
-    target = single_target(call)
-    for read in (reads_of(target) or ()) if target is not None else ():
-        loop = read.parent
-        if isinstance(loop, nodes.For) and loop.iter is read:
-            return loop
-    return None
-
-
-def dense_dispatch_hint(call: nodes.Call) -> Fix | None:
-    """A display-only fix describing the dense loop, when *call* feeds an expert loop."""
-    loop = dispatch_loop(call)
+def dense_dispatch_fix(analysis: FileAnalysis, call: nodes.Call) -> Fix | None:
+    """The dense rewrite of the loop fed by *call*, a display-only description, or ``None`` (no loop)."""
+    loop = hit_loop(call)
     if loop is None:
         return None
+    found = expert_loop(analysis.values, call)
+    fix = _rewrite(analysis, found) if found is not None else None
+    return fix or _hint(loop)
+
+
+def _hint(loop: nodes.For) -> Fix:
     return Fix(
         edits=(),
         applicability=Applicability.DISPLAY_ONLY,
         message=(
             f"expert dispatch loop (line {loop.lineno}): loop over `range(num_experts)` and add each expert's "
             "output on all tokens weighted by its routing mask (`torch.where(mask, weight, 0)`); not applied: "
-            "equality with the sparse loop is not provable here, and the dense loop runs every expert on every token"
+            "only the transformers 5.x `expert_hit` loop with a row-wise body is rewritten, and the dense loop "
+            "runs every expert on every token"
         ),
     )
+
+
+def _rewrite(analysis: FileAnalysis, found: ExpertLoop) -> Fix | None:
+    torch = torch_name_at(analysis, found.loop)
+    routed = _fresh_name(found.loop.scope(), _ROUTED)
+    if torch is None or routed is None or not _builtin_range(found.loop):
+        return None
+    statements = (found.hit, found.unpack, found.select)
+    if not all(_owns_its_lines(analysis, statement) for statement in statements):
+        return None
+    mask, expert = found.mask, found.expert
+    indent = _before(analysis, found.select)
+    dense_selection = (
+        f"{found.positions} = {mask}[{expert}].argmax(0)\n"
+        f"{indent}{found.tokens} = {torch.name}.arange({mask}.shape[-1], device={mask}.device)\n"
+        f"{indent}{routed} = {mask}[{expert}].any(0)"
+    )
+    contribution = node_text(analysis, found.contribution)
+    edits = (
+        *torch.edits,
+        _delete_lines(found.hit),
+        Edit(analysis.start_of(found.loop.iter), analysis.end_of(found.loop.iter), f"range({mask}.shape[0])"),
+        _delete_lines(found.unpack),
+        Edit(analysis.start_of(found.select), analysis.end_of(found.select), dense_selection),
+        Edit(
+            analysis.start_of(found.contribution),
+            analysis.end_of(found.contribution),
+            f"{torch.name}.where({routed}[:, None], {contribution}, 0)",
+        ),
+    )
+    if not _loop_traces_whole(analysis, found.loop, edits):
+        return None
+    return Fix(
+        edits=edits,
+        applicability=Applicability.UNSAFE,
+        message=(
+            f"Run every expert on every token (`range({mask}.shape[0])`) and keep the routed tokens' "
+            f"contributions (`torch.where({routed}[:, None], ...)`): no data-dependent size left, at "
+            "num_experts/top_k times the expert FLOPs"
+        ),
+    )
+
+
+def _fresh_name(function: nodes.NodeNG, preferred: str) -> str | None:
+    """*preferred*, or it with a numeric suffix, when the function neither binds nor reads it."""
+    used = {n.name for n in function.nodes_of_class((nodes.Name, nodes.AssignName))}
+    return next((name for name in (preferred, *(f"{preferred}_{i}" for i in range(1, 10))) if name not in used), None)
+
+
+def _builtin_range(node: nodes.NodeNG) -> bool:
+    """``range`` means the builtin where *node* is (no module or local binding shadows it)."""
+    try:
+        _, bindings = node.scope().scope_lookup(node, "range")
+    except Exception:  # an astroid lookup failure: nothing is known
+        return False
+    return all(binding.root().name == "builtins" for binding in bindings)
+
+
+def _owns_its_lines(analysis: FileAnalysis, statement: nodes.NodeNG) -> bool:
+    """Nothing but indentation before *statement* and nothing but a comment after it on its lines."""
+    end = analysis.end_of(statement)
+    after = analysis.source.lines[end.line - 1][end.col :].strip()
+    return not _before(analysis, statement).strip() and (not after or after.startswith("#"))
+
+
+def _before(analysis: FileAnalysis, statement: nodes.NodeNG) -> str:
+    """The text of *statement*'s first line before it (its indentation, when it starts the line)."""
+    start = analysis.start_of(statement)
+    return analysis.source.lines[start.line - 1][: start.col]
+
+
+def _delete_lines(statement: nodes.NodeNG) -> Edit:
+    """Remove the whole lines of *statement* (it owns them: :func:`_owns_its_lines`)."""
+    end_line = statement.end_lineno or statement.lineno
+    return Edit(Position(statement.lineno, 0), Position(end_line + 1, 0), "")
+
+
+def _loop_traces_whole(analysis: FileAnalysis, loop: nodes.For, edits: tuple[Edit, ...]) -> bool:
+    """No rule (but this one, which the trial must not re-enter) finds a break in the rewritten loop.
+
+    Proven by trial: the edited text is linted as this file, with this file's
+    traced functions as seeds so the scope is the same however it was reached.
+    The dense loop costs num_experts/top_k times the FLOPs; it is only worth
+    it when the loop then traces whole.
+    """
+    source = analysis.source
+    candidate = SourceFile(edited_text(source, edits), source.encoding, source.bom)
+    settings = replace(analysis.settings, select=("ALL",), extend_select=(), ignore=(OWN_RULE,), per_file_ignores=())
+    seeds = tuple(Seed(f"{analysis.imports.module}.{f.qualname}", False, f.chain) for f in analysis.scope.functions)
+    first, last = (_moved_line(line, edits) for line in (loop.lineno, (loop.end_lineno or loop.lineno) + 1))
+    return not any(first <= d.start.line < last for d in analysis.lint_trial(candidate, settings, seeds))
+
+
+def _moved_line(line: int, edits: tuple[Edit, ...]) -> int:
+    """Where the start of *line* lands once *edits* (none of which spans it) are made."""
+    shift = 0
+    for edit in edits:
+        if edit.end.line < line or (edit.end.line == line and edit.end.col == 0):
+            shift += edit.content.count("\n") - (edit.end.line - edit.start.line)
+    return line + shift

@@ -15,7 +15,7 @@ from graphmend_lint.analysis.host_values import is_bool_tensor
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
-from graphmend_lint.fixes.shape_dispatch import dense_dispatch_hint
+from graphmend_lint.fixes.shape_dispatch import dense_dispatch_fix
 from graphmend_lint.fixes.shape_masked import masked_reduction, masked_reduction_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
@@ -229,7 +229,7 @@ class DataDependentOutputShape(Rule):
             if isinstance(node, nodes.Call):
                 op = dynamic_operator(values, node)
                 if op is not None:
-                    fix = dense_dispatch_hint(node) or CAPTURE_DYNAMIC
+                    fix = dense_dispatch_fix(ctx.analysis, node) or CAPTURE_DYNAMIC
                     message = f"`{op}` has a data-dependent output size: graph break{gate_note(values, node)}"
                     yield ctx.report(node, message, traced, fix)
                 continue

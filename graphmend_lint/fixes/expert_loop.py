@@ -1,0 +1,358 @@
+"""The eager mixture-of-experts dispatch loop of transformers 5.x, matched strictly.
+
+Fifty-odd modeling files of transformers 5.23 (``MixtralExperts.forward`` and
+its copies) dispatch tokens to experts like this::
+
+    expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=self.num_experts + 1)
+    expert_mask = expert_mask.permute(2, 1, 0)
+    expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+    for expert_idx in expert_hit:
+        expert_idx = expert_idx[0]
+        if expert_idx == self.num_experts:
+            continue
+        top_k_pos, token_idx = torch.where(expert_mask[expert_idx])
+        current_state = hidden_states[token_idx]
+        gate, up = nn.functional.linear(current_state, self.gate_up_proj[expert_idx]).chunk(2, dim=-1)
+        current_hidden_states = self.act_fn(gate) * up
+        current_hidden_states = nn.functional.linear(current_hidden_states, self.down_proj[expert_idx])
+        current_hidden_states = current_hidden_states * top_k_weights[token_idx, top_k_pos, None]
+        final_hidden_states.index_add_(0, token_idx, current_hidden_states.to(final_hidden_states.dtype))
+
+:func:`expert_loop` recognises exactly that shape, and nothing looser, because
+the dense rewrite (:mod:`graphmend_lint.fixes.shape_dispatch`) is equal to it
+only when:
+
+* the mask is a one-hot ``(experts, k, tokens)`` tensor (``one_hot`` then
+  ``permute(2, 1, 0)``), so an expert's ``(k, token)`` slice holds 0/1 and
+  ``argmax`` over ``k`` finds a token's route to that expert;
+* ``expert_hit`` lists the experts whose slice is not all zero, so an expert
+  left out contributes nothing once its contribution is masked;
+* the body maps each token's row on its own (a *row-wise* body: expert
+  weights selected by the expert index, ``F.linear``, ``self.act_fn``,
+  ``chunk`` on the last dimension, ``*``, ``.to(x.dtype)``), reads the
+  selection only as ``hidden[token_idx]`` and ``weights[token_idx, top_k_pos,
+  None]``, and ends in one ``index_add_`` over ``token_idx``;
+* nothing the loop binds is read after it.
+
+Every other spelling (the 4.52 ``expert_mask[expert_idx].squeeze(0)`` form,
+``self.experts[expert_idx]`` modules, ``@`` products, biases, norms, helper
+methods) is declined: none of them has been measured under Dynamo.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from astroid import nodes
+
+from graphmend_lint.analysis.host_values import bound_values, reads_of, single_target
+from graphmend_lint.analysis.values import ValueOracle
+
+ONE_HOT = "torch.nn.functional.one_hot"
+LINEAR = "torch.nn.functional.linear"
+#: The activation attribute transformers binds to ``ACT2FN[config.hidden_act]`` (element-wise functions).
+ACTIVATION = "act_fn"
+
+
+@dataclass(frozen=True)
+class ExpertLoop:
+    """The parts of one dispatch loop that the dense rewrite edits."""
+
+    hit: nodes.Assign  # expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+    mask: str  # expert_mask
+    loop: nodes.For  # for expert_idx in expert_hit:
+    unpack: nodes.Assign  # expert_idx = expert_idx[0]
+    select: nodes.Assign  # top_k_pos, token_idx = torch.where(expert_mask[expert_idx])
+    add: nodes.Call  # final_hidden_states.index_add_(0, token_idx, <contribution>)
+
+    @property
+    def expert(self) -> str:
+        return self.loop.target.name  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def positions(self) -> str:
+        return self.select.targets[0].elts[0].name  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def tokens(self) -> str:
+        return self.select.targets[0].elts[1].name  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def contribution(self) -> nodes.NodeNG:
+        return self.add.args[2]
+
+
+def hit_loop(call: nodes.Call) -> nodes.For | None:
+    """The ``for`` loop iterating the experts that *call* (``hit = ....nonzero()``) selected."""
+    target = single_target(call)
+    for read in (reads_of(target) or ()) if target is not None else ():
+        loop = read.parent
+        if isinstance(loop, nodes.For) and loop.iter is read:
+            return loop
+    return None
+
+
+def expert_loop(values: ValueOracle, call: nodes.Call) -> ExpertLoop | None:
+    """The dispatch loop fed by *call* when it has exactly the measured shape, else ``None``."""
+    loop = hit_loop(call)
+    hit = call.parent
+    target = single_target(call)
+    if loop is None or target is None or len(reads_of(target) or ()) != 1 or loop.orelse:
+        return None
+    mask = _hit_mask(values, call)
+    if mask is None or not _one_hot_experts(values, mask) or not isinstance(loop.target, nodes.AssignName):
+        return None
+    if not isinstance(hit, nodes.Assign) or len(_block_of(hit)) < 2:
+        return None  # deleting the only statement of a block would leave it empty
+    body = loop.body
+    if len(body) < 5:
+        return None
+    unpack, skip, select, *middle, last = body
+    expert = loop.target.name
+    if not (_is_unpack(unpack, expert) and _is_sentinel_skip(skip, expert)):
+        return None
+    selected = _selection(values, select, mask, expert)
+    add = _index_add(last)
+    if selected is None or add is None:
+        return None
+    positions, tokens = selected
+    rows = _RowWise(values, expert, positions, tokens)
+    if not (all(rows.statement(statement) for statement in middle) and rows.weighted):
+        return None
+    if not (_is_name(add.args[1], tokens) and rows.expression(add.args[2], final=add.func.expr.name)):
+        return None
+    if _rebinds(loop, {mask.name, add.func.expr.name}) or _read_after(loop, {expert, positions, tokens, *rows.names}):
+        return None
+    return ExpertLoop(hit, mask.name, loop, unpack, select, add)
+
+
+def _block_of(statement: nodes.NodeNG) -> list[nodes.NodeNG]:
+    parent = statement.parent
+    for field in ("body", "orelse", "finalbody", "handlers"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and statement in block:
+            return block
+    return []
+
+
+def _is_name(node: nodes.NodeNG, name: str) -> bool:
+    return isinstance(node, nodes.Name) and node.name == name
+
+
+def _hit_mask(values: ValueOracle, call: nodes.Call) -> nodes.Name | None:
+    """``mask`` in ``torch.greater(mask.sum(dim=(-1, -2)), 0).nonzero()``."""
+    func = call.func
+    if not (isinstance(func, nodes.Attribute) and func.attrname == "nonzero") or call.args or call.keywords:
+        return None
+    greater = func.expr
+    if not (isinstance(greater, nodes.Call) and values.qualified_name(greater.func) == "torch.greater"):
+        return None
+    if greater.keywords or len(greater.args) != 2 or greater.args[1].as_string() != "0":
+        return None
+    total = greater.args[0]
+    if not (isinstance(total, nodes.Call) and isinstance(total.func, nodes.Attribute)):
+        return None
+    if total.func.attrname != "sum" or total.args or [kw.arg for kw in total.keywords or []] != ["dim"]:
+        return None
+    if total.keywords[0].value.as_string() != "(-1, -2)" or not isinstance(total.func.expr, nodes.Name):
+        return None
+    return total.func.expr
+
+
+def _one_hot_experts(values: ValueOracle, mask: nodes.Name) -> bool:
+    """*mask* is ``one_hot(...).permute(2, 1, 0)``, in one statement or two."""
+    bound = bound_values(mask)
+    if bound is None or len(bound) != 1:
+        return False
+    permute = bound[0]
+    if not (isinstance(permute, nodes.Call) and isinstance(permute.func, nodes.Attribute)):
+        return False
+    if permute.func.attrname != "permute" or permute.keywords or [a.as_string() for a in permute.args] != ["2", "1", "0"]:
+        return False
+    source = permute.func.expr
+    if isinstance(source, nodes.Name):
+        earlier = bound_values(source)
+        source = earlier[0] if earlier is not None and len(earlier) == 1 else None
+    return isinstance(source, nodes.Call) and values.qualified_name(source.func) == ONE_HOT
+
+
+def _is_unpack(statement: nodes.NodeNG, expert: str) -> bool:
+    """``expert_idx = expert_idx[0]``."""
+    if not (isinstance(statement, nodes.Assign) and len(statement.targets) == 1):
+        return False
+    target, value = statement.targets[0], statement.value
+    return (
+        isinstance(target, nodes.AssignName) and target.name == expert
+        and isinstance(value, nodes.Subscript) and _is_name(value.value, expert) and value.slice.as_string() == "0"
+    )  # fmt: skip
+
+
+def _is_sentinel_skip(statement: nodes.NodeNG, expert: str) -> bool:
+    """``if expert_idx == <bound>: continue``: the padding class that routes nowhere."""
+    if not (isinstance(statement, nodes.If) and not statement.orelse and len(statement.body) == 1):
+        return False
+    test = statement.test
+    return (
+        isinstance(statement.body[0], nodes.Continue)
+        and isinstance(test, nodes.Compare) and _is_name(test.left, expert)
+        and len(test.ops) == 1 and test.ops[0][0] == "=="
+        and not any(_is_name(n, expert) for n in test.ops[0][1].nodes_of_class(nodes.Name))
+    )  # fmt: skip
+
+
+def _selection(values: ValueOracle, statement: nodes.NodeNG, mask: nodes.Name, expert: str) -> tuple[str, str] | None:
+    """``(top_k_pos, token_idx)`` of ``top_k_pos, token_idx = torch.where(mask[expert])``."""
+    if not (isinstance(statement, nodes.Assign) and len(statement.targets) == 1):
+        return None
+    target, call = statement.targets[0], statement.value
+    if not (isinstance(target, nodes.Tuple) and len(target.elts) == 2):
+        return None
+    if not all(isinstance(elt, nodes.AssignName) for elt in target.elts):
+        return None
+    if not (isinstance(call, nodes.Call) and values.qualified_name(call.func) == "torch.where"):
+        return None
+    if call.keywords or len(call.args) != 1:
+        return None
+    row = call.args[0]
+    if not (isinstance(row, nodes.Subscript) and _is_name(row.value, mask.name) and _is_name(row.slice, expert)):
+        return None
+    if bound_values(row.value) != bound_values(mask):
+        return None  # the mask was rebound between the hit list and the loop
+    positions, tokens = (elt.name for elt in target.elts)
+    return (positions, tokens) if len({positions, tokens, expert, mask.name}) == 4 else None
+
+
+def _index_add(statement: nodes.NodeNG) -> nodes.Call | None:
+    """``final.index_add_(0, token_idx, <contribution>)`` as a statement."""
+    if not isinstance(statement, nodes.Expr) or not isinstance(statement.value, nodes.Call):
+        return None
+    call = statement.value
+    func = call.func
+    if not (isinstance(func, nodes.Attribute) and func.attrname == "index_add_" and isinstance(func.expr, nodes.Name)):
+        return None
+    if call.keywords or len(call.args) != 3 or call.args[0].as_string() != "0":
+        return None
+    return call
+
+
+class _RowWise:
+    """Checks that the loop body maps each token's row on its own, in the measured vocabulary.
+
+    ``names`` collects the body's own variables (rows of the selected tokens);
+    ``weighted`` records that the body multiplies by ``weights[token_idx,
+    top_k_pos, None]``, the ``(tokens, 1)`` column the routed mask mirrors.
+    """
+
+    def __init__(self, values: ValueOracle, expert: str, positions: str, tokens: str) -> None:
+        self.values, self.expert, self.positions, self.tokens = values, expert, positions, tokens
+        self.names: set[str] = set()
+        self.weighted = False
+
+    def statement(self, statement: nodes.NodeNG) -> bool:
+        """``row = <row-wise>`` or ``a, b = <row-wise>.chunk(2, dim=-1)``."""
+        if not (isinstance(statement, nodes.Assign) and len(statement.targets) == 1):
+            return False
+        target, value = statement.targets[0], statement.value
+        if isinstance(target, nodes.AssignName):
+            targets = [target]
+            ok = self.expression(value)
+        elif isinstance(target, nodes.Tuple) and all(isinstance(elt, nodes.AssignName) for elt in target.elts):
+            targets = list(target.elts)
+            ok = self._chunk(value, len(targets))
+        else:
+            return False
+        reserved = {self.expert, self.positions, self.tokens}
+        if not ok or any(t.name in reserved for t in targets):
+            return False
+        self.names.update(t.name for t in targets)
+        return True
+
+    def expression(self, node: nodes.NodeNG, final: str | None = None) -> bool:
+        """A row-wise expression; *final* names the accumulator whose ``.dtype`` a ``.to`` may read."""
+        if isinstance(node, nodes.Name):
+            return node.name in self.names
+        if isinstance(node, nodes.Subscript):
+            return self._token_rows(node) or self._weight_column(node)
+        if isinstance(node, nodes.BinOp):
+            return node.op == "*" and self.expression(node.left, final) and self.expression(node.right, final)
+        if not isinstance(node, nodes.Call) or node.keywords:
+            return False
+        func = node.func
+        if self.values.qualified_name(func) == LINEAR:
+            return len(node.args) == 2 and self.expression(node.args[0], final) and self._expert_weight(node.args[1])
+        if not isinstance(func, nodes.Attribute):
+            return False
+        if func.attrname == ACTIVATION and _is_self(func.expr):
+            return len(node.args) == 1 and self.expression(node.args[0], final)
+        if func.attrname == "to" and len(node.args) == 1 and final is not None:
+            dtype = node.args[0]
+            return (
+                isinstance(dtype, nodes.Attribute) and dtype.attrname == "dtype" and _is_name(dtype.expr, final)
+                and self.expression(func.expr, final)
+            )  # fmt: skip
+        return False
+
+    def _chunk(self, node: nodes.NodeNG, parts: int) -> bool:
+        """``<row-wise>.chunk(parts, dim=-1)``: a split of the last dimension."""
+        if not (isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute)):
+            return False
+        if node.func.attrname != "chunk" or [a.as_string() for a in node.args] != [str(parts)]:
+            return False
+        keywords = [(kw.arg, kw.value.as_string()) for kw in node.keywords or []]
+        return keywords == [("dim", "-1")] and self.expression(node.func.expr)
+
+    def _token_rows(self, node: nodes.Subscript) -> bool:
+        """``hidden_states[token_idx]``: the selected tokens' rows of a tensor the loop does not bind."""
+        return (
+            isinstance(node.value, nodes.Name)
+            and node.value.name not in self.names | {self.expert, self.positions, self.tokens}
+            and _is_name(node.slice, self.tokens)
+        )
+
+    def _weight_column(self, node: nodes.Subscript) -> bool:
+        """``weights[token_idx, top_k_pos, None]``: each selected token's routing weight, as a column."""
+        index = node.slice
+        if not (isinstance(node.value, nodes.Name) and isinstance(index, nodes.Tuple) and len(index.elts) == 3):
+            return False
+        token, position, none = index.elts
+        found = (
+            node.value.name not in self.names | {self.expert, self.positions, self.tokens}
+            and _is_name(token, self.tokens) and _is_name(position, self.positions)
+            and isinstance(none, nodes.Const) and none.value is None
+        )  # fmt: skip
+        self.weighted = self.weighted or found
+        return found
+
+    def _expert_weight(self, node: nodes.NodeNG) -> bool:
+        """``self.<parameter>[expert_idx]``: this expert's weight matrix."""
+        return (
+            isinstance(node, nodes.Subscript) and _is_name(node.slice, self.expert)
+            and isinstance(node.value, nodes.Attribute) and _is_self(node.value.expr)
+        )  # fmt: skip
+
+
+def _is_self(node: nodes.NodeNG) -> bool:
+    return _is_name(node, "self")
+
+
+def _rebinds(loop: nodes.For, names: set[str]) -> bool:
+    """The loop body assigns one of *names* (the mask or the accumulator)."""
+    return any(target.name in names for target in loop.nodes_of_class(nodes.AssignName))
+
+
+def _read_after(loop: nodes.For, names: set[str]) -> bool:
+    """A read of one of the loop's variables outside the loop: the dense loop leaves other values in them."""
+    function = loop.scope()
+    for name in function.nodes_of_class(nodes.Name):
+        if name.name in names and not _inside(name, loop):
+            return True
+    return False
+
+
+def _inside(node: nodes.NodeNG, ancestor: nodes.NodeNG) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent is ancestor:
+            return True
+        parent = parent.parent
+    return False
