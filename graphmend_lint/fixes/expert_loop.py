@@ -64,6 +64,7 @@ class ExpertLoop:
     unpack: nodes.Assign  # expert_idx = expert_idx[0]
     select: nodes.Assign  # top_k_pos, token_idx = torch.where(expert_mask[expert_idx])
     add: nodes.Call  # final_hidden_states.index_add_(0, token_idx, <contribution>)
+    token_rows: tuple[nodes.Subscript, ...]  # hidden_states[token_idx]: the rows the experts read
 
     @property
     def expert(self) -> str:
@@ -121,9 +122,11 @@ def expert_loop(values: ValueOracle, call: nodes.Call) -> ExpertLoop | None:
         return None
     if not (_is_name(add.args[1], tokens) and rows.expression(add.args[2], final=add.func.expr.name)):
         return None
+    if any(_inside(read, add) for read in rows.token_rows):
+        return None  # the contribution reads the hidden rows itself: both would be masked, one inside the other
     if _rebinds(loop, {mask.name, add.func.expr.name}) or _read_after(loop, {expert, positions, tokens, *rows.names}):
         return None
-    return ExpertLoop(hit, mask.name, loop, unpack, select, add)
+    return ExpertLoop(hit, mask.name, loop, unpack, select, add, tuple(rows.token_rows))
 
 
 def _block_of(statement: nodes.NodeNG) -> list[nodes.NodeNG]:
@@ -239,13 +242,15 @@ class _RowWise:
     """Checks that the loop body maps each token's row on its own, in the measured vocabulary.
 
     ``names`` collects the body's own variables (rows of the selected tokens);
-    ``weighted`` records that the body multiplies by ``weights[token_idx,
-    top_k_pos, None]``, the ``(tokens, 1)`` column the routed mask mirrors.
+    ``token_rows`` the reads ``hidden_states[token_idx]``; ``weighted``
+    records that the body multiplies by ``weights[token_idx, top_k_pos,
+    None]``, the ``(tokens, 1)`` column the routed mask mirrors.
     """
 
     def __init__(self, values: ValueOracle, expert: str, positions: str, tokens: str) -> None:
         self.values, self.expert, self.positions, self.tokens = values, expert, positions, tokens
         self.names: set[str] = set()
+        self.token_rows: list[nodes.Subscript] = []
         self.weighted = False
 
     def statement(self, statement: nodes.NodeNG) -> bool:
@@ -303,11 +308,14 @@ class _RowWise:
 
     def _token_rows(self, node: nodes.Subscript) -> bool:
         """``hidden_states[token_idx]``: the selected tokens' rows of a tensor the loop does not bind."""
-        return (
+        found = (
             isinstance(node.value, nodes.Name)
             and node.value.name not in self.names | {self.expert, self.positions, self.tokens}
             and _is_name(node.slice, self.tokens)
         )
+        if found:
+            self.token_rows.append(node)
+        return found
 
     def _weight_column(self, node: nodes.Subscript) -> bool:
         """``weights[token_idx, top_k_pos, None]``: each selected token's routing weight, as a column."""

@@ -6,7 +6,7 @@ data-dependent sizes (GB0036), and ``if e == num_experts`` on a 0-d tensor
 (GB0170). Inside a loop the first break makes Dynamo run the whole function
 eagerly. The graph-safe form visits every expert (``range(mask.shape[0])``,
 so ``e`` is a Python int and the sentinel ``if`` compares ints), runs it on
-every token, and keeps only the contributions of the tokens routed to it::
+every token, and keeps only what the tokens routed to it contribute::
 
     for expert_idx in range(expert_mask.shape[0]):
         if expert_idx == self.num_experts:
@@ -14,19 +14,20 @@ every token, and keeps only the contributions of the tokens routed to it::
         top_k_pos = expert_mask[expert_idx].argmax(0)
         token_idx = torch.arange(expert_mask.shape[-1], device=expert_mask.device)
         routed = expert_mask[expert_idx].any(0)
-        ...  # the body, unchanged
+        current_state = torch.where(routed[:, None], hidden_states[token_idx], 0)
+        ...  # the rest of the body, unchanged
         final_hidden_states.index_add_(0, token_idx, torch.where(routed[:, None], <contribution>, 0))
 
 :func:`dense_dispatch_fix` writes it for the strictly matched transformers
 loop (:mod:`graphmend_lint.fixes.expert_loop`), after proving by trial that
 no rule finds a break left in the rewritten loop. It is **unsafe**: every
 expert now runs on every token (``num_experts / top_k`` times the expert
-FLOPs), results are equal only within rounding (the GEMMs have more rows),
-and a non-routed token whose expert output is ``inf``/``nan`` can make a
-gradient ``nan`` (``0 * inf`` in the backward of the routing weight).
-``torch.where`` rather than multiplying by the routed mask keeps the
-*forward* free of that hazard. Any other loop over the hit experts gets a
-display-only description.
+FLOPs), and results are equal only within rounding (the GEMMs have more
+rows). Both masks are ``torch.where``, not a product with the routed vector:
+the tokens an expert does not serve enter it as zeros and leave it dropped,
+so an expert that would overflow on them cannot turn the output, or a
+gradient, into ``nan`` (``0 * inf``). Any other loop over the hit experts
+gets a display-only description.
 """
 
 from __future__ import annotations
@@ -87,18 +88,18 @@ def _rewrite(analysis: FileAnalysis, found: ExpertLoop) -> Fix | None:
         f"{indent}{found.tokens} = {torch.name}.arange({mask}.shape[-1], device={mask}.device)\n"
         f"{indent}{routed} = {mask}[{expert}].any(0)"
     )
-    contribution = node_text(analysis, found.contribution)
+    def routed_only(node: nodes.NodeNG) -> Edit:
+        text = f"{torch.name}.where({routed}[:, None], {node_text(analysis, node)}, 0)"
+        return Edit(analysis.start_of(node), analysis.end_of(node), text)
+
     edits = (
         *torch.edits,
         _delete_lines(found.hit),
         Edit(analysis.start_of(found.loop.iter), analysis.end_of(found.loop.iter), f"range({mask}.shape[0])"),
         _delete_lines(found.unpack),
         Edit(analysis.start_of(found.select), analysis.end_of(found.select), dense_selection),
-        Edit(
-            analysis.start_of(found.contribution),
-            analysis.end_of(found.contribution),
-            f"{torch.name}.where({routed}[:, None], {contribution}, 0)",
-        ),
+        *(routed_only(rows) for rows in found.token_rows),
+        routed_only(found.contribution),
     )
     if not _loop_traces_whole(analysis, found.loop, edits):
         return None
@@ -107,7 +108,7 @@ def _rewrite(analysis: FileAnalysis, found: ExpertLoop) -> Fix | None:
         applicability=Applicability.UNSAFE,
         message=(
             f"Run every expert on every token (`range({mask}.shape[0])`) and keep the routed tokens' "
-            f"contributions (`torch.where({routed}[:, None], ...)`): no data-dependent size left, at "
+            f"rows and contributions (`torch.where({routed}[:, None], ...)`): no data-dependent size left, at "
             "num_experts/top_k times the expert FLOPs"
         ),
     )

@@ -34,7 +34,7 @@ class Experts(nn.Module):
             top_k_pos = expert_mask[expert_idx].argmax(0)
             token_idx = torch.arange(expert_mask.shape[-1], device=expert_mask.device)
             routed = expert_mask[expert_idx].any(0)
-            current_state = hidden_states[token_idx]
+            current_state = torch.where(routed[:, None], hidden_states[token_idx], 0)
             gate, up = nn.functional.linear(current_state, self.gate_up_proj[expert_idx]).chunk(2, dim=-1)
             current_hidden_states = self.act_fn(gate) * up
             current_hidden_states = nn.functional.linear(current_hidden_states, self.down_proj[expert_idx])
