@@ -1,7 +1,7 @@
 """The eager mixture-of-experts dispatch loop of transformers 5.x, matched strictly.
 
-Fifty-odd modeling files of transformers 5.23 (``MixtralExperts.forward`` and
-its copies) dispatch tokens to experts like this::
+53 modeling files of transformers 5.23 (``MixtralExperts.forward`` and its
+copies) dispatch tokens to experts like this::
 
     expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=self.num_experts + 1)
     expert_mask = expert_mask.permute(2, 1, 0)

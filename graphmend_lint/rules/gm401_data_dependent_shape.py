@@ -152,8 +152,8 @@ class DataDependentOutputShape(Rule):
     right, indexing from the left) and, for `max`/`min`, `x` is provably
     floating; otherwise it is shown, not applied.
 
-    The eager experts loop of transformers 5.x (`MixtralExperts.forward` and
-    its 53 copies in 5.23: `expert_hit = torch.greater(mask.sum(dim=(-1, -2)),
+    The eager experts loop of transformers 5.x (`MixtralExperts.forward`,
+    copied into 53 modeling files of 5.23: `expert_hit = torch.greater(mask.sum(dim=(-1, -2)),
     0).nonzero()`, `for expert_idx in expert_hit:`, `torch.where(mask[e])`,
     `index_add_`) is rewritten, **unsafely**, into a dense loop Dynamo traces
     whole: `for expert_idx in range(mask.shape[0])` (so the sentinel
