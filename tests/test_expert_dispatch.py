@@ -88,7 +88,8 @@ def test_other_spellings_are_declined(change: tuple[str, str]) -> None:
 
 
 def test_the_routed_name_avoids_names_the_function_uses() -> None:
-    source = edited("        final_hidden_states = torch.zeros_like", "        routed = 1\n        final_hidden_states = torch.zeros_like")
+    first = "        final_hidden_states = torch.zeros_like"
+    source = edited(first, "        routed = 1\n" + first)
     fixed = fix_source(source, unsafe=True).source
     assert "routed_1 = expert_mask[expert_idx].any(0)" in fixed and "torch.where(routed_1[:, None]," in fixed
 

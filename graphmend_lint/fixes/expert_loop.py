@@ -170,7 +170,8 @@ def _one_hot_experts(values: ValueOracle, mask: nodes.Name) -> bool:
     permute = bound[0]
     if not (isinstance(permute, nodes.Call) and isinstance(permute.func, nodes.Attribute)):
         return False
-    if permute.func.attrname != "permute" or permute.keywords or [a.as_string() for a in permute.args] != ["2", "1", "0"]:
+    order = [argument.as_string() for argument in permute.args]
+    if permute.func.attrname != "permute" or permute.keywords or order != ["2", "1", "0"]:
         return False
     source = permute.func.expr
     if isinstance(source, nodes.Name):
