@@ -58,6 +58,11 @@ class FileAnalysis:
                     self._traced.append((function, traced))
         return self._traced
 
+    def scope_seeds(self) -> tuple[Seed, ...]:
+        """This file's traced functions as seeds: a trial lint of an edited text then has the same
+        compile scope however this file's was reached (a decorator, a call site in another file)."""
+        return tuple(Seed(f"{self.imports.module}.{f.qualname}", False, f.chain) for f in self.scope.functions)
+
     def shared(self, key: str, compute: Callable[[], T]) -> T:
         """A result several rules need identically (GM201-GM204 classify the same calls), computed once per file."""
         if key not in self._shared:

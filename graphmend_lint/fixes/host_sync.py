@@ -32,7 +32,6 @@ from graphmend_lint.analysis.host_values import (
     reads_of,
     single_target,
 )
-from graphmend_lint.analysis.scope import Seed
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix
@@ -142,8 +141,7 @@ def predicated_after(analysis: FileAnalysis, edit: Edit, reads: list[nodes.NodeN
     start, end = source.offset(edit.start), source.offset(edit.end)
     candidate = SourceFile(source.text[:start] + edit.content + source.text[end:], source.encoding, source.bom)
     settings = replace(analysis.settings, select=("GM101",), extend_select=(), ignore=(), per_file_ignores=())
-    seeds = tuple(Seed(f"{analysis.imports.module}.{f.qualname}", False, f.chain) for f in analysis.scope.functions)
-    fixes = {d.start: d.fix for d in analysis.lint_trial(candidate, settings, seeds)}
+    fixes = {d.start: d.fix for d in analysis.lint_trial(candidate, settings, analysis.scope_seeds())}
     wanted = [fixes.get(analysis.break_start(read)) for read in reads]
     return all(fix is not None and fix.applicability is not Applicability.DISPLAY_ONLY for fix in wanted)
 

@@ -36,7 +36,6 @@ from dataclasses import replace
 
 from astroid import nodes
 
-from graphmend_lint.analysis.scope import Seed
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
 from graphmend_lint.fixer import edited_text
@@ -88,18 +87,14 @@ def _rewrite(analysis: FileAnalysis, found: ExpertLoop) -> Fix | None:
         f"{indent}{found.tokens} = {torch.name}.arange({mask}.shape[-1], device={mask}.device)\n"
         f"{indent}{routed} = {mask}[{expert}].any(0)"
     )
-    def routed_only(node: nodes.NodeNG) -> Edit:
-        text = f"{torch.name}.where({routed}[:, None], {node_text(analysis, node)}, 0)"
-        return Edit(analysis.start_of(node), analysis.end_of(node), text)
-
+    keep_routed = f"{torch.name}.where({routed}[:, None], {{}}, 0)"
     edits = (
         *torch.edits,
         _delete_lines(found.hit),
         Edit(analysis.start_of(found.loop.iter), analysis.end_of(found.loop.iter), f"range({mask}.shape[0])"),
         _delete_lines(found.unpack),
         Edit(analysis.start_of(found.select), analysis.end_of(found.select), dense_selection),
-        *(routed_only(rows) for rows in found.token_rows),
-        routed_only(found.contribution),
+        *(_wrapped(analysis, rows, keep_routed) for rows in (*found.token_rows, found.contribution)),
     )
     if not _loop_traces_whole(analysis, found.loop, edits):
         return None
@@ -112,6 +107,11 @@ def _rewrite(analysis: FileAnalysis, found: ExpertLoop) -> Fix | None:
             "num_experts/top_k times the expert FLOPs"
         ),
     )
+
+
+def _wrapped(analysis: FileAnalysis, node: nodes.NodeNG, template: str) -> Edit:
+    """Replace *node* by *template* with the node's own text in its ``{}``."""
+    return Edit(analysis.start_of(node), analysis.end_of(node), template.format(node_text(analysis, node)))
 
 
 def _fresh_name(function: nodes.NodeNG, preferred: str) -> str | None:
@@ -159,9 +159,8 @@ def _loop_traces_whole(analysis: FileAnalysis, loop: nodes.For, edits: tuple[Edi
     source = analysis.source
     candidate = SourceFile(edited_text(source, edits), source.encoding, source.bom)
     settings = replace(analysis.settings, select=("ALL",), extend_select=(), ignore=(OWN_RULE,), per_file_ignores=())
-    seeds = tuple(Seed(f"{analysis.imports.module}.{f.qualname}", False, f.chain) for f in analysis.scope.functions)
     first, last = (_moved_line(line, edits) for line in (loop.lineno, (loop.end_lineno or loop.lineno) + 1))
-    return not any(first <= d.start.line < last for d in analysis.lint_trial(candidate, settings, seeds))
+    return not any(first <= d.start.line < last for d in analysis.lint_trial(candidate, settings, analysis.scope_seeds()))
 
 
 def _moved_line(line: int, edits: tuple[Edit, ...]) -> int:
