@@ -49,6 +49,12 @@ CASES: dict[str, Case] = {
         {(22, "GB0036"), (24, "GB0124")},
         frame_skipped=True,
     ),
+    # transformers 5.x's experts loop: the sentinel `if` on line 34 breaks too (GM101's, not listed here);
+    # the `where` on line 36 runs in the skipped resume frame, so Dynamo never logs it.
+    "GM401/bad_moe_experts.py": case(
+        {(30, "GM401"), (36, "GM401")}, {(30, "GB0036"), (34, "GB0170")}, frame_skipped=True
+    ),
+    "GM401/fixed_moe_experts.py": case(),
     "GM401/neg_masked_write.py": case(),
     "GM401/bad_np_unique.py": case({(8, "GM401")}, {(8, "GB0036")}),
     # capture_dynamic_output_shape_ops is on: nonzero traces, the branch on its size breaks
