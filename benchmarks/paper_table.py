@@ -110,7 +110,7 @@ CURRENT_BREAKING = (
     PaperModel("ctrl", "CTRLModel", "census: buffer re-assigned in forward, output capturing", None, None,
                OUTPUT_CAPTURING_SCOPE),
     PaperModel("xlm", "XLMModel", "census: .item() in a length check", None, None, OUTPUT_CAPTURING_SCOPE),
-    # `attention_mask.sum().item()` choosing the bucket count (modeling_reformer.py:750) has no fix
+    # `position_ids.max().item()` bounding the axial position slice (modeling_reformer.py:271) has no fix
     PaperModel("reformer", "ReformerModel", "census: numpy plan, .item() code path", None, None,
                OUTPUT_CAPTURING_SCOPE, logged_after=1),
 )  # fmt: skip
