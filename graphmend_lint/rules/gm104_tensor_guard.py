@@ -67,7 +67,11 @@ class TensorValidationGuard(CompiledExceptionRule):
     name = "tensor-validation-guard"
     summary = "`if <tensor>: raise` splits the graph to validate"
     dynamo_gb = gb_types("GB0170")
-    valid = ("import torch\n\n@torch.compile\ndef f(x):\n    if x.dim() != 2:\n        raise ValueError('2-D only')\n    return x\n",)
+    valid = (
+        "import torch\n\n@torch.compile\ndef f(x):\n    if x.dim() != 2:\n        raise ValueError('2-D only')\n    return x\n",
+        "import torch\n\n@torch.compile\ndef f(x):\n    if not torch.compiler.is_compiling() and torch.isnan(x).any():\n"
+        "        raise ValueError('nan')\n    return x\n",
+    )
     invalid = (
         Example("import torch\n\n@torch.compile\ndef f(x):\n    if torch.isnan(x).any():\n        raise ValueError('nan')\n    return x\n"),
     )
