@@ -286,58 +286,6 @@ def test_a_resolved_or_method_compile_does_not_fall_back() -> None:
     assert traced(MODEL + "def go(m):\n    m.compile()") == set()
 
 
-LAYERDROP = """
-import torch
-from torch import nn
-
-def sample_mask(n):
-    return torch.rand(n) < 0.5
-
-class Encoder(nn.Module):
-    def forward(self, x):
-        if self.training and torch.rand([]) < 0.1:
-            x = x * sample_mask(x.shape[-1])
-        return self.rest(x)
-    def rest(self, x):
-        if not self.training:
-            return x
-        return x.relu()
-"""
-TRAINING_ONLY = {(11, 11), (16, 16)}
-
-
-@pytest.mark.parametrize(
-    "entry",
-    [
-        "c = torch.compile(Encoder().eval())",
-        "c = torch.compile(Encoder().train(False).to('cpu'))",
-        "m = Encoder().eval()\nc = torch.compile(m)",
-        "def serve(model):\n    model.eval()\n    return torch.compile(model)\nserve(Encoder())",
-    ],
-    ids=["eval-chain", "train-false", "eval-binding", "eval-statement"],
-)
-def test_eval_mode_entries_do_not_trace_training_only_code(entry: str) -> None:
-    facts = scope_of(LAYERDROP + entry)
-    assert {f.qualname for f in facts.functions} == {"Encoder.forward", "Encoder.rest"}
-    assert TRAINING_ONLY <= set(facts.eager_only)
-
-
-@pytest.mark.parametrize(
-    "entry",
-    [
-        "c = torch.compile(Encoder())",
-        "c = torch.compile(Encoder().eval().train())",
-        "def fit(model):\n    model.eval()\n    model.train()\n    return torch.compile(model)\nfit(Encoder())",
-        "a = torch.compile(Encoder().eval())\nb = torch.compile(Encoder())",
-    ],
-    ids=["default-is-training", "train-after-eval", "train-statement-last", "one-entry-in-training"],
-)
-def test_training_mode_entries_trace_training_only_code(entry: str) -> None:
-    facts = scope_of(LAYERDROP + entry)
-    assert {f.qualname for f in facts.functions} == {"Encoder.forward", "Encoder.rest", "sample_mask"}
-    assert not TRAINING_ONLY & set(facts.eager_only)
-
-
 def test_compiled_objects_passed_into_compiled_code() -> None:
     direct = "@torch.compile\ndef step(model, x):\n    return model(x)\nstep(Net(), 1)"
     through_alias = "def step(model, x):\n    return model(x)\ncompiled = torch.compile(step)\ncompiled(Net(), 1)"

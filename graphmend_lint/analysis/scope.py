@@ -6,8 +6,7 @@ inline: calls to project functions and methods, ``self.sub(x)`` where
 ``self.sub = Block(...)``, iteration over ``nn.ModuleList``, ``super()``
 calls and the inner wrapper of project decorators. Stop at functions marked
 ``torch.compiler.disable`` and at code that only runs eagerly
-(``if not torch.compiler.is_compiling():``), and, in modules compiled in
-eval mode (``torch.compile(model.eval())``), at training-only code.
+(``if not torch.compiler.is_compiling():``).
 
 This runs on the stdlib ``ast`` of every file, so it is cheap enough to decide
 which functions are worth handing to astroid at all. Calls that leave the file
@@ -27,7 +26,6 @@ from pathlib import PurePath
 
 from graphmend_lint.analysis.imports import ImportTable, dotted_name
 from graphmend_lint.analysis.module_index import MODULE, ModuleIndex
-from graphmend_lint.analysis.module_mode import compiles_in_eval_mode, training_only_ranges
 from graphmend_lint.analysis.resolve import Resolver, Target, What
 
 DISABLE_DECORATORS = frozenset({"torch._dynamo.disable", "torch.compiler.disable", "torch._disable_dynamo"})
@@ -67,8 +65,6 @@ class ScopeFacts:
     """The compile scope of one module."""
 
     functions: tuple[TracedFunction, ...] = ()
-    #: Line ranges no entry traces: eager-only branches, and training-only code of functions reached
-    #: only from modules compiled in eval mode.
     eager_only: tuple[tuple[int, int], ...] = ()
     seeds: tuple[Seed, ...] = ()
 
@@ -140,22 +136,18 @@ class ScopeAnalyzer:
         self.index = ModuleIndex.build(tree, text)
         self.resolver = Resolver(self.index, imports, extra_compile_functions)
         self._traced: dict[str, TracedFunction] = {}
-        self._queue: deque[tuple[str, tuple[str, ...], bool]] = deque()
-        self._modes: dict[str, set[bool]] = {}  # qualname -> reached in eval mode (True) / in training (False)
+        self._queue: deque[tuple[str, tuple[str, ...]]] = deque()
         self._eager: list[tuple[int, int]] = []
         self._seeds: dict[tuple[str, bool], Seed] = {}
 
     # -- public -----------------------------------------------------------------
 
     def run(self, seeds: Iterable[Seed] = ()) -> ScopeFacts:
-        for qualname, chain, eval_mode in self._roots():
-            self._enqueue(qualname, chain, eval_mode)
+        for qualname, chain in self._roots():
+            self._enqueue(qualname, chain)
         for seed in seeds:
             self._reach_seed(seed)
         self._drain()
-        for qualname, modes in self._modes.items():
-            if modes == {True}:
-                self._eager.extend(training_only_ranges(self.index.functions[qualname]))
         functions = sorted(self._traced.values(), key=lambda f: (f.line, f.col))
         return ScopeFacts(
             functions=tuple(functions),
@@ -176,24 +168,23 @@ class ScopeAnalyzer:
 
     # -- entry points -----------------------------------------------------------
 
-    def _roots(self) -> Iterator[tuple[str, tuple[str, ...], bool]]:
-        """Entry functions, their chains, and whether the entry compiles a module in eval mode."""
+    def _roots(self) -> Iterator[tuple[str, tuple[str, ...]]]:
         if self.mode == "all":
             for qualname in self.index.functions:
-                yield qualname, ("scope=all",), False
+                yield qualname, ("scope=all",)
             return
         for qualname, function in self.index.functions.items():
             where = self.index.enclosing_scope(qualname) or MODULE
             for decorator in function.decorator_list:
                 if self.resolver.is_compiling_decorator(decorator, where):
-                    yield qualname, (f"{self.label}:{decorator.lineno} @{ast.unparse(decorator)}",), False
+                    yield qualname, (f"{self.label}:{decorator.lineno} @{ast.unparse(decorator)}",)
         yield from self._compile_call_roots()
         if self.mode == "modules":
             for class_name in self.index.classes:
                 if f"{class_name}.forward" in self.index.functions:
-                    yield f"{class_name}.forward", ("scope=modules",), False
+                    yield f"{class_name}.forward", ("scope=modules",)
 
-    def _compile_call_roots(self) -> Iterator[tuple[str, tuple[str, ...], bool]]:
+    def _compile_call_roots(self) -> Iterator[tuple[str, tuple[str, ...]]]:
         """``torch.compile(subject)`` in every spelling, and ``subject.compile()`` (``nn.Module.compile``)."""
         if self.text is not None and not _COMPILE_CALL_HINT.search(self.text):
             return  # no `compile` or `optimize` anywhere: no call can compile anything
@@ -205,14 +196,13 @@ class ScopeAnalyzer:
             if subject is None:
                 continue
             origin = (f"{self.label}:{call.lineno} {_short(call)}",)
-            eval_mode = compiles_in_eval_mode(subject, scope, call.lineno, self.index)
             targets = self.resolver.resolve(subject, scope)
             if not targets and not is_method_compile and _names_a_value(subject):
-                yield from ((name, chain, eval_mode) for name, chain in self._unresolved_module_roots(origin))
+                yield from self._unresolved_module_roots(origin)
             for target in targets:
                 if is_method_compile and target.what is not What.INSTANCE:
                     continue
-                yield from ((name, origin, eval_mode) for name in self._targets_of(target, origin))
+                yield from ((name, origin) for name in self._targets_of(target, origin))
 
     def _unresolved_module_roots(self, origin: tuple[str, ...]) -> Iterator[tuple[str, tuple[str, ...]]]:
         """``torch.compile(model)`` where nothing says what ``model`` is: every module of this file.
@@ -240,38 +230,31 @@ class ScopeAnalyzer:
 
     # -- reachability -----------------------------------------------------------
 
-    def _enqueue(self, qualname: str, chain: tuple[str, ...], eval_mode: bool = False) -> None:
-        if qualname in self.index.functions and eval_mode not in self._modes.get(qualname, ()):
-            self._queue.append((qualname, chain, eval_mode))
+    def _enqueue(self, qualname: str, chain: tuple[str, ...]) -> None:
+        if qualname in self.index.functions and qualname not in self._traced:
+            self._queue.append((qualname, chain))
 
     def _drain(self) -> None:
-        """Breadth first, so every function keeps its shortest chain; no depth limit (Dynamo has none).
-
-        A function is walked once per mode it is reached in: in eval mode its
-        training-only code reaches nothing.
-        """
+        """Breadth first, so every function keeps its shortest chain; no depth limit (Dynamo has none)."""
         while self._queue:
-            qualname, chain, eval_mode = self._queue.popleft()
-            if eval_mode not in self._modes.get(qualname, ()):
-                self._reach(qualname, chain, eval_mode)
+            qualname, chain = self._queue.popleft()
+            if qualname not in self._traced:
+                self._reach(qualname, chain)
 
-    def _reach(self, qualname: str, chain: tuple[str, ...], eval_mode: bool) -> None:
+    def _reach(self, qualname: str, chain: tuple[str, ...]) -> None:
         function = self.index.functions[qualname]
         where = self.index.enclosing_scope(qualname) or MODULE
         if any(self._stops_tracing(decorator) for decorator in function.decorator_list):
             return
-        self._modes.setdefault(qualname, set()).add(eval_mode)
         chain = chain + (qualname,)
-        if qualname not in self._traced:
-            self._traced[qualname] = TracedFunction(qualname, function.lineno, function.col_offset, chain)
-            for decorator in function.decorator_list:
-                self._reach_decorator(decorator, where, chain)
-        untraced = training_only_ranges(function) if eval_mode else []
-        for call in self._traced_calls(function.body, untraced):
+        self._traced[qualname] = TracedFunction(qualname, function.lineno, function.col_offset, chain)
+        for decorator in function.decorator_list:
+            self._reach_decorator(decorator, where, chain)
+        for call in self._traced_calls(function.body):
             for target in self._call_targets(call, qualname, chain):
-                self._enqueue(target, chain, eval_mode)
+                self._enqueue(target, chain)
         for inner in self.index.nested.get(qualname, []):
-            self._enqueue(inner, chain, eval_mode)
+            self._enqueue(inner, chain)
 
     def _stops_tracing(self, decorator: ast.expr) -> bool:
         """``@torch.compiler.disable``, ``@assume_constant_result`` and project decorators that mark constants."""
@@ -325,15 +308,13 @@ class ScopeAnalyzer:
             for node in ast.walk(self.index.functions[qualname])
         )
 
-    def _traced_calls(self, body: list[ast.stmt], untraced: list[tuple[int, int]]) -> Iterator[ast.Call]:
-        """Calls in *body*, skipping eager-only branches (and recording them) and statements in *untraced*."""
+    def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call]:
+        """Calls in *body*, skipping eager-only branches (and recording them)."""
         stack: list[ast.AST] = list(reversed(body))
         while stack:
             node = stack.pop()
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue  # reached on their own when called (a lambda's calls are the caller's)
-            if untraced and isinstance(node, ast.stmt) and any(a <= node.lineno <= b for a, b in untraced):
-                continue
             if isinstance(node, ast.If):
                 branch = eager_only_branch(node.test, self.imports)
                 if branch is not None:
