@@ -82,7 +82,9 @@ class RecurrentModuleCall(Rule):
 
     * eagerly nothing changes: the setting is read by Dynamo only;
     * it is process-wide: every function compiled after the module is
-      imported traces its RNN modules too, not only the flagged one;
+      imported traces its RNN modules too, not only the flagged one (in a
+      library module, e.g. under `--scope modules`, that means every program
+      importing it: there, prefer setting it where the application compiles);
     * importing the module now imports `torch._dynamo` (about 2.4 s on the
       2-core dev VM, torch 2.13 CPU), which the first `torch.compile` call
       would otherwise pay;
