@@ -7,7 +7,7 @@ rules; :class:`RuleContext` is a rule's view of it, with its options and a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -16,6 +16,8 @@ from astroid import nodes
 
 from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.break_sites import break_position
+from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.scope import ScopeFacts, Seed, TracedFunction
 from graphmend_lint.analysis.values import ValueOracle
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 
 NodeT = TypeVar("NodeT", bound=nodes.NodeNG)
 T = TypeVar("T")
+MatchT = TypeVar("MatchT")
 _SCOPE_BOUNDARIES = (nodes.FunctionDef, nodes.ClassDef)
 
 
@@ -133,17 +136,47 @@ class RuleContext:
     def traced_nodes(self, *types: type[NodeT]) -> Iterator[tuple[NodeT, TracedFunction]]:
         return self.analysis.traced_nodes(*types)
 
+    def recognised(
+        self, recognise: Callable[[ValueOracle, NodeT], MatchT | None], *types: type[NodeT]
+    ) -> Iterator[tuple[NodeT, TracedFunction, MatchT]]:
+        """Traced nodes of *types* that *recognise* matches, each with its function and what was matched.
+
+        Most rules are one recogniser in ``analysis/`` and a message; this is the
+        loop they share.
+        """
+        for node, traced in self.traced_nodes(*types):
+            found = recognise(self.values, node)
+            if found is not None:
+                yield node, traced, found
+
+    def report_condition(
+        self, parts: Sequence[nodes.NodeNG], message: str, traced: TracedFunction, fix: Fix | None
+    ) -> Iterator[Diagnostic]:
+        """One diagnostic per tensor operand of a condition, since Dynamo logs each; the fix rides on the first.
+
+        *message* holds ``{}`` where the operand's source goes.
+        """
+        for index, part in enumerate(parts):
+            yield self.report(part, message.format(snippet(part)), traced, fix if index == 0 else None)
+
     def report(
         self,
         node: nodes.NodeNG,
         message: str,
         traced: TracedFunction | None = None,
         fix: Fix | None = None,
+        gate_at: nodes.NodeNG | None = None,
     ) -> Diagnostic:
-        """A diagnostic of this rule spanning *node*, starting where Dynamo logs the break."""
+        """A diagnostic of this rule spanning *node*, starting where Dynamo logs the break.
+
+        Every message ends with the static gate that guards the break ("only in
+        training", "only in fp16"), read at *gate_at* (default *node*): a
+        finding reported away from its cause (a module's ``__init__`` line for a
+        construction in ``forward``) names the gates of the cause.
+        """
         return Diagnostic(
             code=self.rule.code,
-            message=message,
+            message=message + gate_note(self.values, gate_at or node),
             path=self.analysis.path,
             start=self.analysis.break_start(node),
             end=self.analysis.end_of(node),

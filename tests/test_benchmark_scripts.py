@@ -107,3 +107,13 @@ def test_a_relative_venv_gives_an_absolute_interpreter(tmp_path: Path, monkeypat
     (tmp_path / "env" / "bin" / "python").write_text("")
     monkeypatch.chdir(tmp_path)
     assert paper_table.ensure_venv(Path("env"), create=False) == str(tmp_path / "env" / "bin" / "python")
+
+
+def test_the_current_environment_also_gates_breaking_models_of_the_installed_release() -> None:
+    paper = [m.model_type for m in paper_table.selected_models(None, paper_table.PAPER_TRANSFORMERS)]
+    current = [m.model_type for m in paper_table.selected_models(None, "current")]
+    assert paper == [m.model_type for m in paper_table.MODELS]
+    assert current[: len(paper)] == paper and {"ctrl", "xlm", "reformer"} <= set(current[len(paper):])
+    assert [m.model_type for m in paper_table.selected_models("ctrl,t5", "4.52.4")] == ["t5"]
+    with pytest.raises(SystemExit, match="unknown model"):
+        paper_table.selected_models("nope", "current")

@@ -267,6 +267,25 @@ def test_module_forms_reach_the_module(entry: str) -> None:
     assert traced(MODEL + entry) == NET
 
 
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "def train(model, batches):\n    model.train()\n    compiled = torch.compile(model)",
+        "def fit(layer):\n    return torch.compile(layer.eval(), mode='max-autotune')",
+        "def step(model, batch):\n    model.forward = torch.compile(model.forward)",
+    ],
+    ids=["uncalled-train", "uncalled-chain", "forward-attribute"],
+)
+def test_a_compiled_value_nothing_resolves_compiles_the_files_modules(entry: str) -> None:
+    """Training code compiles a parameter no call passes: the file's own modules are what it can compile."""
+    assert traced(MODEL + entry) == NET
+
+
+def test_a_resolved_or_method_compile_does_not_fall_back() -> None:
+    assert traced(MODEL + "def f(x):\n    return x\nc = torch.compile(f)") == {"f"}
+    assert traced(MODEL + "def go(m):\n    m.compile()") == set()
+
+
 def test_compiled_objects_passed_into_compiled_code() -> None:
     direct = "@torch.compile\ndef step(model, x):\n    return model(x)\nstep(Net(), 1)"
     through_alias = "def step(model, x):\n    return model(x)\ncompiled = torch.compile(step)\ncompiled(Net(), 1)"

@@ -39,6 +39,8 @@ FINDINGS: dict[str, set[tuple[int, str]]] = {
     "GM204/bad_perf_counter.py": {(9, "GM204"), (11, "GM204")},
     "GM204/bad_random.py": {(9, "GM204")},
     "GM204/bad_datetime.py": {(9, "GM204")},
+    "GM204/bad_numpy_random.py": {(8, "GM204"), (9, "GM204")},
+    "GM204/bad_manual_seed.py": {(13, "GM204")},
 }
 
 
@@ -149,6 +151,33 @@ def test_logger_options_from_toml_lists(tmp_path: Path) -> None:
 def test_logger_option_of_the_wrong_type_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="logger-names: expected a list of strings, got"):
         settings_from_table({"rules": {"GM202": {"logger-names": "log"}}}, tmp_path / "pyproject.toml")
+
+
+# -- GM204: host RNG ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "flagged"),
+    [
+        ("u = np.random.rand()", True),
+        ("u = np.random.uniform(0.0, 1.0)", True),
+        ("u = np.random.randint(0, 4)", True),
+        ("u = np.random.rand(1).item()", True),
+        ("u = np.random.choice(np.arange(5), 2, replace=False)", True),
+        ("u = np.random.beta(1.0, 1.0, size=4)", True),
+        ("u = np.random.permutation(4)", True),
+        ("u = torch.manual_seed(3)", True),
+        ("u = torch.cuda.manual_seed_all(3)", True),
+        ("u = np.random.rand(2, 3)", False),
+        ("u = np.random.uniform(0.0, 1.0, 4)", False),
+        ("u = np.random.normal(size=3)", False),
+        ("u = np.random.seed(0)", False),
+        ("u = torch.seed()", False),
+    ],
+)
+def test_host_rng_calls(line: str, flagged: bool) -> None:
+    source = f"import numpy as np\nimport torch\n\n@torch.compile\ndef f(x):\n    {line}\n    return x, u\n"
+    assert codes(source) == ([(6, "GM204")] if flagged else [])
 
 
 # -- GM203 / GM204 detection ------------------------------------------------------------

@@ -232,3 +232,21 @@ def test_a_tensor_only_method_makes_its_result_a_tensor() -> None:
         "make_mask(x).masked_fill(x > 0, 0)": T, "make_mask(x).any()": T, "make_mask(x).item()": U,
         "model.to('cpu')": U, "model.float()": U, "load().split(',')": U, "load().copy()": U, "text.upper()": U,
     }  # fmt: skip
+
+
+def test_distribution_draws_are_tensors() -> None:
+    kinds = kinds_of(
+        "import torch\n"
+        "from torch import nn\n"
+        "class Mix(nn.Module):\n"
+        "    def __init__(self, alpha: float):\n"
+        "        super().__init__()\n"
+        "        self._dist = torch.distributions.Beta(torch.tensor([alpha]), torch.tensor([alpha]))\n"
+        "        self.other = make_sampler()\n"
+        "    def forward(self, x):\n"
+        "        normal = torch.distributions.Normal(0.0, 1.0)\n"
+        "        probe(self._dist.sample(()), normal.rsample(), self.other.sample(()))\n"
+        "        return x\n"
+        "model = torch.compile(Mix(1.0))\n"
+    )
+    assert kinds == {"self._dist.sample(())": T, "normal.rsample()": T, "self.other.sample(())": U}

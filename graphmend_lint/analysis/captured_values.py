@@ -78,3 +78,17 @@ def branch_operands(analysis: FileAnalysis) -> Iterator[tuple[nodes.NodeNG, Trac
     for node, traced in analysis.traced_nodes(nodes.If, nodes.While, nodes.IfExp):
         for operand in condition_operands(node.test):
             yield operand, traced
+
+
+def captured_branches(
+    analysis: FileAnalysis, origin_of: Callable[[nodes.NodeNG], nodes.NodeNG | None]
+) -> Iterator[tuple[nodes.NodeNG, TracedFunction, nodes.NodeNG]]:
+    """``(operand, traced, origin)`` for each branch operand whose captured origin *origin_of* finds.
+
+    Under a capture setting the break moves from the capture to the branch, so
+    the rules that own a capture (``.item()``, ``nonzero``) report it there.
+    """
+    for operand, traced in branch_operands(analysis):
+        origin = origin_of(operand)
+        if origin is not None:
+            yield operand, traced, origin

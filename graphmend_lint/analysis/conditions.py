@@ -3,22 +3,46 @@
 Python evaluates ``a and b`` operand by operand, each with its own jump, so
 Dynamo breaks once per tensor operand, at that operand's line. ``not x``
 breaks where ``x`` does. Anything else breaks as a whole when it is a tensor.
+An operand Dynamo folds to a constant that decides the whole test
+(``not is_torchdynamo_compiling() and ...``) ends it: the operands after it
+are never evaluated under compile.
 """
 
 from __future__ import annotations
 
 from astroid import nodes
 
+from graphmend_lint.analysis.scope import COMPILING_PREDICATES, SCRIPTING_PREDICATES
 from graphmend_lint.analysis.values import Kind, ValueOracle
 
 
 def tensor_condition_parts(values: ValueOracle, test: nodes.NodeNG) -> list[nodes.NodeNG]:
     """The sub-expressions of *test* Dynamo would break on, in source order."""
     if isinstance(test, nodes.BoolOp):
-        return [part for value in test.values for part in tensor_condition_parts(values, value)]
+        parts = []
+        for value in test.values:
+            parts += tensor_condition_parts(values, value)
+            if compiled_constant(values, value) is (test.op == "or"):
+                break  # ``False and ...`` / ``True or ...``: the rest is never evaluated under compile
+        return parts
     if isinstance(test, nodes.UnaryOp) and test.op == "not":
         return tensor_condition_parts(values, test.operand)
     return [test] if values.kind(test) is Kind.TENSOR else []
+
+
+def compiled_constant(values: ValueOracle, node: nodes.NodeNG) -> bool | None:
+    """The value Dynamo folds *node* to (``is_compiling()`` is True, ``torch.jit.is_scripting()`` False), else None."""
+    if isinstance(node, nodes.UnaryOp) and node.op == "not":
+        inner = compiled_constant(values, node.operand)
+        return None if inner is None else not inner
+    if not isinstance(node, nodes.Call) or node.args or node.keywords:
+        return None
+    name = values.qualified_name(node.func)
+    if name is None:
+        return None
+    if name.rpartition(".")[2] in COMPILING_PREDICATES:
+        return True
+    return False if name in SCRIPTING_PREDICATES else None
 
 
 def only_raises(body: list[nodes.NodeNG]) -> bool:

@@ -196,10 +196,27 @@ class ScopeAnalyzer:
             if subject is None:
                 continue
             origin = (f"{self.label}:{call.lineno} {_short(call)}",)
-            for target in self.resolver.resolve(subject, scope):
+            targets = self.resolver.resolve(subject, scope)
+            if not targets and not is_method_compile and _names_a_value(subject):
+                yield from self._unresolved_module_roots(origin)
+            for target in targets:
                 if is_method_compile and target.what is not What.INSTANCE:
                     continue
                 yield from ((name, origin) for name in self._targets_of(target, origin))
+
+    def _unresolved_module_roots(self, origin: tuple[str, ...]) -> Iterator[tuple[str, tuple[str, ...]]]:
+        """``torch.compile(model)`` where nothing says what ``model`` is: every module of this file.
+
+        Training code compiles a parameter (``def train(model, ...): model =
+        torch.compile(model)``) that no call in the file passes; the model it
+        compiles is, as far as anything can tell, one of the file's own
+        ``nn.Module`` classes. Each class with a ``forward`` is a root, as under
+        ``--scope modules``, but only in files that compile such a value.
+        """
+        for class_name in self.index.classes:
+            forward = self.index.method(class_name, "forward")
+            if forward is not None:
+                yield forward, origin + (f"(unresolved: every module of {self.label})",)
 
     def _targets_of(self, target: Target, chain: tuple[str, ...]) -> Iterator[str]:
         """The functions that run when *target* is called; imported ones become seeds."""
@@ -364,6 +381,14 @@ class ScopeAnalyzer:
 
 def _decorator_callee(decorator: ast.expr) -> ast.expr:
     return decorator.func if isinstance(decorator, ast.Call) else decorator
+
+
+def _names_a_value(subject: ast.expr) -> bool:
+    """``model``, ``model.forward``, ``model.eval()``, ``self.net``: an expression whose value a name holds."""
+    node = subject
+    while isinstance(node, (ast.Attribute, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return isinstance(node, ast.Name)
 
 
 def _is_module_compile(call: ast.Call) -> bool:

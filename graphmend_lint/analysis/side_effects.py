@@ -51,6 +51,23 @@ _CLOCKS = frozenset(
 )  # fmt: skip
 #: Dynamo traces these ``random`` functions itself (measured: no break), so they are not flagged.
 TRACED_RANDOM = frozenset({"random.randint", "random.randrange", "random.uniform"})
+#: Seeding torch's RNG: Dynamo skips these functions (GB0007, measured on ``torch.manual_seed(3)``).
+TORCH_SEEDERS = frozenset(
+    {"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all"}
+)
+#: ``np.random`` functions Dynamo traces as torch ops (``torch._numpy.random.__all__`` in torch 2.13);
+#: every other ``np.random`` function is unsupported (GB0294: ``np.random.beta``, ``permutation``).
+TRACED_NUMPY_RANDOM = frozenset(
+    {"seed", "random_sample", "sample", "random", "rand", "randn", "normal", "choice", "randint", "shuffle", "uniform"}
+)
+#: Traced ``np.random`` functions that return a Python scalar without a size, through ``.item()`` (GB0033),
+#: with the position of their ``size`` argument (``None``: sizes are the positional arguments themselves).
+_SCALAR_WITHOUT_SIZE: dict[str, int | None] = {
+    "rand": None, "randn": None, "random": 0, "random_sample": 0, "sample": 0,
+    "uniform": 2, "normal": 2, "randint": 2,
+}  # fmt: skip
+#: Host conversions of a traced NumPy array: each reads its data (GB0033).
+_NUMPY_HOST_READS = frozenset({"item", "tolist"})
 _DATETIME_NOW = frozenset(
     {"datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today", "datetime.date.today"}
 )
@@ -74,6 +91,8 @@ class Effect(enum.Enum):
     DEBUGGER = "debugger"  # GM203: breakpoint(), pdb.set_trace()
     CLOCK = "clock"  # GM204
     RANDOM = "random"  # GM204
+    NUMPY_RANDOM = "numpy-random"  # GM204: np.random draws Dynamo cannot keep in the graph
+    SEED = "seed"  # GM204: torch.manual_seed
     DATETIME = "datetime"  # GM204
     UUID = "uuid"  # GM204
 
@@ -163,6 +182,10 @@ class SideEffectFinder:
             return SideEffect(Effect.CLOCK, f"{name}()")
         if name.startswith("random.") and name.count(".") == 1 and name not in TRACED_RANDOM:
             return SideEffect(Effect.RANDOM, f"{name}()")
+        if name in TORCH_SEEDERS:
+            return SideEffect(Effect.SEED, f"{name}()")
+        if name.startswith("numpy.random.") and name.count(".") == 2 and _numpy_random_breaks(func, name.rpartition(".")[2]):
+            return SideEffect(Effect.NUMPY_RANDOM, f"np.random.{name.rpartition('.')[2]}()")
         if name in _DATETIME_NOW:
             return SideEffect(Effect.DATETIME, f"{name}()")
         if name in _UUIDS:
@@ -223,6 +246,37 @@ class SideEffectFinder:
                     if alias is binding and isinstance(item, nodes.Call) and is_builtin_call(item, "open"):
                         return True
         return False
+
+
+def _numpy_random_breaks(func: nodes.NodeNG, name: str) -> bool:
+    """``np.random.<name>(...)`` that Dynamo cannot trace, or whose draw it must read on the host.
+
+    Measured on torch 2.13: functions outside ``torch._numpy.random`` break
+    (GB0294); ``choice`` checks its probabilities with a data-dependent ``if``
+    (GB0033); the others draw a 0-d tensor and turn it into a Python scalar
+    when no size is given (``np.random.rand() < p``: GB0033), and a sized draw
+    breaks where ``.item()``/``.tolist()`` reads it. ``seed``, ``shuffle`` and
+    sized draws that stay arrays are traced.
+    """
+    call = func.parent
+    if not isinstance(call, nodes.Call) or call.func is not func:
+        return False
+    if name not in TRACED_NUMPY_RANDOM or name == "choice":
+        return True
+    if name in _SCALAR_WITHOUT_SIZE:
+        size_position = _SCALAR_WITHOUT_SIZE[name]
+        sized = any(k.arg == "size" for k in call.keywords or ()) or (
+            bool(call.args) if size_position is None else len(call.args) > size_position
+        )
+        if not sized:
+            return True
+    reader = call.parent
+    return (
+        isinstance(reader, nodes.Attribute)
+        and reader.attrname in _NUMPY_HOST_READS
+        and isinstance(reader.parent, nodes.Call)
+        and reader.parent.func is reader
+    )
 
 
 def _imported(func: nodes.NodeNG) -> bool:

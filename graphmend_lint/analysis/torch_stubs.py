@@ -372,59 +372,65 @@ def _value(kind: str) -> str:
     return values[0] if len(values) == 1 else _UNMODELLED
 
 
+def _def(name: str, parameters: str, kind: str, indent: str = "", decorator: str = "") -> list[str]:
+    """A ``def`` (a method when *indent* is set) returning one value per member of *kind*, after a blank line."""
+    head = [f"{indent}{decorator}"] if decorator else []
+    return ["", *head, f"{indent}def {name}({parameters}):", *_returns(kind, indent + "    ")]
+
+
+def _class(header: str, *body: str) -> list[str]:
+    """A top-level class, two blank lines before it."""
+    return ["", "", header, *body]
+
+
 def _functions(functions: Mapping[str, str], module: str, reserved: frozenset[str]) -> list[str]:
     """``def name(*args, **kwargs)`` for every table function directly in ``module``."""
     lines: list[str] = []
     for qualname, kind in sorted(functions.items()):
         owner, _, name = qualname.rpartition(".")
         if owner == module and name not in reserved:
-            lines += ["", "", f"def {name}(*args, **kwargs):", *_returns(kind, "    ")]
+            lines += ["", *_def(name, "*args, **kwargs", kind)]
     return lines
 
 
 def _tensor_class(facts: TorchFacts) -> list[str]:
     """``torch.Tensor``: table methods and properties, plus a hand-written ``__iter__`` (rows are tensors)."""
-    lines = [
-        "",
-        "",
+    lines = _class(
         "class Tensor:",
         "    def __init__(self, *args, **kwargs):",
         "        pass",
         "",
         "    def __iter__(self):",
         "        yield Tensor()",
-    ]
+    )
     for name, kind in sorted(facts.tensor_methods.items()):
         if name not in _TENSOR_SKIP:
-            parameters = _METHOD_PARAMETERS.get(name, "self, *args, **kwargs")
-            lines += ["", f"    def {name}({parameters}):", *_returns(kind, "        ")]
+            lines += _def(name, _METHOD_PARAMETERS.get(name, "self, *args, **kwargs"), kind, "    ")
     for name, kind in sorted(facts.tensor_attributes.items()):
         if name not in _TENSOR_SKIP:
-            lines += ["", "    @property", f"    def {name}(self):", *_returns(kind, "        ")]
+            lines += _def(name, "self", kind, "    ", "@property")
     return lines
 
 
 def _tensor_tuple_class(facts: TorchFacts) -> list[str]:
     """A tuple of tensors of unknown length, with the named-tuple fields of ``torch.return_types``."""
-    lines = [
-        "",
-        "",
+    lines = _class(
         "class _TensorTuple(_builtins.tuple):",
         "    def __getitem__(self, index):",
         "        return Tensor()",
         "",
         "    def __iter__(self):",
         "        yield Tensor()",
-    ]
+    )
     for name, kind in sorted(facts.named_tuple_fields.items()):
-        lines += ["", "    @property", f"    def {name}(self):", *_returns(kind, "        ")]
+        lines += _def(name, "self", kind, "    ", "@property")
     return lines
 
 
 def _torch_source(facts: TorchFacts) -> str:
     """``torch``: the tensor classes, every ``torch.*`` function, then typed constants (``float32 = dtype()``)."""
     lines = [_TORCH_PRELUDE, *_tensor_class(facts), *_tensor_tuple_class(facts)]
-    lines += [line for name in _LEGACY_TENSOR_TYPES for line in ("", "", f"class {name}(Tensor):", "    pass")]
+    lines += [line for name in _LEGACY_TENSOR_TYPES for line in _class(f"class {name}(Tensor):", "    pass")]
     lines += _functions(facts.functions, "torch", _TORCH_RESERVED)
     constants = sorted(
         (qualname.rpartition(".")[2], kind)
@@ -441,13 +447,7 @@ def _nn_source(facts: TorchFacts) -> str:
     lines = [_NN_PRELUDE]
     for name, kind in sorted(facts.nn_modules.items()):
         if name not in _NN_RESERVED:
-            lines += [
-                "",
-                "",
-                f"class {name}(Module):",
-                "    def forward(self, *args, **kwargs):",
-                *_returns(kind, "        "),
-            ]
+            lines += _class(f"class {name}(Module):", *_def("forward", "self, *args, **kwargs", kind, "    ")[1:])
     return "\n".join(lines) + "\n"
 
 

@@ -66,6 +66,10 @@ MODULE_METHODS = frozenset(
      "requires_grad_", "share_memory", "to_empty", "zero_grad", "register_hook", "forward", "parameters",
      "buffers", "children", "modules", "state_dict"}
 )  # fmt: skip
+#: Methods of ``torch.distributions`` objects that return tensors (``Beta(a, b).sample(())``).
+DISTRIBUTION_TENSOR_METHODS = frozenset(
+    {"sample", "rsample", "sample_n", "log_prob", "cdf", "icdf", "entropy", "perplexity"}
+)
 TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
 STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool"})
 _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
@@ -668,10 +672,31 @@ class ValueOracle:
             return self._result_kind(self.facts.method_kind(func.attrname)) or Kind.UNKNOWN
         if isinstance(receiver, nodes.Attribute) and self._is_module_attribute(receiver) and func.attrname == "forward":
             return Kind.TENSOR
+        if func.attrname in DISTRIBUTION_TENSOR_METHODS and self._is_distribution(receiver):
+            return Kind.TENSOR
         if receiver_kind is not Kind.STATIC and self._is_tensor_only_method(func.attrname):
             # ``helper(x).masked_fill(...)``: only a tensor (or a numpy array, which Dynamo traces as one) has it
             return self._result_kind(self.facts.method_kind(func.attrname)) or Kind.UNKNOWN
         return Kind.UNKNOWN
+
+    def _is_distribution(self, receiver: nodes.NodeNG) -> bool:
+        """*receiver* is built by a ``torch.distributions`` class: directly, through a name, or ``self.<attr>``."""
+        if isinstance(receiver, nodes.Call):
+            name = self.qualified_name(receiver.func) or ""
+            return name.startswith("torch.distributions.") and name.rpartition(".")[2][:1].isupper()
+        if isinstance(receiver, nodes.Attribute) and isinstance(receiver.expr, nodes.Name) and receiver.expr.name == "self":
+            values = list(self._self_assignments(receiver))[:_MAX_LOOKUPS]
+        elif isinstance(receiver, nodes.Name):
+            try:
+                bindings = reaching_bindings(receiver)[:_MAX_LOOKUPS]
+            except Exception:  # astroid lookups can fail on odd code; stay quiet
+                return False
+            values = [b.parent.value for b in bindings if isinstance(b, nodes.AssignName) and isinstance(b.parent, nodes.Assign)]
+            if len(values) != len(bindings):
+                return False
+        else:
+            return False
+        return bool(values) and all(isinstance(v, nodes.Call) and self._is_distribution(v) for v in values)
 
     def _is_tensor_only_method(self, name: str) -> bool:
         """A tensor method that plain Python values and ``nn.Module`` s do not have."""

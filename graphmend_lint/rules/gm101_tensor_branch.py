@@ -6,8 +6,7 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.conditions import only_raises, snippet, tensor_condition_parts
-from graphmend_lint.analysis.gates import gate_note
+from graphmend_lint.analysis.conditions import only_raises, tensor_condition_parts
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.predicate import is_elif, predicated_fix
@@ -142,7 +141,4 @@ class TensorDependentBranch(Rule):
             if not parts:
                 continue
             fix = None if is_elif(ctx.analysis, node) else predicated_fix(ctx.analysis, if_statement, node, FIX_MESSAGE)
-            for index, part in enumerate(parts):
-                message = f"branch on a tensor value `{snippet(part)}` causes a graph break"
-                message += gate_note(ctx.values, part)
-                yield ctx.report(part, message, traced, fix if index == 0 else None)
+            yield from ctx.report_condition(parts, "branch on a tensor value `{}` causes a graph break", traced, fix)

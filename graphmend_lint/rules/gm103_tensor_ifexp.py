@@ -6,8 +6,7 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.conditions import snippet, tensor_condition_parts
-from graphmend_lint.analysis.gates import gate_note
+from graphmend_lint.analysis.conditions import tensor_condition_parts
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.predicate import Predicator, predicated_fix
@@ -64,7 +63,5 @@ class TensorDependentConditionalExpression(Rule):
             if not parts:
                 continue
             fix = predicated_fix(ctx.analysis, Predicator.conditional_expression, node, "Select with `torch.where`")
-            for index, part in enumerate(parts):
-                message = f"conditional expression on a tensor value `{snippet(part)}` causes a graph break"
-                message += gate_note(ctx.values, part)
-                yield ctx.report(part, message, traced, fix if index == 0 else None)
+            message = "conditional expression on a tensor value `{}` causes a graph break"
+            yield from ctx.report_condition(parts, message, traced, fix)

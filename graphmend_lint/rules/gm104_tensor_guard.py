@@ -3,24 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 from astroid import nodes
 
-from graphmend_lint.analysis.conditions import only_raises, snippet, tensor_condition_parts
-from graphmend_lint.analysis.gates import gate_note
+from graphmend_lint.analysis.conditions import only_raises, tensor_condition_parts
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
-from graphmend_lint.fixes.predicate import Predicator, declined_fix, predicated_fix
-from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.diagnostics import Diagnostic, Fix
+from graphmend_lint.fixes.predicate import Predicator, predicated_fix
+from graphmend_lint.rules.base import Example
+from graphmend_lint.rules.compiled_exception import CompiledExceptionRule
 from graphmend_lint.rules.gb_types import gb_types
 
 
-#: GM104's ``compiled-exception`` option: what the user accepts under torch.compile.
-KEEP = "keep"
-RUNTIME_ERROR = "runtime-error"
-
-
-class TensorValidationGuard(Rule):
+class TensorValidationGuard(CompiledExceptionRule):
     """## What it does
     Flags a validation guard, `if <tensor condition>: raise ...`, whose body
     only raises.
@@ -71,44 +67,28 @@ class TensorValidationGuard(Rule):
     name = "tensor-validation-guard"
     summary = "`if <tensor>: raise` splits the graph to validate"
     dynamo_gb = gb_types("GB0170")
-    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
-    options = {"compiled-exception": KEEP}
-    valid = ("import torch\n\n@torch.compile\ndef f(x):\n    if x.dim() != 2:\n        raise ValueError('2-D only')\n    return x\n",)
+    valid = (
+        "import torch\n\n@torch.compile\ndef f(x):\n    if x.dim() != 2:\n        raise ValueError('2-D only')\n    return x\n",
+        "import torch\n\n@torch.compile\ndef f(x):\n    if not torch.compiler.is_compiling() and torch.isnan(x).any():\n"
+        "        raise ValueError('nan')\n    return x\n",
+    )
     invalid = (
         Example("import torch\n\n@torch.compile\ndef f(x):\n    if torch.isnan(x).any():\n        raise ValueError('nan')\n    return x\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
-        accepts_runtime_error = ctx.options.get("compiled-exception") == RUNTIME_ERROR
         for node, traced in ctx.traced_nodes(nodes.If):
             if not only_raises(node.body) or node.orelse:
                 continue
             parts = tensor_condition_parts(ctx.values, node.test)
             if not parts:
                 continue
-            fix = self._fix(ctx, node, accepts_runtime_error)
-            for index, part in enumerate(parts):
-                message = f"validation guard on a tensor value `{snippet(part)}` causes a graph break"
-                message += gate_note(ctx.values, part)
-                yield ctx.report(part, message, traced, fix if index == 0 else None)
-
-    @staticmethod
-    def _fix(ctx: RuleContext, node: nodes.If, accepts_runtime_error: bool) -> Fix:
-        if _inside_try_with_handlers(node):
-            return declined_fix("a `try` around the guard has handlers, which would stop catching it under compile")
-        if not accepts_runtime_error:
-            return declined_fix(
-                "under torch.compile an in-graph check raises `RuntimeError`, not the original exception; "
-                'set `compiled-exception = "runtime-error"` for GM104 to accept that'
-            )
-        return predicated_fix(ctx.analysis, Predicator.validation_guard, node, "Check on the device with `torch._assert_async` when compiling")
+            fix = self.device_check_fix(ctx, node, "the original exception", partial(_device_check, ctx, node))
+            message = "validation guard on a tensor value `{}` causes a graph break"
+            yield from ctx.report_condition(parts, message, traced, fix)
 
 
-def _inside_try_with_handlers(node: nodes.NodeNG) -> bool:
-    """*node* sits in the body of a ``try`` (in its function) that has ``except`` clauses."""
-    child, parent = node, node.parent
-    while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.Lambda, nodes.Module)):
-        if isinstance(parent, (nodes.Try, nodes.TryStar)) and parent.handlers and child in parent.body:
-            return True
-        child, parent = parent, parent.parent
-    return False
+def _device_check(ctx: RuleContext, node: nodes.If) -> Fix | None:
+    return predicated_fix(
+        ctx.analysis, Predicator.validation_guard, node, "Check on the device with `torch._assert_async` when compiling"
+    )

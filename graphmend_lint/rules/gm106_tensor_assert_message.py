@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
-from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.fixes.assert_split import split_assert_fix
-from graphmend_lint.fixes.predicate import declined_fix
-from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.base import Example
+from graphmend_lint.rules.compiled_exception import CompiledExceptionRule
 from graphmend_lint.rules.gb_types import gb_types
-from graphmend_lint.rules.gm104_tensor_guard import KEEP, RUNTIME_ERROR
 
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, n: int):\n"
 
 
-class TensorAssertMessage(Rule):
+class TensorAssertMessage(CompiledExceptionRule):
     """## What it does
     Flags an `assert` on a tensor value whose message is not a constant
     string: an f-string, a variable, a `%`-formatted string, in code that
@@ -62,8 +61,9 @@ class TensorAssertMessage(Rule):
     change what a program raises, so by default **no fix is offered**; with
     the rule option `compiled-exception = "runtime-error"` the rewrite is
     offered as **unsafe**. It is never offered when the statement shares its
-    line with other code or holds a multi-line string (`import torch` is
-    added when nothing binds `torch` there).
+    line with other code, holds a multi-line string, or sits in a `try` with
+    handlers (a handler for `AssertionError` would stop catching it under
+    compile); `import torch` is added when nothing binds `torch` there.
 
     ## Options
     `compiled-exception`: `"keep"` (default: no fix) or `"runtime-error"`.
@@ -73,8 +73,6 @@ class TensorAssertMessage(Rule):
     name = "tensor-assert-with-message"
     summary = "`assert <tensor>, <formatted message>` branches on the tensor and splits the graph"
     dynamo_gb = gb_types("GB0170")
-    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
-    options = {"compiled-exception": KEEP}
     valid = (
         _HEADER + "    assert (x > 0).all(), 'positive inputs only'\n    assert x.isfinite().all()\n    return x\n",
         _HEADER + "    assert x.dim() == 2, f'expected 2-D, got {x.dim()}-D'\n    return x\n",
@@ -86,7 +84,6 @@ class TensorAssertMessage(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
-        accepts_runtime_error = ctx.options.get("compiled-exception") == RUNTIME_ERROR
         for statement, traced in ctx.traced_nodes(nodes.Assert):
             message = statement.fail
             if message is None or isinstance(message, nodes.Const):
@@ -96,15 +93,5 @@ class TensorAssertMessage(Rule):
                 continue
             text = (
                 f"`assert {snippet(test)}` with a non-constant message checks the tensor on the host: graph break"
-                f"{gate_note(ctx.values, statement)}"
             )
-            yield ctx.report(test, text, traced, self._fix(ctx, statement, accepts_runtime_error))
-
-    @staticmethod
-    def _fix(ctx: RuleContext, statement: nodes.Assert, accepts_runtime_error: bool) -> Fix | None:
-        if not accepts_runtime_error:
-            return declined_fix(
-                "under torch.compile the in-graph assert raises `RuntimeError`, not `AssertionError`; "
-                'set `compiled-exception = "runtime-error"` for GM106 to accept that'
-            )
-        return split_assert_fix(ctx.analysis, statement)
+            yield ctx.report(test, text, traced, self.device_check_fix(ctx, statement, "`AssertionError`", partial(split_assert_fix, ctx.analysis, statement)))

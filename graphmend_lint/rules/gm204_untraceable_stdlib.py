@@ -1,4 +1,4 @@
-"""GM204: clock, Python RNG, ``datetime.now`` and ``uuid`` calls inside code that torch.compile traces."""
+"""GM204: clock, host RNG (``random``, ``np.random``, seeding), ``datetime.now`` and ``uuid`` calls in traced code."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from graphmend_lint.rules.gm201_print import SideEffectRule
 _WHY = {
     Effect.CLOCK: "Dynamo does not trace the clock",
     Effect.RANDOM: "Dynamo does not trace Python's `random` here",
+    Effect.NUMPY_RANDOM: "Dynamo cannot keep this NumPy draw in the graph",
+    Effect.SEED: "Dynamo skips seeding torch's RNG",
     Effect.DATETIME: "Dynamo does not trace the clock",
     Effect.UUID: "`uuid` reads host entropy Dynamo cannot trace",
 }
@@ -22,6 +24,9 @@ _INSTEAD = {
     "on GPU use `torch.cuda.Event(enable_timing=True)`",
     Effect.RANDOM: "use torch's RNG inside compiled code (`torch.rand`, `torch.randint`, `torch.randperm`, "
     "with a `torch.Generator` for reproducibility), or draw the number outside and pass it in",
+    Effect.NUMPY_RANDOM: "draw with torch's RNG (`torch.rand(())`, `torch.distributions.Beta(a, b).sample()`, "
+    "`torch.randperm`), keeping the value a tensor, or draw outside the compiled function and pass it in",
+    Effect.SEED: "seed once outside the compiled function, or pass a `torch.Generator` to the random ops",
     Effect.DATETIME: "pass the time in as an argument",
     Effect.UUID: "create ids outside the compiled function and pass them in",
 }
@@ -32,15 +37,25 @@ class UntraceableStdlibCall(SideEffectRule):
     Flags calls to standard-library functions Dynamo cannot trace, in
     functions that `torch.compile` traces: the clock (`time.time`,
     `time.perf_counter`, `time.monotonic`, ...), Python's `random` module,
+    NumPy draws Dynamo cannot keep in the graph (`np.random.rand() < p`,
+    `np.random.beta(...)`, `np.random.choice(...)`, `np.random.rand(1).item()`),
+    seeding torch's RNG (`torch.manual_seed(...)`),
     `datetime.now()`/`utcnow()`/`today()` and `uuid.uuid1()`...`uuid5()`.
 
     ## Why is this bad
     Each call ends the graph, runs eagerly and starts a new graph after it:
     the clock, `random.random()`, `random.choice()` and the like are in
     skipped files (GB0007), `datetime.now` is an unsupported method call
-    (GB0156). Measured exceptions: Dynamo traces `random.randint`,
-    `random.randrange` and `random.uniform` itself (no break), so they are
-    not flagged.
+    (GB0156), and so is `torch.manual_seed` (GB0007). Dynamo traces NumPy as
+    torch code, but only the `np.random` functions `torch._numpy` implements:
+    any other (`beta`, `permutation`, `default_rng`) is unsupported (GB0294);
+    `choice` checks its probabilities with a data-dependent `if`, and a draw
+    without a size (`np.random.rand()`, `np.random.uniform(a, b)`) becomes a
+    Python number, a data-dependent operator (GB0033), as does `.item()` on a
+    sized draw. Measured exceptions: Dynamo traces `random.randint`,
+    `random.randrange` and `random.uniform` itself, and `np.random.seed`,
+    `np.random.shuffle` and sized draws that stay arrays
+    (`np.random.normal(size=3)`), so they are not flagged.
 
     ## Example
     ```python
@@ -72,20 +87,26 @@ class UntraceableStdlibCall(SideEffectRule):
 
     code = "GM204"
     name = "untraceable-stdlib-call"
-    summary = "clock, `random`, `datetime.now` or `uuid` call in compiled code splits the graph"
-    dynamo_gb = gb_types("GB0007", "GB0156")
+    summary = "clock, host RNG, `datetime.now` or `uuid` call in compiled code splits the graph"
+    dynamo_gb = gb_types("GB0007", "GB0156", "GB0033", "GB0294")
     fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     effects = frozenset(_WHY)
     valid = (
         "import random\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * random.randint(1, 3)\n",
         "import time\nimport torch\n\ndef f(x):\n    return x * time.time()\n",
         "import torch\n\n@torch.compile\ndef f(x, time):\n    return x * time.time()\n",
+        "import numpy as np\nimport torch\n\n@torch.compile\ndef f(x):\n    np.random.seed(0)\n"
+        "    return x * torch.from_numpy(np.random.normal(size=3))\n",
     )
     invalid = (
         Example("import time\nimport torch\n\n@torch.compile\ndef f(x):\n    t = time.perf_counter()\n    return x * 2, t\n"),
         Example("from random import random\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * random()\n"),
         Example("from datetime import datetime\nimport torch\n\n@torch.compile\ndef f(x):\n    return x, datetime.now()\n"),
         Example("import uuid\nimport torch\n\n@torch.compile\ndef f(x):\n    return x, uuid.uuid4()\n"),
+        Example("import numpy as np\nimport torch\n\n@torch.compile\ndef f(x):\n"
+                "    if np.random.rand() < 0.5:\n        x = x.flip(0)\n    return x\n"),
+        Example("import torch\n\n@torch.compile\ndef f(x, seed: int):\n    torch.manual_seed(seed)\n"
+                "    return x + torch.rand_like(x)\n"),
     )
 
     def message(self, effect: SideEffect) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.gates import gate_note, never_traced
+from graphmend_lint.analysis.gates import never_traced
 from graphmend_lint.analysis.side_effects import Effect, LoggerConfig, SideEffectFinder
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
@@ -152,12 +152,12 @@ class LoggerLevelCheck(Rule):
                         else eager_only_check_fix(ctx.analysis, node)
                     )
                 message = f"`{func.attrname}()` on a logger in compiled code causes a graph break"
-                yield ctx.report(node, message + gate_note(ctx.values, node), traced, fix or NO_FIX)
+                yield ctx.report(node, message, traced, fix or NO_FIX)
                 continue
             for operand in (node.left, *(right for _, right in node.ops)):
                 if not (isinstance(operand, nodes.Attribute) and operand.attrname == "level"):
                     continue
                 if finder.is_logger(operand.expr):
                     message = "comparing a logger's `.level` in compiled code causes a graph break"
-                    yield ctx.report(node, message + gate_note(ctx.values, node), traced, NO_FIX)
+                    yield ctx.report(node, message, traced, NO_FIX)
                     break

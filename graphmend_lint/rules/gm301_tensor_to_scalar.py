@@ -6,10 +6,9 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.captured_values import branch_operands, captured_origin
+from graphmend_lint.analysis.captured_values import captured_branches, captured_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
-from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.host_values import scalar_conversion
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
@@ -140,13 +139,9 @@ class TensorToPythonScalar(Rule):
         if setting_on(ctx.values, ctx.options, CAPTURE_SCALAR_OUTPUTS):
             yield from self._captured_branches(ctx)
             return
-        for call, traced in ctx.traced_nodes(nodes.Call):
-            conversion = scalar_conversion(ctx.values, call)
-            if conversion is None:
-                continue
+        for call, traced, conversion in ctx.recognised(scalar_conversion, nodes.Call):
             message = (
-                f"{conversion.label} copies `{snippet(conversion.tensor)}` to a Python scalar: "
-                f"graph break and host sync{gate_note(ctx.values, call)}"
+                f"{conversion.label} copies `{snippet(conversion.tensor)}` to a Python scalar: graph break and host sync"
             )
             yield ctx.report(call, message, traced, scalar_fix(ctx.analysis, conversion))
 
@@ -155,12 +150,12 @@ class TensorToPythonScalar(Rule):
         def is_capture(node: nodes.NodeNG) -> bool:
             return scalar_conversion(ctx.values, node) is not None
 
-        for operand, traced in branch_operands(ctx.analysis):
-            origin = captured_origin(operand, is_capture)
-            if origin is None:
-                continue
+        def origin_of(operand: nodes.NodeNG) -> nodes.NodeNG | None:
+            return captured_origin(operand, is_capture)
+
+        for operand, traced, origin in captured_branches(ctx.analysis, origin_of):
             message = (
                 f"branch on `{snippet(operand)}`, a scalar captured from a tensor (line {origin.lineno}, "
-                f"capture_scalar_outputs): graph break{gate_note(ctx.values, operand)}"
+                f"capture_scalar_outputs): graph break"
             )
             yield ctx.report(operand, message, traced, CAPTURED_BRANCH)

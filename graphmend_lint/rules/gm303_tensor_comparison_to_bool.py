@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
-from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
@@ -96,12 +95,6 @@ class TensorComparisonToBool(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
-        for call, traced in ctx.traced_nodes(nodes.Call):
-            predicate = tensor_predicate(ctx.values, call)
-            if predicate is None:
-                continue
-            message = (
-                f"`{snippet(call.func)}` turns tensor data into a Python bool: graph break and host sync"
-                f"{gate_note(ctx.values, call)}"
-            )
+        for call, traced, predicate in ctx.recognised(tensor_predicate, nodes.Call):
+            message = f"`{snippet(call.func)}` turns tensor data into a Python bool: graph break and host sync"
             yield ctx.report(call, message, traced, isclose_fix(ctx.analysis, call, predicate))

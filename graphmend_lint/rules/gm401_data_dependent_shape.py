@@ -7,10 +7,9 @@ from collections.abc import Iterator
 from astroid import nodes
 from astroid.const import Context
 
-from graphmend_lint.analysis.captured_values import branch_operands, dynamic_size_origin
+from graphmend_lint.analysis.captured_values import captured_branches, dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
-from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.host_values import is_bool_tensor
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
@@ -230,7 +229,7 @@ class DataDependentOutputShape(Rule):
                 op = dynamic_operator(values, node)
                 if op is not None:
                     fix = dense_dispatch_hint(node) or CAPTURE_DYNAMIC
-                    message = f"`{op}` has a data-dependent output size: graph break{gate_note(values, node)}"
+                    message = f"`{op}` has a data-dependent output size: graph break"
                     yield ctx.report(node, message, traced, fix)
                 continue
             mask = boolean_index(values, node)
@@ -240,7 +239,6 @@ class DataDependentOutputShape(Rule):
             fix = masked_reduction_fix(ctx.analysis, found) if found is not None else None
             message = (
                 f"boolean-mask indexing with `{snippet(mask)}` has a data-dependent output size: graph break"
-                f"{gate_note(values, node)}"
             )
             yield ctx.report(node, message, traced, fix or CAPTURE_DYNAMIC)
 
@@ -253,12 +251,12 @@ class DataDependentOutputShape(Rule):
                 return dynamic_operator(values, node) is not None
             return isinstance(node, nodes.Subscript) and boolean_index(values, node) is not None
 
-        for operand, traced in branch_operands(ctx.analysis):
-            origin = dynamic_size_origin(operand, is_dynamic)
-            if origin is None:
-                continue
+        def origin_of(operand: nodes.NodeNG) -> nodes.NodeNG | None:
+            return dynamic_size_origin(operand, is_dynamic)
+
+        for operand, traced, origin in captured_branches(ctx.analysis, origin_of):
             message = (
                 f"branch on `{snippet(operand)}`, the size of a data-dependent result (line {origin.lineno}, "
-                f"capture_dynamic_output_shape_ops): graph break{gate_note(values, operand)}"
+                f"capture_dynamic_output_shape_ops): graph break"
             )
             yield ctx.report(operand, message, traced, CAPTURED_SIZE_BRANCH)

@@ -8,7 +8,6 @@ from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
-from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.host_values import bound_values, scalar_conversion
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import RuleContext
@@ -125,6 +124,5 @@ class TensorValuedSliceBound(Rule):
                     if why is not None:
                         message = (
                             f"slice bound `{snippet(bound)}` is {why}: data-dependent shape, graph break"
-                            f"{gate_note(ctx.values, bound)}"
                         )
                         yield ctx.report(bound, message, traced, SLICE_FIX)

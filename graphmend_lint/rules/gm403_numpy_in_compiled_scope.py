@@ -9,7 +9,8 @@ from astroid import nodes
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
-from graphmend_lint.fixes.host_numpy import numpy_twin_fix, sequence_reduction_call, static_numpy_call
+from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.fixes.host_numpy import StaticNumpyCall, numpy_twin_fix, sequence_reduction_call, static_numpy_call
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -22,6 +23,11 @@ _MODULE = (
     "        self.config = config\n\n    def forward(self, x):\n"
     "        return x[: {call}(self.config.a, self.config.b)]\n\n\nmodel = torch.compile(Chunked(None))\n"
 )
+
+
+def _numpy_over_python_values(values: ValueOracle, call: nodes.Call) -> StaticNumpyCall | None:
+    """A NumPy call over static values, or a NumPy reduction over a Python plan (the two forms the fix rewrites)."""
+    return static_numpy_call(values, call) or sequence_reduction_call(values, call)
 
 
 class NumpyInCompiledScope(Rule):
@@ -109,10 +115,7 @@ class NumpyInCompiledScope(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
-        for call, traced in ctx.traced_nodes(nodes.Call):
-            found = static_numpy_call(ctx.values, call) or sequence_reduction_call(ctx.values, call)
-            if found is None:
-                continue
+        for call, traced, found in ctx.recognised(_numpy_over_python_values, nodes.Call):
             message = (
                 f"`{snippet(call.func)}` on Python values is traced as a tensor op: "
                 "Python use of the result breaks the graph"

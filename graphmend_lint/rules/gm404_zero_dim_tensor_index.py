@@ -8,7 +8,6 @@ from astroid import nodes
 from astroid.const import Context
 
 from graphmend_lint.analysis.conditions import snippet
-from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.host_values import bound_values
 from graphmend_lint.analysis.module_attributes import is_tensor_like
 from graphmend_lint.analysis.values import ValueOracle
@@ -126,6 +125,5 @@ class ZeroDimTensorIndex(Rule):
                 continue
             message = (
                 f"indexing with the 0-d tensor `{snippet(index)}` copies it to a Python int: graph break and host sync"
-                f"{gate_note(values, subscript)}"
             )
             yield ctx.report(subscript, message, traced, index_select_fix(ctx.analysis, subscript, index))

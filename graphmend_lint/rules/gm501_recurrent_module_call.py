@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.dynamo_settings import ALLOW_RNN, setting_on
-from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
@@ -151,7 +150,6 @@ class RecurrentModuleCall(Rule):
             layer = constructor.rsplit(".", 1)[-1]
             message = (
                 f"calling an `nn.{layer}` in compiled code: Dynamo refuses RNN modules and runs the caller eagerly"
-                f"{gate_note(ctx.values, call)}"
             )
             fix = enable_setting_fix(ctx.analysis, ALLOW_RNN, ALLOW_RNN_FIX) or ALLOW_RNN_HINT
             yield ctx.report(call, message, traced, fix)

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.module_attributes import constructor_of, is_tensor_like
 from graphmend_lint.analysis.values import ValueOracle, enclosing_class
 from graphmend_lint.context import RuleContext
@@ -121,5 +120,5 @@ class TensorDeepcopy(Rule):
             if what is None:
                 continue
             fix = detach_clone_fix(ctx.analysis, call, copied) if what == "a tensor" else NO_FIX
-            message = f"`copy.deepcopy` of {what} in compiled code causes a graph break{gate_note(ctx.values, call)}"
+            message = f"`copy.deepcopy` of {what} in compiled code causes a graph break"
             yield ctx.report(call, message, traced, fix)

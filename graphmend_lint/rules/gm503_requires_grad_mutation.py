@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.module_attributes import is_tensor_like
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
@@ -177,8 +176,6 @@ class RequiresGradMutation(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
-        for node, traced in ctx.traced_nodes(nodes.AssignAttr, nodes.Call):
-            message = requires_grad_change(ctx.values, node)
-            if message is not None:
-                where = node.parent if isinstance(node, nodes.AssignAttr) else node
-                yield ctx.report(where, message + gate_note(ctx.values, where), traced, NO_FIX)
+        for node, traced, message in ctx.recognised(requires_grad_change, nodes.AssignAttr, nodes.Call):
+            where = node.parent if isinstance(node, nodes.AssignAttr) else node
+            yield ctx.report(where, message, traced, NO_FIX)

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
@@ -141,7 +140,6 @@ class BufferReassignment(Rule):
                 continue
             message = (
                 f"re-assigning the `nn.Buffer` `self.{target.attrname}` in compiled code causes a graph break"
-                f"{gate_note(ctx.values, statement)}"
             )
             fix = local_rebinding_fix(ctx.analysis, statement, target) or NO_FIX
             yield ctx.report(statement, message, traced, fix)

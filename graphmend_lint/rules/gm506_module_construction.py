@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.dead_branches import branch_never_taken
-from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.module_construction import creates_parameter, init_breaks, module_lineage
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
@@ -129,7 +128,7 @@ class ModuleConstruction(Rule):
             if layer is not None:
                 message = (
                     f"`{layer}` is constructed in compiled code {_site(ctx, call)}: Dynamo cannot trace creating "
-                    f"a parameter; build it in `__init__`{gate_note(ctx.values, call)}"
+                    f"a parameter; build it in `__init__`"
                 )
                 yield ctx.report(call, message, traced, NO_FIX)
                 continue
@@ -145,12 +144,13 @@ class ModuleConstruction(Rule):
                 f"`{lineage[0].name}` is constructed in compiled code {_site(ctx, call)}: Dynamo cannot trace "
                 f"an nn.Module's construction"
             )
-            advice = f"; build it in `__init__` and switch between prebuilt modules{gate_note(ctx.values, call)}"
+            advice = "; build it in `__init__` and switch between prebuilt modules"
             if breaks.parameter is None:
                 why = "`nn.Module.__init__(self)` is skipped by Dynamo"
             else:
                 why = "its `__init__` is retried as a frame of its own"
-            yield ctx.report(breaks.module_init, f"{built} ({why}){advice}", traced, NO_FIX)
+            yield ctx.report(breaks.module_init, f"{built} ({why}){advice}", traced, NO_FIX, gate_at=call)
             if breaks.parameter is not None:
-                call, layer = breaks.parameter
-                yield ctx.report(call, f"{built} (`{layer}` creates a parameter){advice}", traced, NO_FIX)
+                creation, layer = breaks.parameter
+                message = f"{built} (`{layer}` creates a parameter){advice}"
+                yield ctx.report(creation, message, traced, NO_FIX, gate_at=call)

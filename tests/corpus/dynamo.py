@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import logging
 import os
 import random
 import sys
@@ -32,6 +33,7 @@ import numpy as np
 import torch
 import torch._dynamo
 from graphmend_lint.verify import breaks
+from torch._logging._internal import log_registry
 
 from tests.corpus.behaviour import Outcome, observe
 
@@ -57,6 +59,7 @@ class Measurement:
     error: str | None = None  # the file does not import, make() fails, ...
     sites: set[Site] = field(default_factory=set)
     foreign_sites: int = 0  # logged breaks whose user frame is outside the program file
+    traced_lines: set[int] = field(default_factory=set)  # lines of the program file Dynamo traced (any input set)
     fullgraph: list[str | None] = field(default_factory=list)  # per input set: None, or the failure
     eager: list[Outcome] = field(default_factory=list)
     compiled: list[Outcome] = field(default_factory=list)
@@ -133,12 +136,60 @@ def _dynamo_state_restored() -> Iterator[None]:
         torch._dynamo.reset()
 
 
-def _logged_call(fn: Callable[..., Any], args: tuple[Any, ...], target: str) -> tuple[set[Site], int, Outcome]:
-    """Compile ``fn`` afresh, call it once, and parse the graph_breaks log of that call."""
+class _TracedLines(logging.Handler):
+    """Lines of one file that Dynamo traced, from the ``trace_source`` artifact ("TRACE starts_line FILE:LINE in ...").
+
+    A line Dynamo never traced, in a frame it gave up on (a break in a loop
+    makes it run the whole frame eagerly) or in a branch no input set takes,
+    cannot have a logged break, whatever is written there: the score keeps
+    findings on such lines apart from findings Dynamo disproved.
+    """
+
+    PREFIX = "TRACE starts_line "
+
+    def __init__(self, target: str) -> None:
+        super().__init__(logging.DEBUG)
+        self.target = target
+        self.lines: set[int] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        header = record.getMessage().partition("\n")[0]
+        if not header.startswith(self.PREFIX):
+            return
+        location = header[len(self.PREFIX) :].partition(" in ")[0]
+        filename, _, line = location.rpartition(":")
+        if line.isdigit() and os.path.realpath(filename) == self.target:
+            self.lines.add(int(line))
+
+
+@contextlib.contextmanager
+def _traced_lines_of(target: str) -> Iterator[_TracedLines]:
+    """Collect the lines of *target* Dynamo traces; the loggers are put back as they were."""
+    handler = _TracedLines(target)
+    loggers = [logging.getLogger(n) for n in sorted(log_registry.get_artifact_log_qnames()) if n.endswith("__trace_source")]
+    saved = [(lg, lg.level, lg.propagate) for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.DEBUG)
+        lg.propagate = False
+        lg.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        for lg, level, propagate in saved:
+            lg.removeHandler(handler)
+            lg.setLevel(level)
+            lg.propagate = propagate
+
+
+def _logged_call(
+    fn: Callable[..., Any], args: tuple[Any, ...], target: str
+) -> tuple[set[Site], int, Outcome, set[int]]:
+    """Compile ``fn`` afresh, call it once, and parse the graph_breaks log of that call (and the lines it traced)."""
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend=BACKEND)
     seed_everything()
-    with breaks._captured_graph_break_log() as collector, breaks._fresh_compilation_metrics():
+    with breaks._captured_graph_break_log() as collector, breaks._fresh_compilation_metrics(), \
+            _traced_lines_of(target) as traced:
         outcome = observe(compiled, args)
     occurrences = breaks._occurrences_from_log(collector.messages, collector.positions)
     local = {
@@ -147,7 +198,7 @@ def _logged_call(fn: Callable[..., Any], args: tuple[Any, ...], target: str) -> 
         if os.path.realpath(site.filename) == target
     }
     foreign = sum(1 for site, _ in occurrences if os.path.realpath(site.filename) != target)
-    return local, foreign, outcome
+    return local, foreign, outcome, traced.lines
 
 
 def _fullgraph_failure(fn: Callable[..., Any], args: tuple[Any, ...], eager: Outcome | None) -> str | None:
@@ -187,10 +238,11 @@ def measure(path: Path, module_name: str, behaviour: bool, skip_clean_fullgraph:
                 result.eager, result.import_stdout = _per_input(path, module_name, observe)
             logged, printed = _per_input(path, module_name, lambda fn, args: _logged_call(fn, args, target))
             result.import_stdout = result.import_stdout or printed
-            for sites, foreign, compiled in logged:
+            for sites, foreign, compiled, traced_lines in logged:
                 result.sites |= sites
                 result.foreign_sites += foreign
                 result.compiled.append(compiled)
+                result.traced_lines |= traced_lines
             if behaviour and (result.sites or result.foreign_sites or not skip_clean_fullgraph):
                 eager = iter(result.eager)
                 result.fullgraph, _ = _per_input(path, module_name, lambda fn, args: _fullgraph_failure(fn, args, next(eager)))

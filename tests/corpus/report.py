@@ -13,7 +13,8 @@ def _number(value: float | None) -> str:
 def _row(label: str, counts: LineCounts) -> str:
     return (
         f"| {label} | {counts.logged} | {counts.logged_found} | {_number(counts.recall)} "
-        f"| {counts.flagged} | {counts.flagged_correct} | {_number(counts.precision)} |"
+        f"| {counts.flagged} | {counts.flagged_correct} | {_number(counts.precision)} "
+        f"| {counts.flagged_unobserved} | {_number(counts.precision_observed)} |"
     )
 
 
@@ -21,8 +22,9 @@ def detection_table(split: str, scope: str, score: Detection) -> str:
     lines = [
         f"Detection, {split}, --scope {scope}: {score.programs} programs, {score.programs_with_breaks} with logged breaks",
         "",
-        "| family | logged lines | found | recall | flagged lines | correct | precision |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| family | logged lines | found | recall | flagged lines | correct | precision | unobserved "
+        "| precision (observed) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         _row("**all**", score.overall),
     ]
     lines += [_row(f"{name} {FAMILY_TITLES[name]}", counts) for name, counts in score.families.items()]

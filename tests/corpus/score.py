@@ -6,6 +6,11 @@ FP: flagged, not logged; FN: logged, not flagged. Per family, recall counts
 the logged lines attributed to the family (``families.Claims.family_of_site``)
 that carry any finding, and precision counts the family's flagged lines that
 are logged.
+
+An FP on a line Dynamo never traced (no input set reached it, or Dynamo gave
+up on its frame after an earlier break and ran it eagerly) is *unobserved*:
+Dynamo neither confirmed nor refuted it. It stays an FP in ``precision``;
+``precision_observed`` leaves unobserved lines out of the flagged count.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ class LineCounts:
     logged_found: int = 0
     flagged: int = 0
     flagged_correct: int = 0
+    flagged_unobserved: int = 0  # FPs on lines Dynamo never traced
 
     @property
     def recall(self) -> float | None:
@@ -39,10 +45,16 @@ class LineCounts:
     def precision(self) -> float | None:
         return ratio(self.flagged_correct, self.flagged)
 
+    @property
+    def precision_observed(self) -> float | None:
+        """Precision over the flagged lines Dynamo traced."""
+        return ratio(self.flagged_correct, self.flagged - self.flagged_unobserved)
+
     def as_json(self) -> dict[str, Any]:
         return {
             "logged": self.logged, "found": self.logged_found, "recall": self.recall,
             "flagged": self.flagged, "correct": self.flagged_correct, "precision": self.precision,
+            "unobserved": self.flagged_unobserved, "precision_observed": self.precision_observed,
         }
 
 
@@ -55,7 +67,7 @@ class Detection:
     overall: LineCounts = field(default_factory=LineCounts)
     families: dict[str, LineCounts] = field(default_factory=dict)
     misses: list[str] = field(default_factory=list)  # "name:line GBxxxx (family) gb_type"
-    false_alarms: list[str] = field(default_factory=list)  # "name:line GMxxx"
+    false_alarms: list[str] = field(default_factory=list)  # "name:line GMxxx", "(unobserved)" when never traced
 
     def family(self, name: str) -> LineCounts:
         return self.families.setdefault(name, LineCounts())
@@ -109,15 +121,17 @@ def detection(programs: Iterable[Program], answers: dict[str, dict[str, Any]], s
             if not found:
                 described = ", ".join(f"{gb_id} ({claims.family_of_site(gb_id)}) {gb_type}" for gb_id, gb_type in sites)
                 score.misses.append(f"{program.name}:{line} {described}")
+        traced = answer["original"].get("traced_lines")
         for line, codes in sorted(flagged.items()):
             correct = line in logged
-            score.overall.flagged += 1
-            score.overall.flagged_correct += correct
-            for family in {family_of_code(code) for code in codes}:
-                score.family(family).flagged += 1
-                score.family(family).flagged_correct += correct
+            unobserved = not correct and traced is not None and line not in traced
+            for counts in (score.overall, *(score.family(f) for f in {family_of_code(code) for code in codes})):
+                counts.flagged += 1
+                counts.flagged_correct += correct
+                counts.flagged_unobserved += unobserved
             if not correct:
-                score.false_alarms.append(f"{program.name}:{line} {','.join(sorted(codes))}")
+                note = " (unobserved)" if unobserved else ""
+                score.false_alarms.append(f"{program.name}:{line} {','.join(sorted(codes))}{note}")
     score.families = {name: score.families[name] for name in FAMILY_ORDER if name in score.families}
     return score
 

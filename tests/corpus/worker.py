@@ -28,6 +28,7 @@ def _measurement_json(measurement: Any) -> dict[str, Any]:
         "error": measurement.error,
         "sites": sorted([s.line, s.gb_id, s.gb_type] for s in measurement.sites),
         "foreign_sites": measurement.foreign_sites,
+        "traced_lines": sorted(measurement.traced_lines),
         "fullgraph": measurement.fullgraph,
         "eager_errors": [o.error for o in measurement.eager],
         "declared_raises": measurement.declared_raises,

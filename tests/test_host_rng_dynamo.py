@@ -1,0 +1,40 @@
+"""GM204's host-RNG programs against real Dynamo (torch 2.13, CPU): breaks exactly at the finding lines.
+
+``np.random`` draws and ``torch.manual_seed`` were added to GM204 from
+breaks seen in real code (timm's Mixup, transformers' Wav2Vec2/HuBERT
+SpecAugment, Reformer's reseeding). Each catalog program is measured in a
+subprocess (``catalog_dynamo_worker.py``); the lines Dynamo logs must be the
+lines GM204 reports, with the GB ids the rule declares, and the negative
+program (draws Dynamo traces as torch ops) must log none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("torch")
+
+from catalog_cases import findings, measure_catalog  # noqa: E402
+
+pytestmark = pytest.mark.dynamo
+
+#: ``(line, GB id)`` Dynamo logs per program: ``rand() < p`` is a data-dependent operator, ``beta`` unsupported.
+BREAKS = {
+    "GM204/bad_numpy_random.py": {(8, "GB0033"), (9, "GB0294")},
+    "GM204/bad_manual_seed.py": {(13, "GB0007")},
+    "GM204/neg_numpy_random_traced.py": set(),
+}
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict[str, Any]:
+    return measure_catalog(sorted(BREAKS))
+
+
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_breaks_are_where_gm204_reports(name: str, measured: dict[str, Any]) -> None:
+    logged = {tuple(site) for site in measured["programs"][name]["attributed"]}
+    assert logged == BREAKS[name]
+    assert {line for line, _ in logged} == {line for line, _ in findings(name, ["GM204"])}
