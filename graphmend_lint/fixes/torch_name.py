@@ -100,13 +100,18 @@ def _lookup(node: nodes.NodeNG, name: str) -> list[nodes.NodeNG]:
     return list(bindings)
 
 
-def _import_edit(analysis: FileAnalysis) -> Edit:
-    """Insert ``import torch`` after the docstring and the leading run of imports."""
+def after_leading_imports(analysis: FileAnalysis) -> Position:
+    """The start of the line after the docstring and the leading run of imports."""
     line = 2 if analysis.source.lines and analysis.source.lines[0].startswith("#!") else 1
     for index, statement in enumerate(analysis.module.body):
         docstring = index == 0 and isinstance(statement, nodes.Expr) and isinstance(statement.value, nodes.Const)
         if not (docstring or isinstance(statement, (nodes.Import, nodes.ImportFrom))):
             break
         line = (statement.end_lineno or statement.lineno) + 1
-    position = Position(line, 0)
+    return Position(line, 0)
+
+
+def _import_edit(analysis: FileAnalysis) -> Edit:
+    """Insert ``import torch`` after the docstring and the leading run of imports."""
+    position = after_leading_imports(analysis)
     return Edit(position, position, f"import {MODULE}\n")

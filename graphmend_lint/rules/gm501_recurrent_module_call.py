@@ -10,6 +10,7 @@ from graphmend_lint.analysis.dynamo_settings import ALLOW_RNN, setting_on
 from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.fixes.dynamo_setting import enable_setting_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -19,6 +20,10 @@ ALLOW_RNN_HINT = Fix(
     applicability=Applicability.DISPLAY_ONLY,
     message="no source fix: `torch._dynamo.config.allow_rnn = True` lets Dynamo trace RNN modules (measured: "
     "no break on torch 2.13); it is process-wide and experimental",
+)
+ALLOW_RNN_FIX = (
+    "Set `torch._dynamo.config.allow_rnn = True` after the imports: Dynamo then traces the RNN module "
+    "(process-wide)"
 )
 _MODULE = (
     "import torch\nfrom torch import nn\n\n\nclass Encoder(nn.Module):\n"
@@ -63,14 +68,36 @@ class RecurrentModuleCall(Rule):
     ```
 
     ## Use instead
-    Compile around the RNN (the layers before and after it), or opt in:
+    Opt in, once, after the imports (or compile around the RNN: the layers
+    before and after it):
     ```python
     torch._dynamo.config.allow_rnn = True
     ```
 
     ## Fix safety
-    No source fix: the module is the computation. The finding names the
-    setting; a file that sets `torch._dynamo.config.allow_rnn = True` at
+    The fix writes that line after the module's imports (adding
+    `import torch` when the module only has `from torch import ...`); every
+    finding in the file shares the one line. **Unsafe**:
+
+    * eagerly nothing changes: the setting is read by Dynamo only;
+    * it is process-wide: every function compiled after the module is
+      imported traces its RNN modules too, not only the flagged one (in a
+      library module, e.g. under `--scope modules`, that means every program
+      importing it: there, prefer setting it where the application compiles);
+    * importing the module now imports `torch._dynamo` (about 2.4 s on the
+      2-core dev VM, torch 2.13 CPU), which the first `torch.compile` call
+      would otherwise pay;
+    * under `torch.compile` the RNN runs as traced ops instead of the fused
+      eager kernel (equal outputs within float rounding, measured on the
+      corpus' LSTM/GRU/RNN programs, torch 2.13 CPU);
+    * the calling function, which Dynamo used to run eagerly as a whole, is
+      now traced, so whatever else in it Dynamo cannot handle surfaces
+      there. Measured on one corpus program: a cache initialiser calling
+      `torch._dynamo.mark_static_address` inside the compiled `forward` now
+      raises `AssertionError` ("Attempt to trace forbidden callable") under
+      compile, where it used to run eagerly.
+
+    A file that already sets `torch._dynamo.config.allow_rnn = True` at
     module level, or the rule option `allow-rnn = true`, is not flagged.
 
     ## Options
@@ -82,7 +109,7 @@ class RecurrentModuleCall(Rule):
     name = "recurrent-module-call"
     summary = "calling `nn.LSTM` / `nn.GRU` / `nn.RNN` makes Dynamo run the caller eagerly"
     dynamo_gb = gb_types("GB0014")
-    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
+    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     options = {"allow-rnn": False}
     valid = (
         _MODULE.format(layer="nn.LSTMCell(4, 4)"),
@@ -90,8 +117,19 @@ class RecurrentModuleCall(Rule):
         _MODULE.format(layer="nn.GRU(4, 4)").replace("torch.compile(Encoder())", "Encoder()"),
     )
     invalid = (
-        Example(_MODULE.format(layer="nn.LSTM(4, 4, batch_first=True)")),
+        Example(
+            _MODULE.format(layer="nn.LSTM(4, 4, batch_first=True)"),
+            fixed=_MODULE.format(layer="nn.LSTM(4, 4, batch_first=True)").replace(
+                "nn\n", "nn\n\ntorch._dynamo.config.allow_rnn = True\n", 1
+            ),
+            unsafe=True,
+        ),
         Example(_MODULE.format(layer="torch.nn.GRU(4, 4)")),
+        Example(  # torch is imported only inside the function: no module-level line can name it
+            "def build():\n    import torch\n    from torch import nn\n\n    class Encoder(nn.Module):\n"
+            "        def __init__(self):\n            super().__init__()\n            self.rnn = nn.GRU(4, 4)\n\n"
+            "        def forward(self, x):\n            return self.rnn(x)[0]\n\n    return torch.compile(Encoder())\n"
+        ),
         Example(
             "import torch\nfrom torch import nn\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
             "    rnn = nn.RNN(4, 4)\n    return rnn(x)[0]\n"
@@ -113,4 +151,5 @@ class RecurrentModuleCall(Rule):
             message = (
                 f"calling an `nn.{layer}` in compiled code: Dynamo refuses RNN modules and runs the caller eagerly"
             )
-            yield ctx.report(call, message, traced, ALLOW_RNN_HINT)
+            fix = enable_setting_fix(ctx.analysis, ALLOW_RNN, ALLOW_RNN_FIX) or ALLOW_RNN_HINT
+            yield ctx.report(call, message, traced, fix)

@@ -160,7 +160,9 @@ class ComprehensionFrame(Rule):
     invalid = (
         Example(
             _HEADER.format(layer="LSTM", comprehension=_CAPTURING.format(flags="FLAGS")),
-            fixed=_HEADER.format(layer="LSTM", comprehension=_CAPTURING.format(flags="tuple(FLAGS)")),
+            fixed=_HEADER.format(layer="LSTM", comprehension=_CAPTURING.format(flags="tuple(FLAGS)")).replace(
+                "nn\n\n", "nn\n\ntorch._dynamo.config.allow_rnn = True\n\n", 1  # GM501's unsafe fix, same round
+            ),
             unsafe=True,
         ),
         Example(

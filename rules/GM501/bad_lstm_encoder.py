@@ -1,4 +1,7 @@
-"""GM501 bad: a speech-style encoder running an `nn.LSTM` over projected features."""
+"""GM501 bad: a speech-style encoder running an `nn.LSTM` over projected features.
+
+The unsafe fix sets `torch._dynamo.config.allow_rnn = True` after the imports: Dynamo then traces the LSTM.
+"""
 import torch
 from torch import nn
 
