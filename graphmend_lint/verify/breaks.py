@@ -178,12 +178,38 @@ def _graph_break_loggers() -> list[logging.Logger]:
     Reading the registry instead of hard-coding module names keeps a logger
     added by a later torch from being silently missed.
     """
-    names = sorted(
-        q for q in log_registry.get_artifact_log_qnames() if q.endswith(_ARTIFACT_LOGGER_SUFFIX)
-    )
+    return artifact_loggers(_ARTIFACT_LOGGER_SUFFIX)
+
+
+def artifact_loggers(suffix: str) -> list[logging.Logger]:
+    """The loggers of one ``torch._logging`` artifact (qualified names ending in *suffix*), from torch's registry."""
+    names = sorted(q for q in log_registry.get_artifact_log_qnames() if q.endswith(suffix))
     if not names:
-        raise RuntimeError("torch registers no graph_breaks loggers; cannot measure breaks")
+        raise RuntimeError(f"torch registers no loggers ending in {suffix!r}; cannot measure")
     return [logging.getLogger(name) for name in names]
+
+
+@contextlib.contextmanager
+def artifact_log_to(handler: logging.Handler, loggers: list[logging.Logger]) -> Iterator[None]:
+    """Send *loggers* (artifact loggers, off by default) to *handler* only, then put them back as they were.
+
+    The artifact loggers are switched on directly rather than through
+    ``torch._logging.set_logs``: set_logs replaces *all* of the user's logging
+    settings and torch has no getter to restore them, and it would also echo
+    every record to stderr. Propagation is off while measuring for that reason.
+    """
+    saved = [(lg, lg.level, lg.propagate) for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.DEBUG)
+        lg.propagate = False
+        lg.addHandler(handler)
+    try:
+        yield
+    finally:
+        for lg, level, propagate in saved:
+            lg.removeHandler(handler)
+            lg.setLevel(level)
+            lg.propagate = propagate
 
 
 class _MessageCollector(logging.Handler):
@@ -208,26 +234,10 @@ class _MessageCollector(logging.Handler):
 
 @contextlib.contextmanager
 def _captured_graph_break_log() -> Iterator[_MessageCollector]:
-    """Collect graph_breaks messages, then put the loggers back as they were.
-
-    The artifact loggers are switched on directly rather than through
-    ``torch._logging.set_logs``: set_logs replaces *all* of the user's logging
-    settings and torch has no getter to restore them, and it would also echo
-    every break to stderr. Propagation is off while measuring for that reason.
-    """
+    """Collect graph_breaks messages, then put the loggers back as they were."""
     collector = _MessageCollector()
-    saved = [(lg, lg.level, lg.propagate) for lg in _graph_break_loggers()]
-    for lg, _, _ in saved:
-        lg.setLevel(logging.DEBUG)
-        lg.propagate = False
-        lg.addHandler(collector)
-    try:
+    with artifact_log_to(collector, _graph_break_loggers()):
         yield collector
-    finally:
-        for lg, level, propagate in saved:
-            lg.removeHandler(collector)
-            lg.setLevel(level)
-            lg.propagate = propagate
 
 
 @contextlib.contextmanager

@@ -33,7 +33,6 @@ import numpy as np
 import torch
 import torch._dynamo
 from graphmend_lint.verify import breaks
-from torch._logging._internal import log_registry
 
 from tests.corpus.behaviour import Outcome, observe
 
@@ -166,19 +165,8 @@ class _TracedLines(logging.Handler):
 def _traced_lines_of(target: str) -> Iterator[_TracedLines]:
     """Collect the lines of *target* Dynamo traces; the loggers are put back as they were."""
     handler = _TracedLines(target)
-    loggers = [logging.getLogger(n) for n in sorted(log_registry.get_artifact_log_qnames()) if n.endswith("__trace_source")]
-    saved = [(lg, lg.level, lg.propagate) for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(logging.DEBUG)
-        lg.propagate = False
-        lg.addHandler(handler)
-    try:
+    with breaks.artifact_log_to(handler, breaks.artifact_loggers("__trace_source")):
         yield handler
-    finally:
-        for lg, level, propagate in saved:
-            lg.removeHandler(handler)
-            lg.setLevel(level)
-            lg.propagate = propagate
 
 
 def _logged_call(
