@@ -7,6 +7,8 @@
   (:mod:`.predicate_cond`), so only the taken side runs. When a branch holds
   nested control flow, ``torch.cond`` cannot take it, but computing both sides
   is still correct when those calls are free of effects (Phi-3's LongRoPE).
+* LayerDrop's ``if torch.rand([]) < p: continue`` keeps its eager ``continue`` and
+  selects with ``torch.where`` under compile (:mod:`.predicate_layerdrop`).
 * Everything else is a ``torch.where`` select (:meth:`.Predicator.where_rewrite`).
 
 This module sits above both rewrites, so neither imports the other.
@@ -21,6 +23,7 @@ from astroid import nodes
 from graphmend_lint.analysis.values import Kind
 from graphmend_lint.fixes.predicate import Declined, Predicator, Rewrite, wrap_long_call
 from graphmend_lint.fixes.predicate_cond import NestedControlFlow, callee_effect, cond_rewrite, needs_cond
+from graphmend_lint.fixes.predicate_layerdrop import is_layerdrop_skip, layerdrop_rewrite
 
 BOTH_SIDES_MESSAGE = (
     "Select with `torch.where` (both branches are computed, including the calls `torch.cond` could not take)"
@@ -28,7 +31,9 @@ BOTH_SIDES_MESSAGE = (
 
 
 def if_statement(predicator: Predicator, node: nodes.If) -> Rewrite:
-    """The rewrite of a tensor-dependent ``if`` (assignments, updates or returns)."""
+    """The rewrite of a tensor-dependent ``if`` (assignments, updates or returns, LayerDrop's ``continue``)."""
+    if is_layerdrop_skip(node):
+        return layerdrop_rewrite(predicator, node)
     guard, tensor_test = static_guard(predicator, node.test)
     if guard:
         return _guarded_where(predicator, node, guard, tensor_test)
