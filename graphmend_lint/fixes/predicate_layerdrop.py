@@ -74,15 +74,19 @@ KEPT = "_gm_kept_"
 
 
 def is_layerdrop_skip(node: nodes.If) -> bool:
-    """``if <test>: continue`` and nothing else: the shape this module may rewrite."""
-    return len(node.body) == 1 and isinstance(node.body[0], nodes.Continue) and not node.orelse
+    """``if <test>: continue`` or ``if <test>: flag = True``, nothing else: the shapes this module may rewrite."""
+    return (
+        len(node.body) == 1
+        and not node.orelse
+        and (isinstance(node.body[0], nodes.Continue) or _flag_set(node.body[0]) is not None)
+    )
 
 
 def layerdrop_rewrite(predicator: Predicator, node: nodes.If) -> Rewrite:
     """The compiled-only ``torch.where`` LayerDrop of *node*; raises :class:`Declined` unless the shape is proven."""
     _check_draw(predicator, node)
     loop, top = _enclosing_loop(predicator, node)
-    rest = list(loop.body[loop.body.index(top) + 1 :])
+    rest = _layer_statements(loop, top, node)
     kept = _kept_names(predicator, loop, top, rest)
     if any(name.name in (FLAG, *(KEPT + k for k in kept)) for name in loop.nodes_of_class((nodes.Name, nodes.AssignName))):
         raise Declined(f"the loop already uses `{FLAG}`, which the rewrite needs")
@@ -131,10 +135,57 @@ def _enclosing_loop(predicator: Predicator, node: nodes.If) -> tuple[nodes.For, 
     return loop, statement
 
 
+def _layer_statements(loop: nodes.For, top: nodes.NodeNG, node: nodes.If) -> list[nodes.NodeNG]:
+    """The statements a dropped layer skips.
+
+    After ``continue``: the rest of the loop body. After ``flag = True``: the body of the
+    ``if not flag:`` right after the LayerDrop statement, where ``flag = False`` starts the
+    iteration and nothing else reads or binds ``flag``.
+    """
+    index = loop.body.index(top)
+    flag = _flag_set(node.body[0])
+    if flag is None:
+        return list(loop.body[index + 1 :])
+    following = loop.body[index + 1] if index + 1 < len(loop.body) else None
+    test = following.test if isinstance(following, nodes.If) else None
+    if not (
+        isinstance(test, nodes.UnaryOp)
+        and test.op == "not"
+        and isinstance(test.operand, nodes.Name)
+        and test.operand.name == flag
+        and not following.orelse
+    ):
+        raise Declined(f"the LayerDrop `if` sets `{flag}`, but the next statement is not `if not {flag}:` without `else`")
+    function = loop.scope()
+    reads = [use for use in function.nodes_of_class(nodes.Name) if use.name == flag]
+    bindings = [b.parent for b in function.nodes_of_class(nodes.AssignName) if b.name == flag]
+    starts = [b for b in bindings if b is not node.body[0]]
+    if reads != [test.operand] or len(starts) != 1 or starts[0] not in loop.body[:index] or not _assigns_constant(starts[0], False):
+        raise Declined(f"`{flag}` is read or bound elsewhere than `{flag} = False`, the LayerDrop `if` and `if not {flag}:`")
+    return list(following.body)
+
+
+def _flag_set(statement: nodes.NodeNG) -> str | None:
+    """``flag = True``: the flag's name."""
+    if _assigns_constant(statement, True):
+        return statement.targets[0].name
+    return None
+
+
+def _assigns_constant(statement: nodes.NodeNG, value: bool) -> bool:
+    return (
+        isinstance(statement, nodes.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], nodes.AssignName)
+        and isinstance(statement.value, nodes.Const)
+        and statement.value.value is value
+    )
+
+
 def _kept_names(predicator: Predicator, loop: nodes.For, top: nodes.NodeNG, rest: Sequence[nodes.NodeNG]) -> list[str]:
     """The names the rest of the loop body assigns and something else reads: a dropped layer keeps their value."""
     if not rest:
-        raise Declined("nothing follows the LayerDrop `if` in the loop, so there is no layer to drop")
+        raise Declined("no statement follows the LayerDrop `if` in the loop, so there is no layer to drop")
     assigned: list[str] = []
     carried: set[str] = set()
     for statement in rest:
@@ -179,7 +230,7 @@ def _assigned_names(statement: nodes.NodeNG) -> list[str] | None:
 def _rewrite(
     predicator: Predicator, node: nodes.If, top: nodes.NodeNG, rest: Sequence[nodes.NodeNG], kept: list[str]
 ) -> Rewrite:
-    """Three insertions, as one replacement from the loop statement holding *node* to the end of the loop body."""
+    """Three insertions, as one replacement from the loop statement holding *node* to the end of the dropped layer."""
     analysis, torch = predicator.analysis, predicator.torch
     source = analysis.source
     start = analysis.start_of(top)
@@ -187,12 +238,13 @@ def _rewrite(
     end = Position(end_line, len(source.line(end_line)))
     top_indent = _indent(predicator, top)
     if_indent = _indent(predicator, node)
+    rest_indent = _indent(predicator, rest[0])
     compiled = [f"{FLAG} = {predicator.text(node.test)}", *(f"{KEPT}{name} = {name}" for name in kept)]
     guard = "".join(
         [f"if {torch}.compiler.is_compiling():\n", *(f"{if_indent}    {line}\n" for line in compiled), f"{if_indent}el"]
     )
     selects = [f"{name} = {torch}.where({FLAG}, {KEPT}{name}, {name})" for name in kept]
-    tail = "".join([f"\n{top_indent}if {FLAG} is not None:", *(f"\n{top_indent}    {line}" for line in selects)])
+    tail = "".join([f"\n{rest_indent}if {FLAG} is not None:", *(f"\n{rest_indent}    {line}" for line in selects)])
     text = source.text
     head = text[source.offset(start) : source.offset(analysis.start_of(node))]
     body = text[source.offset(analysis.start_of(node)) : source.offset(end)]
