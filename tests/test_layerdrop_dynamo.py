@@ -1,6 +1,7 @@
 """GM101's LayerDrop fix against real Dynamo, in train mode (torch 2.13, CPU).
 
-For each catalog pair (``continue`` and ``to_drop`` flag forms), a fresh
+For each catalog pair (the ``continue``, ``to_drop`` flag and ``skip_the_layer``
+gate forms), a fresh
 subprocess (``layerdrop_worker.py``) measures:
 
 * eagerly, the fixed program returns the same outputs, leaves the same
@@ -9,9 +10,9 @@ subprocess (``layerdrop_worker.py``) measures:
   original code;
 * Dynamo logs the LayerDrop break (GB0170) in the bad program and nothing in
   the fixed one, and ``fullgraph=True`` forward and backward run;
-* the compiled path (``aot_eager``) computes exactly what the same code does
-  eagerly when ``torch.compiler.is_compiling()`` is true: the gradients under
-  compile are those of the outputs it computed;
+* the compiled path (backends ``eager`` and ``aot_eager``) computes exactly
+  what the same code does eagerly when ``torch.compiler.is_compiling()`` is
+  true: the gradients under compile are those of the outputs it computed;
 * the ``torch.cond`` alternative the fix rejects keeps the outputs but not the
   gradients (its backward re-runs the layer's dropout with new random numbers);
   if a torch release fixes that, this test says so and cond can be reconsidered.
@@ -34,7 +35,7 @@ pytestmark = pytest.mark.dynamo
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).with_name("layerdrop_worker.py")
 #: bad program -> the line of its LayerDrop ``if`` (where Dynamo logs GB0170)
-PAIRS = {"bad_layerdrop_continue.py": 33, "bad_layerdrop_flag.py": 33}
+PAIRS = {"bad_layerdrop_continue.py": 33, "bad_layerdrop_flag.py": 33, "bad_layerdrop_gate.py": 34}
 
 
 @pytest.fixture(scope="module", params=sorted(PAIRS))
@@ -50,7 +51,7 @@ def measured(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
 
 def test_eager_outputs_gradients_and_rng_are_the_originals(measured: tuple[str, dict[str, Any]]) -> None:
     _, answer = measured
-    assert answer["eager"] == [{"outputs": True, "gradients": True, "gradients_none_as_zero": True, "rng": True}] * 4
+    assert answer["eager"] and all(all(seed.values()) for seed in answer["eager"])
 
 
 def test_the_logged_break_is_removed_and_fullgraph_passes(measured: tuple[str, dict[str, Any]]) -> None:
@@ -62,7 +63,8 @@ def test_the_logged_break_is_removed_and_fullgraph_passes(measured: tuple[str, d
 
 def test_the_compiled_path_differentiates_what_it_computed(measured: tuple[str, dict[str, Any]]) -> None:
     _, answer = measured
-    assert answer["compiled_path"] == [{"outputs": True, "gradients": True, "gradients_none_as_zero": True, "rng": True}] * 4
+    for backend in ("eager", "aot_eager"):
+        assert answer["compiled_path"][backend] and all(all(seed.values()) for seed in answer["compiled_path"][backend])
 
 
 def test_torch_cond_alternative_changes_the_gradients(measured: tuple[str, dict[str, Any]]) -> None:

@@ -56,12 +56,12 @@ The rewrite (always *unsafe*) is offered only for that shape, proven:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 
 from astroid import nodes
 
 from graphmend_lint.analysis.mutations import contains
-from graphmend_lint.analysis.values import Kind
+from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.diagnostics import Position
 from graphmend_lint.fixes.predicate import Declined, Predicator, Rewrite
 
@@ -73,37 +73,75 @@ FLAG = "_gm_dropped"
 KEPT = "_gm_kept_"
 
 
-def is_layerdrop_skip(node: nodes.If) -> bool:
-    """``if <test>: continue`` or ``if <test>: flag = True``, nothing else: the shapes this module may rewrite."""
-    return (
-        len(node.body) == 1
-        and not node.orelse
-        and (isinstance(node.body[0], nodes.Continue) or _flag_set(node.body[0]) is not None)
-    )
+class LayerDropDeclined(Declined):
+    """The ``if`` is LayerDrop's (a ``torch.rand`` draw decides), but the rest of the rewrite is not proven."""
+
+
+def is_layerdrop(node: nodes.If) -> bool:
+    """The shapes this module may rewrite: ``if <test>: continue``, ``if <test>: flag = True``, ``if not flag...:``."""
+    if node.orelse:
+        return False
+    if len(node.body) == 1 and (isinstance(node.body[0], nodes.Continue) or _flag_set(node.body[0]) is not None):
+        return True
+    return _gate_flag(node) is not None
 
 
 def layerdrop_rewrite(predicator: Predicator, node: nodes.If) -> Rewrite:
     """The compiled-only ``torch.where`` LayerDrop of *node*; raises :class:`Declined` unless the shape is proven."""
-    _check_draw(predicator, node)
-    loop, top = _enclosing_loop(predicator, node)
-    rest = _layer_statements(loop, top, node)
-    kept = _kept_names(predicator, loop, top, rest)
-    if any(name.name in (FLAG, *(KEPT + k for k in kept)) for name in loop.nodes_of_class((nodes.Name, nodes.AssignName))):
-        raise Declined(f"the loop already uses `{FLAG}`, which the rewrite needs")
-    return _rewrite(predicator, node, top, rest, kept)
+    if _gate_flag(node) is not None:
+        drop = _gate_drop(predicator.values, node)
+    else:
+        _check_draw(predicator.values, node.test, node)
+        loop, top = _enclosing_loop(predicator.values, node)
+        drop = _Drop(loop, top, node, node.test, _layer_statements(loop, top, node))
+    try:
+        kept = _kept_names(predicator, drop)
+        used = {name.name for name in drop.loop.nodes_of_class((nodes.Name, nodes.AssignName))}
+        if used & {FLAG, *(KEPT + name for name in kept)}:
+            raise Declined(f"the loop already uses `{FLAG}` or `{KEPT}<name>`, which the rewrite needs")
+        return _rewrite(predicator, drop, kept)
+    except Declined as reason:
+        raise LayerDropDeclined(f"LayerDrop: {reason}") from None
 
 
-def _check_draw(predicator: Predicator, node: nodes.If) -> None:
-    """``draw < p`` / ``draw <= p`` where ``draw`` is ``torch.rand(...)`` and ``p`` a Python value."""
-    test = node.test
+@dataclass(frozen=True)
+class _Drop:
+    """One proven LayerDrop: where the draw decides, and which statements a dropped layer skips."""
+
+    loop: nodes.For
+    top: nodes.NodeNG  # the statement of the loop body that holds the decision
+    decision: nodes.NodeNG  # the ``if draw < p`` (kept as an ``elif``) or the ``flag = draw < p`` (kept under ``else``)
+    test: nodes.NodeNG  # ``draw < p``
+    rest: list[nodes.NodeNG]  # the dropped layer
+    #: Python operands of ``if not flag or synced_gpus:`` that run the layer anyway (they stop the select)
+    runs_anyway: tuple[nodes.NodeNG, ...] = ()
+
+
+def layerdrop_gate(values: ValueOracle, node: nodes.If) -> nodes.NodeNG | None:
+    """The ``not flag`` of ``if not flag [or S]:`` when ``flag`` is a proven LayerDrop draw, else ``None``.
+
+    The value oracle cannot call ``flag`` a tensor (it is ``False`` or a tensor), but Dynamo
+    breaks on it in every training step: GM101 reports it through this.
+    """
+    if node.orelse or _gate_flag(node) is None:
+        return None
+    try:
+        _gate_drop(values, node)
+    except Declined:
+        return None
+    return node.test.values[0] if isinstance(node.test, nodes.BoolOp) else node.test
+
+
+def _check_draw(values: ValueOracle, test: nodes.NodeNG, statement: nodes.NodeNG) -> None:
+    """``draw < p`` / ``draw <= p``: ``draw`` is ``torch.rand(...)`` or a name *statement*'s previous one binds to it."""
     if not (isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] in {"<", "<="}):
-        raise Declined("control leaves one branch only (`continue`), and the `if` is not LayerDrop's `draw < p`")
+        raise Declined("control leaves one branch only, and the condition is not LayerDrop's `draw < p`")
     threshold = test.ops[0][1]
-    if predicator.values.kind(threshold) is Kind.TENSOR:
+    if values.kind(threshold) is Kind.TENSOR:
         raise Declined(f"`{threshold.as_string()}` is a tensor, so this is not LayerDrop's `draw < p`")
     draw = test.left
     if isinstance(draw, nodes.Name):
-        previous = node.previous_sibling()
+        previous = statement.previous_sibling()
         bindings = _bindings(draw)
         if not (
             isinstance(previous, nodes.Assign)
@@ -111,18 +149,50 @@ def _check_draw(predicator: Predicator, node: nodes.If) -> None:
             and bindings[0].parent is previous
             and len(previous.targets) == 1
         ):
-            raise Declined(f"`{draw.name}` is not bound once, by the statement just before the `if`")
+            raise Declined(f"`{draw.name}` is not bound once, by the statement just before the LayerDrop test")
         draw = previous.value
-    if not (isinstance(draw, nodes.Call) and predicator.values.qualified_name(draw.func) == "torch.rand"):
-        raise Declined("control leaves one branch only (`continue`), and the condition is not a `torch.rand` draw")
+    if not (isinstance(draw, nodes.Call) and values.qualified_name(draw.func) == "torch.rand"):
+        raise Declined("control leaves one branch only, and the condition is not a `torch.rand` draw")
 
 
-def _enclosing_loop(predicator: Predicator, node: nodes.If) -> tuple[nodes.For, nodes.NodeNG]:
+def _gate_flag(node: nodes.If) -> str | None:
+    """``if not flag:`` / ``if not flag or <more>:``: the flag's name (wav2vec2's ``skip_the_layer``)."""
+    test = node.test
+    first = test.values[0] if isinstance(test, nodes.BoolOp) and test.op == "or" else test
+    if isinstance(first, nodes.UnaryOp) and first.op == "not" and isinstance(first.operand, nodes.Name):
+        return first.operand.name
+    return None
+
+
+def _gate_drop(values: ValueOracle, node: nodes.If) -> _Drop:
+    """``flag = False``; guards; ``flag = draw < p``; then ``if not flag [or S]: <layer>``."""
+    flag = _gate_flag(node)
+    loop = node.parent
+    if not isinstance(loop, nodes.For) or node not in loop.body or loop.body.index(node) == 0:
+        raise Declined(f"`if not {flag}` is not in a `for` loop's body after the LayerDrop draw")
+    runs_anyway = tuple(node.test.values[1:]) if isinstance(node.test, nodes.BoolOp) else ()
+    for operand in runs_anyway:
+        if values.kind(operand) is Kind.TENSOR or any(True for _ in operand.nodes_of_class(nodes.Call)):
+            raise Declined(f"`{operand.as_string()}` is not a plain Python value, so the layer's gate is not proven")
+    top = loop.body[loop.body.index(node) - 1]
+    decision = top
+    while isinstance(decision, nodes.If):
+        if decision.orelse or values.kind(decision.test) is Kind.TENSOR:
+            raise Declined("the LayerDrop draw sits in an `if` with `else` or on a tensor")
+        decision = decision.body[-1]
+    if not (_assigns(decision) == flag and isinstance(decision.value, nodes.Compare)):
+        raise Declined(f"the statement before `if not {flag}` does not end in `{flag} = draw < p`")
+    _check_draw(values, decision.value, decision)
+    _check_flag_uses(loop, flag, top, node.test, decision)
+    return _Drop(loop, top, decision, decision.value, list(node.body), runs_anyway)
+
+
+def _enclosing_loop(values: ValueOracle, node: nodes.If) -> tuple[nodes.For, nodes.NodeNG]:
     """The ``for`` loop and the statement of its body that holds *node* (itself, or its guard ``if``)."""
     statement: nodes.NodeNG = node
     while isinstance(statement.parent, nodes.If):
         guard = statement.parent
-        if statement is not guard.body[-1] or guard.orelse or predicator.values.kind(guard.test) is Kind.TENSOR:
+        if statement is not guard.body[-1] or guard.orelse or values.kind(guard.test) is Kind.TENSOR:
             raise Declined(
                 "the LayerDrop `if` is not the last statement of `if` guards on Python values without `else`"
             )
@@ -156,34 +226,49 @@ def _layer_statements(loop: nodes.For, top: nodes.NodeNG, node: nodes.If) -> lis
         and not following.orelse
     ):
         raise Declined(f"the LayerDrop `if` sets `{flag}`, but the next statement is not `if not {flag}:` without `else`")
+    _check_flag_uses(loop, flag, top, test, node.body[0])
+    return list(following.body)
+
+
+def _check_flag_uses(loop: nodes.For, flag: str, top: nodes.NodeNG, gate: nodes.NodeNG, setter: nodes.NodeNG) -> None:
+    """``flag = False`` before *top* in the loop body, *setter*, and one read in *gate*: nothing else."""
     function = loop.scope()
     reads = [use for use in function.nodes_of_class(nodes.Name) if use.name == flag]
-    bindings = [b.parent for b in function.nodes_of_class(nodes.AssignName) if b.name == flag]
-    starts = [b for b in bindings if b is not node.body[0]]
-    if reads != [test.operand] or len(starts) != 1 or starts[0] not in loop.body[:index] or not _assigns_constant(starts[0], False):
-        raise Declined(f"`{flag}` is read or bound elsewhere than `{flag} = False`, the LayerDrop `if` and `if not {flag}:`")
-    return list(following.body)
+    starts = [b.parent for b in function.nodes_of_class(nodes.AssignName) if b.name == flag and b.parent is not setter]
+    if (
+        len(reads) != 1
+        or not contains(gate, reads[0])
+        or len(starts) != 1
+        or starts[0] not in loop.body[: loop.body.index(top)]
+        or not _assigns_constant(starts[0], False)
+    ):
+        raise Declined(f"`{flag}` is read or bound elsewhere than `{flag} = False`, the LayerDrop draw and its gate")
 
 
 def _flag_set(statement: nodes.NodeNG) -> str | None:
     """``flag = True``: the flag's name."""
-    if _assigns_constant(statement, True):
-        return statement.targets[0].name
+    return _assigns(statement) if _assigns_constant(statement, True) else None
+
+
+def _assigns(statement: nodes.NodeNG) -> str | None:
+    """``name = ...``: the name."""
+    if isinstance(statement, nodes.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        return target.name if isinstance(target, nodes.AssignName) else None
     return None
 
 
 def _assigns_constant(statement: nodes.NodeNG, value: bool) -> bool:
     return (
-        isinstance(statement, nodes.Assign)
-        and len(statement.targets) == 1
-        and isinstance(statement.targets[0], nodes.AssignName)
+        _assigns(statement) is not None
         and isinstance(statement.value, nodes.Const)
         and statement.value.value is value
     )
 
 
-def _kept_names(predicator: Predicator, loop: nodes.For, top: nodes.NodeNG, rest: Sequence[nodes.NodeNG]) -> list[str]:
-    """The names the rest of the loop body assigns and something else reads: a dropped layer keeps their value."""
+def _kept_names(predicator: Predicator, drop: _Drop) -> list[str]:
+    """The names the dropped layer assigns and something else reads: a dropped layer keeps their value."""
+    loop, top, rest = drop.loop, drop.top, drop.rest
     if not rest:
         raise Declined("no statement follows the LayerDrop `if` in the loop, so there is no layer to drop")
     assigned: list[str] = []
@@ -207,13 +292,34 @@ def _kept_names(predicator: Predicator, loop: nodes.For, top: nodes.NodeNG, rest
     if not kept:
         raise Declined("the rest of the loop body assigns nothing read elsewhere, so there is nothing to keep")
     for name in kept:
-        try:
-            predicator.previous_value(top, name)
-        except Declined:
+        if not _holds_tensor(predicator, top, name):
             raise Declined(
                 f"`{name}` is not known to hold a tensor before the loop, so a dropped layer has no value to keep"
-            ) from None
+            )
     return kept
+
+
+def _holds_tensor(predicator: Predicator, statement: nodes.NodeNG, name: str) -> bool:
+    """Whether *name* holds a tensor when *statement* runs: its nearest earlier binding assigns one.
+
+    The nearest binding is what a layer-by-layer encoder's ``hidden_states = self.dropout(hidden_states)``
+    leaves before its loop; when it says nothing (a call the oracle cannot type), the function-wide
+    check of :meth:`Predicator.previous_value` decides.
+    """
+    earlier = [
+        binding
+        for binding in statement.scope().nodes_of_class(nodes.AssignName)
+        if binding.name == name and binding.lineno < statement.lineno
+    ]
+    nearest = max(earlier, key=lambda binding: binding.lineno, default=None)
+    if nearest is not None and _assigns(nearest.parent) == name:
+        if predicator.values.kind(nearest.parent.value) is Kind.TENSOR:
+            return True
+    try:
+        predicator.previous_value(statement, name)
+    except Declined:
+        return False
+    return True
 
 
 def _assigned_names(statement: nodes.NodeNG) -> list[str] | None:
@@ -227,28 +333,40 @@ def _assigned_names(statement: nodes.NodeNG) -> list[str] | None:
     return [element.name for element in elements]
 
 
-def _rewrite(
-    predicator: Predicator, node: nodes.If, top: nodes.NodeNG, rest: Sequence[nodes.NodeNG], kept: list[str]
-) -> Rewrite:
-    """Three insertions, as one replacement from the loop statement holding *node* to the end of the dropped layer."""
+def _rewrite(predicator: Predicator, drop: _Drop, kept: list[str]) -> Rewrite:
+    """Three insertions, as one replacement from the loop statement holding the draw to the end of the dropped layer.
+
+    The decision gets a compiled twin before it: an ``if d < p:`` becomes the ``elif`` of
+    ``if torch.compiler.is_compiling():``, a ``flag = d < p`` moves under its ``else:``.
+    """
     analysis, torch = predicator.analysis, predicator.torch
     source = analysis.source
-    start = analysis.start_of(top)
-    end_line = analysis.end_of(rest[-1]).line
+    start = analysis.start_of(drop.top)
+    end_line = analysis.end_of(drop.rest[-1]).line
     end = Position(end_line, len(source.line(end_line)))
-    top_indent = _indent(predicator, top)
-    if_indent = _indent(predicator, node)
-    rest_indent = _indent(predicator, rest[0])
-    compiled = [f"{FLAG} = {predicator.text(node.test)}", *(f"{KEPT}{name} = {name}" for name in kept)]
-    guard = "".join(
-        [f"if {torch}.compiler.is_compiling():\n", *(f"{if_indent}    {line}\n" for line in compiled), f"{if_indent}el"]
-    )
-    selects = [f"{name} = {torch}.where({FLAG}, {KEPT}{name}, {name})" for name in kept]
-    tail = "".join([f"\n{rest_indent}if {FLAG} is not None:", *(f"\n{rest_indent}    {line}" for line in selects)])
+    top_indent = _indent(predicator, drop.top)
+    indent = _indent(predicator, drop.decision)
+    rest_indent = _indent(predicator, drop.rest[0])
+    compiled = [f"{FLAG} = {predicator.text(drop.test)}", *(f"{KEPT}{name} = {name}" for name in kept)]
+    twin = [f"if {torch}.compiler.is_compiling():\n", *(f"{indent}    {line}\n" for line in compiled)]
     text = source.text
-    head = text[source.offset(start) : source.offset(analysis.start_of(node))]
-    body = text[source.offset(analysis.start_of(node)) : source.offset(end)]
-    content = f"{FLAG} = None\n{top_indent}{head}{guard}{body}{tail}"
+    decision_start = source.offset(analysis.start_of(drop.decision))
+    if isinstance(drop.decision, nodes.If):
+        twin.append(f"{indent}el")
+        decision = text[decision_start : source.offset(end)]
+    else:
+        decision_end = source.offset(analysis.end_of(drop.decision))
+        eager = text[decision_start:decision_end].replace("\n", "\n    ")
+        twin.append(f"{indent}else:\n{indent}    {eager}")
+        decision = text[decision_end : source.offset(end)]
+    selected = f"{FLAG} is not None"
+    if drop.runs_anyway:
+        anyway = " or ".join(predicator.text(operand) for operand in drop.runs_anyway)
+        selected += f" and not {Predicator.parenthesised(anyway)}"
+    selects = [f"{name} = {torch}.where({FLAG}, {KEPT}{name}, {name})" for name in kept]
+    tail = "".join([f"\n{rest_indent}if {selected}:", *(f"\n{rest_indent}    {line}" for line in selects)])
+    head = text[source.offset(start) : decision_start]
+    content = f"{FLAG} = None\n{top_indent}{head}{''.join(twin)}{decision}{tail}"
     return Rewrite(start, end, content, safe=False, message=LAYERDROP_MESSAGE)
 
 

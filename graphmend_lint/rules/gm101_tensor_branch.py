@@ -11,6 +11,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.predicate import is_elif, predicated_fix
 from graphmend_lint.fixes.predicate_branch import if_statement
+from graphmend_lint.fixes.predicate_layerdrop import layerdrop_gate
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -139,6 +140,9 @@ class TensorDependentBranch(Rule):
                 continue  # GM104's case
             parts = tensor_condition_parts(ctx.values, node.test)
             if not parts:
-                continue
+                gate = layerdrop_gate(ctx.values, node)
+                if gate is None:
+                    continue
+                parts = [gate]
             fix = None if is_elif(ctx.analysis, node) else predicated_fix(ctx.analysis, if_statement, node, FIX_MESSAGE)
             yield from ctx.report_condition(parts, "branch on a tensor value `{}` causes a graph break", traced, fix)
