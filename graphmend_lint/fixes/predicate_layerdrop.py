@@ -42,16 +42,34 @@ expression zuf0 < 0.0"). ``torch.where`` without the eager guard runs every
 layer in eager mode too, so dropout draws extra masks and every later output
 changes.
 
-The rewrite (always *unsafe*) is offered only for that shape, proven:
+Three shapes are rewritten (always *unsafe*), each proven before:
 
-* the ``if`` compares a ``torch.rand(...)`` draw (a name bound by the statement
-  just before, or the call itself) with ``<``/``<=`` against a value not known
-  to be a tensor (``self.layerdrop``), and its body is ``continue`` alone;
+* ``if draw < p: continue``, with the rest of the loop body as the layer;
+* ``flag = False`` ... ``if draw < p: flag = True``, then ``if not flag:`` whose
+  body is the layer (BART's encoders); the ``if`` becomes the ``elif`` of the
+  compiled twin, as above;
+* ``flag = False`` ... ``flag = draw < p``, then ``if not flag or S:`` (wav2vec2's
+  ``skip_the_layer``; ``S`` a plain Python value such as ``synced_gpus``, which
+  runs the layer anyway): the assignment moves under ``else:`` of the compiled
+  twin, and the select is skipped when ``S`` holds. GM101 reports this ``if``
+  through :func:`layerdrop_gate`, since the value oracle cannot type a flag that
+  is ``False`` or a tensor.
+
+What is proven:
+
+* the draw is ``torch.rand(...)`` (a name bound by the statement just before the
+  comparison, or the call itself), compared with ``<``/``<=`` against a value
+  not known to be a tensor (``self.layerdrop``);
 * it sits in a ``for`` loop's body, directly or as the last statement of
-  ``if`` guards (not on tensors) without ``else``;
-* the rest of the loop body is assignments to names, and every name it
-  assigns that is read elsewhere (after it, or in the next iteration) already
-  holds a tensor before the loop: that value is what a dropped layer keeps.
+  ``if`` guards (not on tensors) without ``else``; a flag is bound nowhere but
+  ``flag = False`` earlier in the loop body and the draw, and read only by the
+  gate;
+* the layer is assignments to names, and every name it assigns that is read
+  elsewhere (after it, or in the next iteration) holds a tensor before the
+  loop: that value is what a dropped layer keeps.
+
+Once the draw is proven, a decline is a :class:`LayerDropDeclined`, whose reason
+GM101 shows; otherwise an ``if not flag`` falls through to the other rewrites.
 """
 
 from __future__ import annotations
