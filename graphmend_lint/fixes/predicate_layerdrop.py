@@ -249,9 +249,13 @@ def _layer_statements(loop: nodes.For, top: nodes.NodeNG, node: nodes.If) -> lis
 
 
 def _check_flag_uses(loop: nodes.For, flag: str, top: nodes.NodeNG, gate: nodes.NodeNG, setter: nodes.NodeNG) -> None:
-    """``flag = False`` before *top* in the loop body, *setter*, and one read in *gate*: nothing else."""
+    """``flag = False`` before *top* in the loop body, *setter*, and one read in *gate*: nothing else.
+
+    A last ``if flag: continue`` of the loop body (nllb-moe's decoder) does nothing and is allowed:
+    under compile the flag stays ``False`` there.
+    """
     function = loop.scope()
-    reads = [use for use in function.nodes_of_class(nodes.Name) if use.name == flag]
+    reads = [use for use in function.nodes_of_class(nodes.Name) if use.name == flag and not _ends_iteration(loop, use)]
     starts = [b.parent for b in function.nodes_of_class(nodes.AssignName) if b.name == flag and b.parent is not setter]
     if (
         len(reads) != 1
@@ -261,6 +265,18 @@ def _check_flag_uses(loop: nodes.For, flag: str, top: nodes.NodeNG, gate: nodes.
         or not _assigns_constant(starts[0], False)
     ):
         raise Declined(f"`{flag}` is read or bound elsewhere than `{flag} = False`, the LayerDrop draw and its gate")
+
+
+def _ends_iteration(loop: nodes.For, use: nodes.Name) -> bool:
+    """*use* is the test of ``if flag: continue``, the last statement of *loop*'s body: a no-op."""
+    last = loop.body[-1]
+    return (
+        isinstance(last, nodes.If)
+        and last.test is use
+        and not last.orelse
+        and len(last.body) == 1
+        and isinstance(last.body[0], nodes.Continue)
+    )
 
 
 def _flag_set(statement: nodes.NodeNG) -> str | None:
