@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_cli
 
 pytest.importorskip("torch")
 
@@ -73,3 +74,29 @@ def test_torch_cond_alternative_changes_the_gradients(measured: tuple[str, dict[
     assert not all(seed["gradients_none_as_zero"] for seed in answer["cond"]), (
         "torch.cond's backward now keeps dropout's mask: reconsider cond for LayerDrop (predicate_layerdrop.py)"
     )
+
+
+def test_a_tiny_bart_in_train_mode_compiles_whole(tmp_path: Path) -> None:
+    """A real model as a regression gate: BART (transformers 5.23, tiny random config, LayerDrop 0.5) in train mode.
+
+    Its encoder drops through ``to_drop`` (``modeling_bart.py:537``) and its decoder through ``continue``
+    (``:660``); Dynamo also gives up on transformers' output-capturing wrapper (GB4347) once those frames
+    break. With GM101's fixes no site is logged, ``fullgraph=True`` runs, and the eager outputs and gradients
+    are the original's.
+    """
+    transformers = pytest.importorskip("transformers")
+    result = run_cli(
+        "verify", "hf:bart", "--train", "--unsafe-fixes", "--select", "GM101",
+        "--hf-config", "encoder_layerdrop=0.5", "--hf-config", "decoder_layerdrop=0.5",
+        "--json", "out.json", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    (data,) = json.loads((tmp_path / "out.json").read_text())
+    original, fixed = data["original"], data["fixed"]
+    assert data["environment"]["transformers"] == transformers.__version__
+    sites = sorted((Path(b["filename"]).name, b["line"], b["gb_id"]) for b in original["breaks"])
+    assert sites == [("modeling_bart.py", 537, "GB0170"), ("modeling_bart.py", 660, "GB0170"),
+                     ("output_capturing.py", 332, "GB4347")]  # fmt: skip
+    assert fixed["logged_sites"] == 0 and fixed["breaks"] == []
+    assert original["fullgraph"]["passes"] is False and fixed["fullgraph"]["passes"] is True
+    assert data["outputs_equal"] is True and data["gradients_equal"] is True
