@@ -212,14 +212,12 @@ def _enclosing_loop(values: ValueOracle, node: nodes.If) -> tuple[nodes.For, nod
         guard = statement.parent
         if statement is not guard.body[-1] or guard.orelse or values.kind(guard.test) is Kind.TENSOR:
             raise Declined(
-                "the LayerDrop `if` is not the last statement of `if` guards on Python values without `else`"
+                "the LayerDrop `if` is not the last statement of `if` guards (not on tensors) without `else`"
             )
         statement = guard
     loop = statement.parent
     if not isinstance(loop, nodes.For) or statement not in loop.body:
         raise Declined("the LayerDrop `continue` is not in the body of a `for` loop")
-    if statement is not node and node is not node.parent.body[-1]:
-        raise Declined("statements follow the LayerDrop `if` inside its guard")
     return loop, statement
 
 
