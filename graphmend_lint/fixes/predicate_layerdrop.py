@@ -135,19 +135,20 @@ class _Drop:
     runs_anyway: tuple[nodes.NodeNG, ...] = ()
 
 
-def layerdrop_gate(values: ValueOracle, node: nodes.If) -> nodes.NodeNG | None:
-    """The ``not flag`` of ``if not flag [or S]:`` when ``flag`` is a proven LayerDrop draw, else ``None``.
+def layerdrop_gate(values: ValueOracle, node: nodes.If) -> tuple[nodes.NodeNG, nodes.NodeNG] | None:
+    """``(not flag, flag = draw < p)`` of ``if not flag [or S]:`` when ``flag`` is a proven LayerDrop draw.
 
     The value oracle cannot call ``flag`` a tensor (it is ``False`` or a tensor), but Dynamo
-    breaks on it in every training step: GM101 reports it through this.
+    breaks on it in every training step: GM101 reports it through this, with the draw's
+    gates (``self.training``).
     """
     if node.orelse or _gate_flag(node) is None:
         return None
     try:
-        _gate_drop(values, node)
+        drop = _gate_drop(values, node)
     except Declined:
         return None
-    return node.test.values[0] if isinstance(node.test, nodes.BoolOp) else node.test
+    return (node.test.values[0] if isinstance(node.test, nodes.BoolOp) else node.test), drop.decision
 
 
 def _check_draw(values: ValueOracle, test: nodes.NodeNG, statement: nodes.NodeNG) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.conditions import only_raises, tensor_condition_parts
+from graphmend_lint.analysis.conditions import only_raises, snippet, tensor_condition_parts
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.predicate import is_elif, predicated_fix
@@ -16,6 +16,7 @@ from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
 FIX_MESSAGE = "Select with `torch.where` instead of branching"
+MESSAGE = "branch on a tensor value `{}` causes a graph break"
 
 
 class TensorDependentBranch(Rule):
@@ -180,10 +181,12 @@ class TensorDependentBranch(Rule):
             if only_raises(node.body) and not node.orelse:
                 continue  # GM104's case
             parts = tensor_condition_parts(ctx.values, node.test)
-            if not parts:
-                gate = layerdrop_gate(ctx.values, node)
-                if gate is None:
-                    continue
-                parts = [gate]
+            gate = None if parts else layerdrop_gate(ctx.values, node)
+            if not parts and gate is None:
+                continue
             fix = None if is_elif(ctx.analysis, node) else predicated_fix(ctx.analysis, if_statement, node, FIX_MESSAGE)
-            yield from ctx.report_condition(parts, "branch on a tensor value `{}` causes a graph break", traced, fix)
+            if gate is not None:  # the flag is a tensor only where the draw ran: the draw's gates are the finding's
+                operand, draw = gate
+                yield ctx.report(operand, MESSAGE.format(snippet(operand)), traced, fix, gate_at=draw)
+            else:
+                yield from ctx.report_condition(parts, MESSAGE, traced, fix)
