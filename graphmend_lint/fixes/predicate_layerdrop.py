@@ -110,9 +110,10 @@ def layerdrop_rewrite(predicator: Predicator, node: nodes.If) -> Rewrite:
         drop = _gate_drop(predicator.values, node)
     else:
         _check_draw(predicator.values, node.test, node)
-        loop, top = _enclosing_loop(predicator.values, node)
-        drop = _Drop(loop, top, node, node.test, _layer_statements(loop, top, node))
     try:
+        if _gate_flag(node) is None:
+            loop, top = _enclosing_loop(predicator.values, node)
+            drop = _Drop(loop, top, node, node.test, _layer_statements(loop, top, node))
         kept = _kept_names(predicator, drop)
         used = {name.name for name in drop.loop.nodes_of_class((nodes.Name, nodes.AssignName))}
         if used & {FLAG, *(KEPT + name for name in kept)}:
