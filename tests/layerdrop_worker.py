@@ -126,7 +126,8 @@ def _cond_variant(bad: ModuleType) -> ModuleType:
         for layer in self.layers:
 
             def run(hidden_states: torch.Tensor, layer: Any = layer) -> torch.Tensor:
-                return layer(hidden_states, attention_mask)
+                output = layer(hidden_states, attention_mask)
+                return output[0] if isinstance(output, tuple) else output
 
             if self.training and self.layerdrop > 0.0:
                 dropout_probability = torch.rand([])

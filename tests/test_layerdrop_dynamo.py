@@ -1,7 +1,8 @@
 """GM101's LayerDrop fix against real Dynamo, in train mode (torch 2.13, CPU).
 
 For each catalog pair (the ``continue``, ``to_drop`` flag and ``skip_the_layer``
-gate forms), a fresh
+gate forms, and a ``continue`` over a layer whose attentions are collected on
+request), a fresh
 subprocess (``layerdrop_worker.py``) measures:
 
 * eagerly, the fixed program returns the same outputs, leaves the same
@@ -36,7 +37,12 @@ pytestmark = pytest.mark.dynamo
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).with_name("layerdrop_worker.py")
 #: bad program -> the line of its LayerDrop ``if`` (where Dynamo logs GB0170)
-PAIRS = {"bad_layerdrop_continue.py": 33, "bad_layerdrop_flag.py": 33, "bad_layerdrop_gate.py": 34}
+PAIRS = {
+    "bad_layerdrop_continue.py": 33,
+    "bad_layerdrop_flag.py": 33,
+    "bad_layerdrop_gate.py": 34,
+    "bad_layerdrop_outputs.py": 32,
+}
 
 
 @pytest.fixture(scope="module", params=sorted(PAIRS))

@@ -127,11 +127,27 @@ for layer in self.layers:
 """)
 
 
+def test_an_output_switch_in_the_layer_keeps_the_original_path_while_it_is_on() -> None:
+    source = program(CONTINUE.replace(
+        "    hidden_states = layer(hidden_states, mask)\n",
+        "    outputs = layer(hidden_states, mask)\n    hidden_states = outputs[0]\n"
+        "    if output_attentions:\n        attentions += (outputs[1],)\n",
+    ))
+    result = fixed(source)
+    assert "        if torch.compiler.is_compiling() and not output_attentions:\n" in result
+    assert result.endswith(
+        "            if output_attentions:\n                attentions += (outputs[1],)\n"
+        "            if _gm_dropped is not None:\n"
+        "                hidden_states = torch.where(_gm_dropped, _gm_kept_hidden_states, hidden_states)\n"
+        "        return hidden_states\n\n\ncompiled = torch.compile(Encoder())\n"
+    )
+
+
 def test_unproven_shapes_are_declined_with_the_reason() -> None:
     cases = {
         # the skipped statements hold a call for its effect
         CONTINUE.replace("    hidden_states = layer", "    self.seen.append(layer)\n    hidden_states = layer"):
-            "only assignments to names are rewritten",
+            "only assignments to names and `if <flag>:` on a Python flag are rewritten",
         # the name the layer passes on has no tensor before the loop
         "position_bias = None\n" + CONTINUE.replace(
             "hidden_states = layer(hidden_states, mask)", "hidden_states, position_bias = layer(hidden_states, position_bias)"

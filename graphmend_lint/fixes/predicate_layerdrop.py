@@ -66,7 +66,12 @@ What is proven:
   gate;
 * the layer is assignments to names, and every name it assigns that is read
   elsewhere (after it, or in the next iteration) holds a tensor before the
-  loop: that value is what a dropped layer keeps.
+  loop: that value is what a dropped layer keeps;
+* the layer may also hold ``if output_attentions: ...`` (no ``else``, on a
+  name the loop never binds): a dropped layer adds nothing there, which a
+  compiled path running every layer cannot honour, so the compiled twin is
+  taken only while such switches are off (``if torch.compiler.is_compiling()
+  and not output_attentions:``); otherwise the original code and its break stay.
 
 Once the draw is proven, a decline is a :class:`LayerDropDeclined`, whose reason
 GM101 shows; otherwise an ``if not flag`` falls through to the other rewrites.
@@ -308,11 +313,13 @@ def _kept_names(predicator: Predicator, drop: _Drop) -> list[str]:
     assigned: list[str] = []
     carried: set[str] = set()
     for statement in rest:
+        if _is_output_switch(predicator.values, loop, statement):
+            continue  # the compiled twin is taken only while it is off
         targets = _assigned_names(statement)
         if targets is None:
             raise Declined(
                 f"the rest of the loop body holds `{statement.as_string().splitlines()[0]}`; only assignments "
-                "to names are rewritten"
+                "to names and `if <flag>:` on a Python flag are rewritten"
             )
         carried |= {use.name for use in statement.value.nodes_of_class(nodes.Name)} - set(assigned)
         assigned += [name for name in targets if name not in assigned]
@@ -331,6 +338,20 @@ def _kept_names(predicator: Predicator, drop: _Drop) -> list[str]:
                 f"`{name}` is not known to hold a tensor before the loop, so a dropped layer has no value to keep"
             )
     return kept
+
+
+def _is_output_switch(values: ValueOracle, loop: nodes.For, statement: nodes.NodeNG) -> bool:
+    """``if output_attentions: ...`` without ``else``, on a name the loop never binds and that is no tensor.
+
+    A dropped layer adds nothing to ``all_self_attns`` in the original, so a compiled path that
+    runs every layer cannot honour such a switch: the compiled twin is taken only while every
+    switch is off, and otherwise the original ``continue`` (and its graph break) stays.
+    """
+    if not (isinstance(statement, nodes.If) and not statement.orelse and isinstance(statement.test, nodes.Name)):
+        return False
+    name = statement.test.name
+    bound = any(binding.name == name for binding in loop.nodes_of_class(nodes.AssignName))
+    return not bound and values.kind(statement.test) is not Kind.TENSOR
 
 
 def _holds_tensor(predicator: Predicator, statement: nodes.NodeNG, name: str) -> bool:
@@ -382,7 +403,11 @@ def _rewrite(predicator: Predicator, drop: _Drop, kept: list[str]) -> Rewrite:
     indent = _indent(predicator, drop.decision)
     rest_indent = _indent(predicator, drop.rest[0])
     compiled = [f"{FLAG} = {predicator.text(drop.test)}", *(f"{KEPT}{name} = {name}" for name in kept)]
-    twin = [f"if {torch}.compiler.is_compiling():\n", *(f"{indent}    {line}\n" for line in compiled)]
+    switches = [predicator.text(statement.test) for statement in drop.rest if isinstance(statement, nodes.If)]
+    when = f"{torch}.compiler.is_compiling()"
+    if switches:
+        when += f" and not {Predicator.parenthesised(' or '.join(switches))}"
+    twin = [f"if {when}:\n", *(f"{indent}    {line}\n" for line in compiled)]
     text = source.text
     decision_start = source.offset(analysis.start_of(drop.decision))
     if isinstance(drop.decision, nodes.If):
