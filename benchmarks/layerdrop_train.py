@@ -23,15 +23,17 @@ from typing import Any
 
 from verify_runs import cached_verify, markdown_table, progress, yes_no
 
-#: Model types whose forward drops layers with ``torch.rand([])`` (transformers 5.23), and the class to build
-#: where ``AutoModel`` does not map the config, and config fields they need to build.
+#: Model types whose forward drops layers with ``torch.rand([])`` (transformers 5.23), with the class to build
+#: where ``AutoModel`` does not map the config, and the extra verify options a type needs: the module to fix
+#: where the type's name is not its package's (``data2vec-audio`` lives in ``models/data2vec``).
 TYPES: dict[str, tuple[str, ...]] = {
     "bart": (), "mbart": (), "plbart": (), "pegasus": (), "marian": (), "m2m_100": (), "blenderbot": (),
     "whisper": (), "opt": (), "biogpt": (), "xglm": (), "nllb-moe": (), "led": (), "pegasus_x": (), "mvp": (),
     "fsmt": (), "bigbird_pegasus": (), "trocr:TrOCRForCausalLM": (), "flaubert": (),
     "wav2vec2": (), "hubert": (), "wavlm": (), "unispeech": (), "unispeech-sat": (), "sew": (),
     "data2vec-audio": ("--scope-module", "transformers.models.data2vec.modeling_data2vec_audio"),
-    "wav2vec2-conformer": (), "wav2vec2-bert": (), "speecht5": (), "qwen2_audio_encoder": (),
+    "wav2vec2-conformer": (), "wav2vec2-bert": (), "speecht5": (),
+    "qwen2_audio_encoder": ("--scope-module", "transformers.models.qwen2_audio.modeling_qwen2_audio"),
 }  # fmt: skip
 LAYERDROP_FIELDS = ("layerdrop", "encoder_layerdrop", "decoder_layerdrop", "speech_encoder_layerdrop")
 
