@@ -16,6 +16,7 @@ cached per type under ``--cache-dir`` (resumable)::
 from __future__ import annotations
 
 import argparse
+import json
 import linecache
 import sys
 from pathlib import Path
@@ -77,8 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", help="these model types only")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per type")
     parser.add_argument("--python", default=sys.executable, help="interpreter whose torch/transformers to measure")
+    parser.add_argument("--json", type=Path, default=None, help="also write each type's verify result here")
     options = parser.parse_args(argv)
-    rows = []
+    rows, results = [], {}
     for target, extra in TYPES.items():
         if options.only and target.split(":")[0] not in options.only:
             continue
@@ -86,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         run, cached = cached_verify(cache, options.python, f"hf:{target}", arguments(extra), options.timeout)
         progress(f"hf:{target}: {'cached' if cached else f'{run.seconds:.0f}s'}")
         rows.append(row(target, run.result))
+        results[target] = run.result
+    if options.json is not None:
+        options.json.write_text(json.dumps(results, indent=1) + "\n")
     header = ["type", "logged sites", "LayerDrop -> GB0170 sites", "outputs / grads equal", "fullgraph", "verify"]
     print(markdown_table(header, rows))
     return 0
