@@ -1,8 +1,8 @@
 """GM101's LayerDrop fix against real Dynamo, in train mode (torch 2.13, CPU).
 
 For each catalog pair (the ``continue``, ``to_drop`` flag and ``skip_the_layer``
-gate forms, and a ``continue`` over a layer whose attentions are collected on
-request), a fresh
+gate forms, a ``continue`` over a layer whose attentions are collected on
+request, and ``if to_drop: <placeholders> else: <layer>``), a fresh
 subprocess (``layerdrop_worker.py``) measures:
 
 * eagerly, the fixed program returns the same outputs, leaves the same
@@ -42,6 +42,7 @@ PAIRS = {
     "bad_layerdrop_flag.py": 33,
     "bad_layerdrop_gate.py": 34,
     "bad_layerdrop_outputs.py": 32,
+    "bad_layerdrop_placeholders.py": 33,
 }
 
 

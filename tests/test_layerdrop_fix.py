@@ -143,6 +143,33 @@ def test_an_output_switch_in_the_layer_keeps_the_original_path_while_it_is_on() 
     )
 
 
+def test_placeholders_on_the_dropped_side_select_in_the_else() -> None:
+    source = program("""\
+for layer in self.layers:
+    to_drop = False
+    if self.training and self.layerdrop > 0.0:
+        dropout_probability = torch.rand([])
+        if dropout_probability < self.layerdrop:
+            to_drop = True
+    if to_drop:
+        outputs = (None, None)
+    else:
+        outputs = layer(hidden_states, mask)
+        hidden_states = outputs[0]
+    if output_attentions:
+        attentions += (outputs[1],)
+""")
+    result = fixed(source)
+    assert "                if torch.compiler.is_compiling() and not output_attentions:\n" in result
+    assert (
+        "                hidden_states = outputs[0]\n"
+        "                if _gm_dropped is not None:\n"
+        "                    hidden_states = torch.where(_gm_dropped, _gm_kept_hidden_states, hidden_states)\n"
+        "            if output_attentions:\n"
+    ) in result
+    assert "does more than fill in placeholders" in gm101_fix_messages(source.replace("(None, None)", "(None, mask)"))[0]
+
+
 def test_unproven_shapes_are_declined_with_the_reason() -> None:
     cases = {
         # the skipped statements hold a call for its effect

@@ -46,8 +46,9 @@ Three shapes are rewritten (always *unsafe*), each proven before:
 
 * ``if draw < p: continue``, with the rest of the loop body as the layer;
 * ``flag = False`` ... ``if draw < p: flag = True``, then ``if not flag:`` whose
-  body is the layer (BART's encoders); the ``if`` becomes the ``elif`` of the
-  compiled twin, as above;
+  body is the layer (BART's encoders), or ``if flag: <placeholders> else:
+  <layer>`` (LED's encoder: ``layer_outputs = (None, None)``); the ``if``
+  becomes the ``elif`` of the compiled twin, as above;
 * ``flag = False`` ... ``flag = draw < p``, then ``if not flag or S:`` (wav2vec2's
   ``skip_the_layer``; ``S`` a plain Python value such as ``synced_gpus``, which
   runs the layer anyway): the assignment moves under ``else:`` of the compiled
@@ -67,11 +68,12 @@ What is proven:
 * the layer is assignments to names, and every name it assigns that is read
   elsewhere (after it, or in the next iteration) holds a tensor before the
   loop: that value is what a dropped layer keeps;
-* the layer may also hold ``if output_attentions: ...`` (no ``else``, on a
-  name the loop never binds): a dropped layer adds nothing there, which a
-  compiled path running every layer cannot honour, so the compiled twin is
-  taken only while such switches are off (``if torch.compiler.is_compiling()
-  and not output_attentions:``); otherwise the original code and its break stay.
+* the layer, and the loop body after a flag's gate, may also hold
+  ``if output_attentions: ...`` (no ``else``, on a name the loop never binds):
+  a dropped layer adds nothing (or its placeholders) there, which a compiled
+  path running every layer cannot honour, so the compiled twin is taken only
+  while such switches are off (``if torch.compiler.is_compiling() and not
+  output_attentions:``); otherwise the original code and its break stay.
 
 Once the draw is proven, a decline is a :class:`LayerDropDeclined`, whose reason
 GM101 shows; otherwise an ``if not flag`` falls through to the other rewrites.
@@ -232,8 +234,9 @@ def _layer_statements(loop: nodes.For, top: nodes.NodeNG, node: nodes.If) -> lis
     """The statements a dropped layer skips.
 
     After ``continue``: the rest of the loop body. After ``flag = True``: the body of the
-    ``if not flag:`` right after the LayerDrop statement, where ``flag = False`` starts the
-    iteration and nothing else reads or binds ``flag``.
+    ``if not flag:`` right after the LayerDrop statement, or the ``else`` of an ``if flag:``
+    whose body only fills in placeholders (``layer_outputs = (None, None)``, LED's encoder),
+    where ``flag = False`` starts the iteration and nothing else reads or binds ``flag``.
     """
     index = loop.body.index(top)
     flag = _flag_set(node.body[0])
@@ -241,16 +244,31 @@ def _layer_statements(loop: nodes.For, top: nodes.NodeNG, node: nodes.If) -> lis
         return list(loop.body[index + 1 :])
     following = loop.body[index + 1] if index + 1 < len(loop.body) else None
     test = following.test if isinstance(following, nodes.If) else None
-    if not (
-        isinstance(test, nodes.UnaryOp)
-        and test.op == "not"
-        and isinstance(test.operand, nodes.Name)
-        and test.operand.name == flag
-        and not following.orelse
-    ):
-        raise Declined(f"the LayerDrop `if` sets `{flag}`, but the next statement is not `if not {flag}:` without `else`")
+    read = test.operand if isinstance(test, nodes.UnaryOp) and test.op == "not" and not following.orelse else test
+    if isinstance(read, nodes.Name) and read is test and following.orelse:
+        if not all(_fills_placeholder(statement) for statement in following.body):
+            raise Declined(f"the `if {flag}:` side does more than fill in placeholders such as `(None, None)`")
+        layer = list(following.orelse)
+    elif isinstance(read, nodes.Name) and read is not test:
+        layer = list(following.body)
+    else:
+        raise Declined(
+            f"the LayerDrop `if` sets `{flag}`, but the next statement is neither `if not {flag}:` without `else` "
+            f"nor `if {flag}: <placeholders> else: <layer>`"
+        )
+    if read.name != flag:
+        raise Declined(f"the statement after the LayerDrop `if` does not test `{flag}`")
     _check_flag_uses(loop, flag, top, test, node.body[0])
-    return list(following.body)
+    return layer
+
+
+def _fills_placeholder(statement: nodes.NodeNG) -> bool:
+    """``name = None`` / ``name = (None, None)``: what a dropped layer leaves for output switches to read."""
+    if _assigns(statement) is None:
+        return False
+    value = statement.value
+    elements = value.elts if isinstance(value, nodes.Tuple) else [value]
+    return all(isinstance(element, nodes.Const) and element.value is None for element in elements)
 
 
 def _check_flag_uses(loop: nodes.For, flag: str, top: nodes.NodeNG, gate: nodes.NodeNG, setter: nodes.NodeNG) -> None:
@@ -324,11 +342,12 @@ def _kept_names(predicator: Predicator, drop: _Drop) -> list[str]:
         carried |= {use.name for use in statement.value.nodes_of_class(nodes.Name)} - set(assigned)
         assigned += [name for name in targets if name not in assigned]
     function = loop.scope()
+    inside = [*rest, *_output_switches(predicator.values, drop)]  # a switch is off whenever the twin runs
     kept = [
         name
         for name in assigned
         if name in carried
-        or any(use.name == name and not any(contains(s, use) for s in rest) for use in function.nodes_of_class(nodes.Name))
+        or any(use.name == name and not any(contains(s, use) for s in inside) for use in function.nodes_of_class(nodes.Name))
     ]
     if not kept:
         raise Declined("the rest of the loop body assigns nothing read elsewhere, so there is nothing to keep")
@@ -338,6 +357,13 @@ def _kept_names(predicator: Predicator, drop: _Drop) -> list[str]:
                 f"`{name}` is not known to hold a tensor before the loop, so a dropped layer has no value to keep"
             )
     return kept
+
+
+def _output_switches(values: ValueOracle, drop: _Drop) -> list[nodes.If]:
+    """The output switches in the dropped layer and, after a flag's gate, in the rest of the loop body."""
+    holder = drop.rest[0].parent
+    after = drop.loop.body[drop.loop.body.index(holder) + 1 :] if holder in drop.loop.body else []
+    return [statement for statement in [*drop.rest, *after] if _is_output_switch(values, drop.loop, statement)]
 
 
 def _is_output_switch(values: ValueOracle, loop: nodes.For, statement: nodes.NodeNG) -> bool:
@@ -403,7 +429,7 @@ def _rewrite(predicator: Predicator, drop: _Drop, kept: list[str]) -> Rewrite:
     indent = _indent(predicator, drop.decision)
     rest_indent = _indent(predicator, drop.rest[0])
     compiled = [f"{FLAG} = {predicator.text(drop.test)}", *(f"{KEPT}{name} = {name}" for name in kept)]
-    switches = [predicator.text(statement.test) for statement in drop.rest if isinstance(statement, nodes.If)]
+    switches = list(dict.fromkeys(predicator.text(s.test) for s in _output_switches(predicator.values, drop)))
     when = f"{torch}.compiler.is_compiling()"
     if switches:
         when += f" and not {Predicator.parenthesised(' or '.join(switches))}"
