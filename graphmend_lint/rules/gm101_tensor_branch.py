@@ -96,11 +96,15 @@ class TensorDependentBranch(Rule):
 
     LayerDrop (transformers' encoders and decoders while training) is the one
     `continue` that is rewritten, also in its flag forms (`to_drop = True`, then
-    `if not to_drop:`; `skip_the_layer = torch.rand([]) < p`, then
+    `if not to_drop:` or `if to_drop: <placeholders> else: <layer>`;
+    `skip_the_layer = torch.rand([]) < p`, then
     `if not skip_the_layer or synced_gpus:`, which is reported even though the
     flag is `False` or a tensor). The eager code stays as it is, behind
     `if torch.compiler.is_compiling():`, and the compiled path always runs the
-    layer, then `h = torch.where(dropped, h_before, h)`. Eagerly nothing changes
+    layer, then `h = torch.where(dropped, h_before, h)`. Where the layer feeds
+    `if output_attentions:`-style switches, the compiled path is taken only
+    while they are off (`... and not output_attentions`); with a switch on,
+    the original code and its break stay, and the finding remains. Eagerly nothing changes
     (outputs, gradients, `None` gradients and the RNG stream, measured). Always
     **unsafe**, for what changes under compile: every layer runs (up to
     1/(1-p) times the layer FLOPs); a dropped layer's parameters get zero
