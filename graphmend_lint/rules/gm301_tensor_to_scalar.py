@@ -13,7 +13,7 @@ from graphmend_lint.analysis.host_values import scalar_conversion
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.host_sync import scalar_fix
-from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 
 CAPTURED_BRANCH = Fix(
@@ -94,10 +94,6 @@ class TensorToPythonScalar(Rule):
     conditional expression instead of at the conversion: in that mode the
     rule reports each branch operand computed from a conversion (through
     local variables), with advice only.
-
-    ## Options
-    `capture-scalar-outputs`: set when the program turns the setting on
-    somewhere the linter cannot see (another module, a launcher script).
     """
 
     code = "GM301"
@@ -105,7 +101,11 @@ class TensorToPythonScalar(Rule):
     summary = "`.item()` / `int(tensor)` copies a tensor to Python and splits the graph"
     dynamo_gb = gb_types("GB0124", "GB0059", "GB0170")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
-    options = {"capture-scalar-outputs": False}
+    options = {
+        "capture-scalar-outputs": RuleOption(
+            False, "the program turns `capture_scalar_outputs` on somewhere the linter cannot see (another module, a launcher script)"
+        )
+    }
     valid = (
         "import torch\n\n\ndef f(x):\n    return x.sum().item()\n",
         _CAPTURE + "    n = int((x > 0).sum())\n    return x[:n] * x.sum().item()\n",

@@ -16,7 +16,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.shape_dispatch import dense_dispatch_fix
 from graphmend_lint.fixes.shape_masked import masked_reduction, masked_reduction_fix
-from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 
 CAPTURE_DYNAMIC = Fix(
@@ -199,10 +199,6 @@ class DataDependentOutputShape(Rule):
     (`if len(idx) == 0:`, `if sel.numel() > 0:`, `idx.shape[0] > 2`) still
     breaks (GB0170), at the branch: in that mode the rule reports those
     branch operands instead, with advice only.
-
-    ## Options
-    `capture-dynamic-output-shape-ops`: set when the program turns the
-    setting on somewhere the linter cannot see.
     """
 
     code = "GM401"
@@ -210,7 +206,11 @@ class DataDependentOutputShape(Rule):
     summary = "an operator whose output size depends on tensor data splits the graph"
     dynamo_gb = gb_types("GB0036", "GB0170")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
-    options = {"capture-dynamic-output-shape-ops": False}
+    options = {
+        "capture-dynamic-output-shape-ops": RuleOption(
+            False, "the program turns `capture_dynamic_output_shape_ops` on somewhere the linter cannot see"
+        )
+    }
     valid = (
         _HEADER + "    x[x < 0] = 0\n    return x[r.argsort()], torch.where(x > 0, x, 0)\n",
         _HEADER + "    y = torch.repeat_interleave(x, 2)\n    return y, torch.repeat_interleave(x, r, output_size=8)\n",
