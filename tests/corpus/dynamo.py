@@ -147,7 +147,7 @@ Action = Callable[[Callable[..., Any], tuple[Any, ...]], Any]
 
 
 def _call_at(path: Path, module_name: str, index: int, action: Action, train: bool) -> tuple[Any, int, str]:
-    """Import the program afresh, ``make()`` its callable (``.train()`` it when asked) and run ``action`` on input set ``index``.
+    """Import the program afresh, ``make()`` its callable (``.train()`` it if asked), run ``action`` on input ``index``.
 
     A fresh import per call gives every call the program's initial state:
     module-level caches (``functools.lru_cache``'d warn-once helpers, registries)
