@@ -161,6 +161,21 @@ def test_arithmetic_over_parameters_then_a_tensor_method_types_the_parameters() 
     assert kinds == {"loss": T, "pred": T, "target": T, "scaled": T, "mode": U, "name": U}
 
 
+
+def test_a_slice_keeps_its_container_type_so_slice_arithmetic_is_evidence() -> None:
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def chunks(x, cu_seqlens, items):\n"
+        "    lengths = cu_seqlens[1:] - cu_seqlens[:-1]\n"
+        "    first = items[0].sum()\n"
+        "    probe(cu_seqlens, lengths.tolist(), items)\n"
+        "    return x\n"
+    )
+    # ``items[0].sum()`` says the elements are tensors, not the container: it stays unknown
+    assert kinds["cu_seqlens"] is T and kinds["items"] is U
+
+
 HELPERS = """
 import torch
 from torch import nn

@@ -159,6 +159,12 @@ def assigned_self_values(klass: nodes.ClassDef, attribute: str) -> Iterator[node
     return iter(_class_attributes(klass).assigned.get(attribute, ()))
 
 
+def _is_sliced(node: nodes.NodeNG) -> bool:
+    """Whether *node* is the container of ``node[a:b]``: a slice has its container's type (list, tensor...)."""
+    parent = node.parent
+    return isinstance(parent, nodes.Subscript) and parent.value is node and isinstance(parent.slice, nodes.Slice)
+
+
 def join(kinds: Iterable[Kind | None]) -> Kind | None:
     """Least upper bound; ``None`` is bottom (no information, e.g. a cycle)."""
     result: Kind | None = None
@@ -403,7 +409,7 @@ class ValueOracle:
         for use in self._uses_of(function, name):
             parent = use.parent
             top = use
-            while isinstance(top.parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)):
+            while isinstance(top.parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)) or _is_sliced(top):
                 top = top.parent  # ((pred - target) ** 2).mean(): the whole arithmetic is used as a tensor
             if isinstance(top.parent, nodes.Attribute) and top is not use:
                 use, parent = top, top.parent
@@ -440,7 +446,7 @@ class ValueOracle:
     def _arithmetic_assignment_target(use: nodes.Name) -> str | None:
         """``y`` when *use* sits in ``y = <arithmetic or comparison over use>`` (``m = x > 0``)."""
         node: nodes.NodeNG = use
-        while isinstance(node.parent, (nodes.BinOp, nodes.UnaryOp, nodes.Compare)):
+        while isinstance(node.parent, (nodes.BinOp, nodes.UnaryOp, nodes.Compare)) or _is_sliced(node):
             node = node.parent
         statement = node.parent
         if isinstance(statement, nodes.Assign) and statement.value is node and len(statement.targets) == 1:
