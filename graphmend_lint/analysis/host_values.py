@@ -264,12 +264,24 @@ def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
     if _dtype_keyword(values, call) in _BOOL_DTYPES or _conversion_dtype(values, call) in _BOOL_DTYPES:
         return True
     func = call.func
-    if isinstance(func, nodes.Attribute) and values.is_tensor(func.expr):
-        if func.attrname in _BOOL_METHODS:
-            return True
-        if func.attrname in _BOOL_PRESERVING_METHODS:
-            return is_bool_tensor(values, func.expr, depth + 1)
+    if not isinstance(func, nodes.Attribute):
+        return False
+    if func.attrname in _BOOL_METHODS:
+        return True  # the call is a tensor (above), whatever the receiver is typed as: ``m[i].bool()``
+    if values.is_tensor(func.expr) and (func.attrname in _BOOL_PRESERVING_METHODS or _is_device_move(call)):
+        return is_bool_tensor(values, func.expr, depth + 1)
     return False
+
+
+def _is_device_move(call: nodes.Call) -> bool:
+    """``t.to(other.device)`` / ``t.to(device=d)``: a move that keeps the dtype."""
+    if method_call(call, "to") is None or not (call.args or call.keywords):
+        return False
+    arguments_are_devices = all(
+        isinstance(arg, nodes.Attribute) and arg.attrname == "device" for arg in call.args
+    )
+    keywords_are_devices = all(kw.arg in {"device", "non_blocking"} for kw in call.keywords or [])
+    return arguments_are_devices and keywords_are_devices
 
 
 def is_float_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:

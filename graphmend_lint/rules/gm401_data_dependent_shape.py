@@ -215,6 +215,7 @@ class DataDependentOutputShape(Rule):
         _HEADER + "    x[x < 0] = 0\n    return x[r.argsort()], torch.where(x > 0, x, 0)\n",
         _HEADER + "    y = torch.repeat_interleave(x, 2)\n    return y, torch.repeat_interleave(x, r, output_size=8)\n",
         _HEADER + "    idx = r.long()\n    return x[idx], x[:, 0], x.nonzero_static(size=4)\n",
+        _HEADER + "    idx = r.eq(2).to(torch.long)\n    return x[idx.to(x.device)]\n",
         "import torch\n\n\ndef f(x):\n    return x[x > 0].sum(), torch.nonzero(x)\n",
         _CAPTURE + "    idx = torch.nonzero(x > 0)\n    return x[x > 0].sum() + len(idx), torch.unique(r)\n",
     )
@@ -242,6 +243,11 @@ class DataDependentOutputShape(Rule):
         Example(_HEADER + "    x[x > 0] += 1\n    return x\n"),
         Example(
             "import torch\n\n\n@torch.compile\ndef f(x, mask):\n    return x.masked_select(mask), mask.nonzero()\n"
+        ),
+        # a mask moved to another device stays boolean; ``.bool()`` makes one of anything it is called on
+        Example(_HEADER + "    m = r.eq(2).to(x.device)\n    return x[m, :]\n"),
+        Example(
+            "import torch\n\n\n@torch.compile\ndef f(ids: torch.Tensor, am):\n    return ids[0][am[0].bool()]\n"
         ),
         Example(
             "import numpy as np\n" + _HEADER + "    ids = np.unique(np.array([3, 1, 3]))\n    return x[: len(ids)]\n"
