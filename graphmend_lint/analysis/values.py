@@ -159,6 +159,19 @@ def assigned_self_values(klass: nodes.ClassDef, attribute: str) -> Iterator[node
     return iter(_class_attributes(klass).assigned.get(attribute, ()))
 
 
+def _loop_target_path(target: nodes.AssignName) -> tuple[nodes.For | nodes.Comprehension | None, tuple[int, ...]]:
+    """The loop whose target holds *target* in (nested) tuples, and the indices that lead to it."""
+    path: list[int] = []
+    node: nodes.NodeNG = target
+    while isinstance(node.parent, (nodes.Tuple, nodes.List)):
+        path.append(node.parent.elts.index(node))
+        node = node.parent
+    loop = node.parent
+    if isinstance(loop, (nodes.For, nodes.Comprehension)) and loop.target is node:
+        return loop, tuple(reversed(path))
+    return None, ()
+
+
 def _is_sliced(node: nodes.NodeNG) -> bool:
     """Whether *node* is the container of ``node[a:b]``: a slice has its container's type (list, tensor...)."""
     parent = node.parent
@@ -325,6 +338,9 @@ class ValueOracle:
                 earlier = [b for b in before if b is not assignment]
                 return join(self._binding(b) for b in earlier[:_MAX_LOOKUPS]) if earlier else None
             if isinstance(parent, (nodes.Tuple, nodes.List)):
+                loop, path = _loop_target_path(assignment)
+                if loop is not None:
+                    return self._loop_element(loop.iter, path)
                 return self._unpacked(assignment, parent)
             if isinstance(parent, (nodes.For, nodes.Comprehension)):
                 return self._loop_variable(parent.iter)
@@ -345,17 +361,22 @@ class ValueOracle:
             if self._kind(value) is Kind.TENSOR:
                 return Kind.TENSOR  # unpacking a tensor, or a call returning tensors
             return Kind.UNKNOWN
-        if isinstance(statement, (nodes.For, nodes.Comprehension)):
-            iterable = statement.iter
-            if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "enumerate":
-                if index == 0:
-                    return Kind.STATIC
-                return self._loop_variable(iterable.args[0]) if iterable.args else Kind.UNKNOWN
-            if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "zip":
-                # ``for a, b in zip(xs, ys)``: each name walks its own iterable
-                return self._loop_variable(iterable.args[index]) if index < len(iterable.args) else Kind.UNKNOWN
-            return Kind.TENSOR if self._loop_variable(iterable) is Kind.TENSOR else Kind.UNKNOWN
         return Kind.UNKNOWN
+
+    def _loop_element(self, iterable: nodes.NodeNG, path: tuple[int, ...]) -> Kind | None:
+        """The kind of the part at *path* of each item of *iterable* (``for i, (a, b) in enumerate(zip(xs, ys))``)."""
+        if not path:
+            return self._loop_variable(iterable)
+        index, rest = path[0], path[1:]
+        callee = self.qualified_name(iterable.func) if isinstance(iterable, nodes.Call) else None
+        if callee == "enumerate":
+            if index == 0:
+                return Kind.STATIC if not rest else Kind.UNKNOWN
+            return self._loop_element(iterable.args[0], rest) if iterable.args else Kind.UNKNOWN
+        if callee == "zip":
+            # ``for a, b in zip(xs, ys)``: each name walks its own iterable
+            return self._loop_element(iterable.args[index], rest) if index < len(iterable.args) else Kind.UNKNOWN
+        return Kind.TENSOR if self._loop_variable(iterable) is Kind.TENSOR else Kind.UNKNOWN  # rows of a tensor
 
     def _loop_variable(self, iterable: nodes.NodeNG) -> Kind | None:
         if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "range":

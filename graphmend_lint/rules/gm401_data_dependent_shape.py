@@ -244,6 +244,10 @@ class DataDependentOutputShape(Rule):
         Example(
             "import torch\n\n\n@torch.compile\ndef f(x, mask):\n    return x.masked_select(mask), mask.nonzero()\n"
         ),
+        Example(
+            _HEADER + "    out = []\n    for i, (row, reps) in enumerate(zip(x, r)):\n"
+            "        out.append(torch.repeat_interleave(row, reps, dim=0))\n    return out\n"
+        ),
         # a mask moved to another device stays boolean; ``.bool()`` makes one of anything it is called on
         Example(_HEADER + "    m = r.eq(2).to(x.device)\n    return x[m, :]\n"),
         Example(
