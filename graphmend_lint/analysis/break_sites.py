@@ -8,7 +8,8 @@ in ``tests/test_break_sites.py``, re-measured in ``test_break_sites_dynamo.py``)
   own (``not`` is folded into the jump). A comparison jumps at its own line;
   any other operand (a name, a call such as ``x.any()``) jumps at the line of
   the construct that tests it: the ``if``/``elif``/``while``/``assert``
-  keyword, or the start of a conditional expression; an operand of an
+  keyword, the start of a conditional expression, or the start of the
+  comprehension whose ``if`` clause it is; an operand of an
   ``and``/``or`` that is itself an operand of another jumps where that inner
   ``and``/``or`` starts.
 * A call whose callee is a method of a value (``x.sum().item()``,
@@ -56,6 +57,8 @@ def _testing_construct(node: nodes.NodeNG) -> nodes.NodeNG | None:
         current, parent = parent, parent.parent
     if isinstance(parent, _TESTED_BY) and parent.test is current:
         return parent
+    if isinstance(parent, nodes.Comprehension) and current in parent.ifs:
+        return parent.parent  # ``[r for r in x if r.any()]`` jumps where the ``[`` is
     return None
 
 
