@@ -54,6 +54,11 @@ TENSOR_FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace", "logspace",
      "eye", "tensor", "as_tensor", "from_numpy", "manual_seed", "Size", "device", "dtype"}
 )  # fmt: skip
+#: ``torch.IntTensor([4])``: the legacy typed constructors build tensors (the facts table lists them as classes).
+LEGACY_TENSOR_CONSTRUCTORS = frozenset(
+    f"torch.{kind}Tensor"
+    for kind in ("", "Float", "Double", "Half", "BFloat16", "Byte", "Char", "Short", "Int", "Long", "Bool")
+)
 ELEMENTWISE_BUILTINS = frozenset({"max", "min", "abs", "sum"})
 HOST_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
 #: Methods plain Python values have too: using them is no evidence of a tensor.
@@ -672,7 +677,7 @@ class ValueOracle:
             argument = self._kind(node.args[0]) if node.args else Kind.STATIC
             return Kind.STATIC if argument is Kind.STATIC else Kind.UNKNOWN
         if name.startswith("torch."):
-            if name.rsplit(".", 1)[-1] in {"Parameter", "Buffer"}:
+            if name.rsplit(".", 1)[-1] in {"Parameter", "Buffer"} or name in LEGACY_TENSOR_CONSTRUCTORS:
                 return Kind.TENSOR
             if name.rsplit(".", 1)[-1] in DATA_DEPENDENT_BOOL:
                 return Kind.TENSOR
