@@ -54,6 +54,21 @@ TENSOR_FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace", "logspace",
      "eye", "tensor", "as_tensor", "from_numpy", "manual_seed", "Size", "device", "dtype"}
 )  # fmt: skip
+_NORM_TENSORS = frozenset({"running_mean", "running_var", "num_batches_tracked", "weight", "bias"})
+#: Tensors a ``torch.nn`` base class puts on ``self`` (buffers, parameters; ``None`` where switched off),
+#: by the base's class name: a subclass reads them without assigning them.
+INHERITED_TENSORS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(
+        ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d", "InstanceNorm2d",
+         "InstanceNorm3d"),
+        _NORM_TENSORS,
+    ),
+    **dict.fromkeys(
+        ("Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+         "LayerNorm", "GroupNorm", "Embedding"),
+        frozenset({"weight", "bias"}),
+    ),
+}  # fmt: skip
 #: ``torch.IntTensor([4])``: the legacy typed constructors build tensors (the facts table lists them as classes).
 LEGACY_TENSOR_CONSTRUCTORS = frozenset(
     f"torch.{kind}Tensor"
@@ -602,8 +617,19 @@ class ValueOracle:
             return Kind.STATIC
         values = list(self._self_assignments(node))
         if not values:
-            return Kind.UNKNOWN
+            return Kind.TENSOR if self._inherited_tensor(node) else Kind.UNKNOWN
         return join(self._assigned_attribute_kind(value) for value in values[:_MAX_LOOKUPS])
+
+    def _inherited_tensor(self, node: nodes.Attribute) -> bool:
+        """``self.num_batches_tracked`` in a subclass of ``nn.BatchNorm2d``: a tensor its torch base registers."""
+        klass = enclosing_class(node)
+        if klass is None:
+            return False
+        for base in klass.bases:
+            name = self.qualified_name(base) or ""
+            if name.startswith("torch.nn.") and node.attrname in INHERITED_TENSORS.get(name.rsplit(".", 1)[1], ()):
+                return True
+        return False
 
     def _self_assignments(self, node: nodes.Attribute) -> Iterator[nodes.NodeNG]:
         """Values assigned to ``self.<attr>`` in the class, and registered buffers."""

@@ -149,6 +149,10 @@ class TensorToPythonScalar(Rule):
         Example(_HEADER + "    flag = (x > 0).any().item()\n    if flag:\n        print(x)\n    return x\n"),
         Example(_HEADER + "    k = int(lengths.max())\n    return x[:, :k]\n"),
         Example(_HEADER + "    s = x.sum().item()\n    return x * s, s\n"),
+        Example(
+            "import torch\nfrom torch import nn\n\n\nclass Norm(nn.BatchNorm2d):\n    def forward(self, x):\n"
+            "        return x / float(self.num_batches_tracked)\n\n\nmodel = torch.compile(Norm(3))\n"
+        ),
         Example(_HEADER + "    m = lengths.max()\n    h = torch.zeros((x.size(0), m, x.size(2)))\n    return h\n"),
         Example(_HEADER + "    return torch.arange(lengths.max(), device=x.device) < lengths.unsqueeze(1)\n"),
         Example(_HEADER + "    total = lengths.sum()\n    return x.new_full((total, 2), 0.5), x.reshape(total, -1)\n"),
