@@ -6,7 +6,7 @@ operator (GB0033) and the host waits for the device, exactly as at an
 explicit ``.item()`` (measured, torch 2.13: ``torch.zeros/ones/empty/rand/
 randn/full/arange``, ``t.new_zeros/new_ones/new_empty/new_full``,
 ``t.view/reshape/expand``, sizes given positionally, as a tuple or as
-``size=``). ``torch.full((2,), t)`` is not a size: the fill value stays in the
+``size=``; ``F.interpolate``'s ``size`` and ``F.pad``'s ``pad``). ``torch.full((2,), t)`` is not a size: the fill value stays in the
 graph. Nor does a tensor the frame receives as an argument break there
 (``def f(x, n): return torch.zeros(2, n)`` with a 0-d ``n``: measured, Dynamo
 specialises on it), so a bare parameter is never reported.
@@ -28,6 +28,11 @@ _SIZE_FUNCTIONS = frozenset({"zeros", "ones", "empty", "rand", "randn", "arange"
 _SIZE_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "view", "reshape", "expand"})
 #: ``torch.full`` and ``t.new_full``: the first argument is the size, the second a value.
 _SIZE_FIRST = frozenset({"full", "new_full"})
+#: Functions with one size argument: name -> (its position, its keyword).
+_SIZE_ARGUMENT = {
+    "torch.nn.functional.interpolate": (1, "size"),
+    "torch.nn.functional.pad": (1, "pad"),
+}
 #: Keywords that name sizes (``arange(end=t)``); ``dtype=``/``device=`` never do.
 _SIZE_KEYWORDS = frozenset({"size", "start", "end", "step"})
 
@@ -50,12 +55,34 @@ def tensor_size(values: ValueOracle, node: nodes.NodeNG) -> TensorSize | None:
         return None
     operator, sizes = found
     tensor = next((size for size in sizes if values.is_tensor(size) and not _is_parameter(size)), None)
-    return None if tensor is None else TensorSize(node, tensor, operator)
+    if tensor is None or _breaks_first(values, node):
+        return None
+    return TensorSize(node, tensor, operator)
+
+
+def _breaks_first(values: ValueOracle, call: nodes.Call) -> bool:
+    """An argument of *call* uses a tensor as a size itself: that inner call breaks first, and only it is reported.
+
+    ``F.pad(F.interpolate(x, size=(h, w)), (0, W - w))`` in a loop logs the
+    interpolate only: after it Dynamo runs the frame eagerly (measured, ViLT).
+    """
+    arguments = [*call.args, *(kw.value for kw in call.keywords or [])]
+    return any(
+        tensor_size(values, inner) is not None
+        for argument in arguments
+        for inner in argument.nodes_of_class(nodes.Call)
+    )
 
 
 def _size_operator(values: ValueOracle, call: nodes.Call) -> tuple[str, list[nodes.NodeNG]] | None:
     """``(label, size arguments)`` of a torch function or tensor method that takes sizes."""
     name = values.qualified_name(call.func) or ""
+    if name in _SIZE_ARGUMENT:
+        index, keyword = _SIZE_ARGUMENT[name]
+        sizes = [kw.value for kw in call.keywords or [] if kw.arg == keyword]
+        if len(call.args) > index and not any(isinstance(arg, nodes.Starred) for arg in call.args[: index + 1]):
+            sizes.append(call.args[index])
+        return f"F.{name.rsplit('.', 1)[1]}", list(_elements(sizes))
     if name.startswith("torch.") and name.count(".") == 1:
         op, label, takes_sizes = name.split(".")[1], name, _SIZE_FUNCTIONS
     elif isinstance(call.func, nodes.Attribute) and values.is_tensor(call.func.expr):

@@ -44,7 +44,8 @@ class TensorToPythonScalar(Rule):
     torch wants a size, which is converted the same way: `torch.zeros((b, n,
     d))` with `n = lengths.max()`, `torch.arange(t)`, `x.new_zeros(t)`,
     `x.view(t, -1)` (also `ones`, `empty`, `rand`, `randn`, `full`'s size,
-    `new_ones`, `new_empty`, `new_full`, `reshape`, `expand`).
+    `new_ones`, `new_empty`, `new_full`, `reshape`, `expand`,
+    `F.interpolate(size=...)` and `F.pad`'s widths).
 
     ## Why is this bad
     A Python number cannot live inside an FX graph. At each conversion Dynamo
@@ -127,6 +128,8 @@ class TensorToPythonScalar(Rule):
         _HEADER + "    if not torch.compiler.is_compiling():\n        print(x.sum().item())\n    return x\n",
         _HEADER + "    y = torch.zeros((x.size(0), n, x.shape[1]))\n    return y, torch.full((2,), lengths.max()), x.view(-1, n)\n",
         _HEADER + "    return torch.reshape(x, (n, -1)), torch.arange(len(lengths)), x.new_zeros(x.shape)\n",
+        "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\ndef f(x: torch.Tensor, n: int):\n"
+        "    return F.interpolate(x, size=(n, x.shape[-1])), F.pad(x, (0, n), value=x.max())\n",
         # a 0-d tensor the frame receives is specialised on, not converted (measured)
         _HEADER + "    return torch.zeros((2, lengths)), x.new_zeros(2, lengths)\n",
     )
@@ -155,6 +158,10 @@ class TensorToPythonScalar(Rule):
         ),
         Example(_HEADER + "    m = lengths.max()\n    h = torch.zeros((x.size(0), m, x.size(2)))\n    return h\n"),
         Example(_HEADER + "    return torch.arange(lengths.max(), device=x.device) < lengths.unsqueeze(1)\n"),
+        Example(
+            "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\ndef f(x: torch.Tensor, m: torch.Tensor):\n"
+            "    h = m.sum()\n    return F.interpolate(x, size=(h, 4)), F.pad(x, (0, x.shape[-1] - h))\n"
+        ),
         Example(_HEADER + "    total = lengths.sum()\n    return x.new_full((total, 2), 0.5), x.reshape(total, -1)\n"),
         Example(_CAPTURE + "    s = x.sum().item()\n    y = x * s\n    if s > 0:\n        y = y + 1\n    return y\n"),
     )
