@@ -37,8 +37,8 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "nested-boolop-on-if-line": ("def f(x, y):\n    if y.shape[0] > 0 and (x.shape[0] > 0 and\n                           (x > 0).all()):\n        x = x + 1\n    return x * 2\n", {6}),
     "nested-boolop-while": ("def f(x, y):\n    while y.shape[0] > 9 or (\n        x.shape[0] > 0 and (x > 0).all()\n    ):\n        return x + 1\n    return x * 2\n", {7}),
     # a comprehension's `if` clause: a comparison at its own line, anything else where the comprehension starts
-    "listcomp-filter-comparison": ("def f(x, y):\n    kept = [r for r in x if r.shape[0] > 0 and\n            r.sum() > 0]\n    return y * len(kept)\n", {7}),
-    "listcomp-filter-call": ("def f(x, y):\n    kept = [\n        r\n        for r in x\n        if r.any()]\n    return y * len(kept)\n", {6}),
+    "listcomp-filter-comparison": ("def f(x, y):\n    kept = [r for r in x.reshape(-1, 1) if r.shape[0] > 0 and\n            r.sum() > 0]\n    return y * len(kept)\n", {7}),
+    "listcomp-filter-call": ("def f(x, y):\n    kept = [\n        r\n        for r in x.reshape(-1, 1)\n        if r.any()]\n    return y * len(kept)\n", {6}),
     # a method of a value breaks at the method's line, however the chain is split
     "item-end-of-chain": ("def f(x, y):\n    n = (x\n         .sum()\n         .item())\n    return x * n\n", {8}),
     "item-after-call-split": ("def f(x, y):\n    n = x.sum(\n    ).item()\n    return x * n\n", {7}),
