@@ -110,6 +110,11 @@ class TensorValuedSliceBound(Rule):
         Example(_HEADER + "    n = m.sum()\n    return x[:n]\n"),
         Example(_HEADER + "    n = int(m.sum())\n    return x[:, n:]\n"),
         Example(_HEADER + "    return x[: m.sum().item() : 2]\n"),
+        # a legacy typed constructor builds a tensor, and its element is a 0-d tensor
+        Example(
+            "import torch\n\n\ndef gate(a, n):\n    return torch.tanh(a[:, :n])\n\n\n@torch.compile\n"
+            "def f(x: torch.Tensor):\n    channels = torch.IntTensor([2])\n    return gate(x, channels[0])\n"
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
