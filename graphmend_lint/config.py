@@ -285,7 +285,7 @@ def _rule_options(path: Path, table: Any) -> tuple[tuple[str, tuple[tuple[str, A
                     f"{path}: rules.{name}.{key}: unknown option{did_you_mean(key, rule.options)} "
                     f"({rule.code} takes: {known_keys})"
                 )
-            default = rule.options[key]
+            default = rule.options[key].default
             if not _fits(value, default):
                 raise ConfigError(f"{path}: rules.{name}.{key}: expected {describe_type(default)}, got {value!r}")
         frozen = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items()))

@@ -234,10 +234,11 @@ def _options_lines(rule: type[Rule]) -> Iterator[str]:
 
 def options_table(rule: type[Rule]) -> Iterator[str]:
     """A rule's options as a Markdown table (its page and docs/configuration.md share it)."""
-    yield "| Option | Type | Default |"
-    yield "|---|---|---|"
-    for key, default in rule.options.items():
-        yield f"| `{key}` | {value_type(default)} | `{table_cell(toml_value(default))}` |"
+    yield "| Option | Type | Default | Meaning |"
+    yield "|---|---|---|---|"
+    for key, option in rule.options.items():
+        default = f"`{table_cell(toml_value(option.default))}`"
+        yield f"| `{key}` | {value_type(option.default)} | {default} | {table_cell(option.meaning)} |"
     yield ""
 
 

@@ -112,7 +112,7 @@ def _analyze(source: SourceFile, path: str, settings: Settings, seeds: Sequence[
         return outcome
     for rule_class in rules:
         rule = rule_class()
-        context = RuleContext(analysis, rule, {**rule_class.options, **settings.options_for(rule.code)})
+        context = RuleContext(analysis, rule, {**rule_class.option_defaults(), **settings.options_for(rule.code)})
         try:
             outcome.diagnostics.extend(rule.check(context))
         except Exception as error:  # one broken rule must not take the file down

@@ -30,6 +30,15 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "and-not-operand": ("def f(x, y):\n    if (x.sum() > 0 and\n            not (y > 0).any()):\n        x = x + 1\n    return x * 2\n", {6}),
     "ternary-name": ("def f(x, y):\n    m = x.sum() > 0\n    z = (x + 1\n         if m\n         else x - 1)\n    return z * 2\n", {7}),
     "ternary-not-comparison": ("def f(x, y):\n    z = x + 1 if not (\n        x.sum() > 0) else x - 1\n    return z * 2\n", {7}),
+    # ...except inside an and/or nested in another: there it jumps where that nested and/or starts
+    "nested-boolop-below-if": ("def f(x, y):\n    if y.shape[0] > 9 or (\n        x.shape[0] > 0 and (x > 0).any()\n    ):\n        x = x + 1\n    return x * 2\n", {7}),
+    "nested-same-op-below-if": ("def f(x, y):\n    if y.shape[0] > 0 and (\n        x.shape[0] > 0 and (x > 0).all()\n    ):\n        x = x + 1\n    return x * 2\n", {7}),
+    "nested-boolop-split": ("def f(x, y):\n    if (y.shape[0] > 9 or\n            (x.shape[0] > 0 and\n             (x > 0).any())):\n        x = x + 1\n    return x * 2\n", {7}),
+    "nested-boolop-on-if-line": ("def f(x, y):\n    if y.shape[0] > 0 and (x.shape[0] > 0 and\n                           (x > 0).all()):\n        x = x + 1\n    return x * 2\n", {6}),
+    "nested-boolop-while": ("def f(x, y):\n    while y.shape[0] > 9 or (\n        x.shape[0] > 0 and (x > 0).all()\n    ):\n        return x + 1\n    return x * 2\n", {7}),
+    # a comprehension's `if` clause: a comparison at its own line, anything else where the comprehension starts
+    "listcomp-filter-comparison": ("def f(x, y):\n    kept = [r for r in x.reshape(-1, 1) if r.shape[0] > 0 and\n            r.sum() > 0]\n    return y * len(kept)\n", {7}),
+    "listcomp-filter-call": ("def f(x, y):\n    kept = [\n        r\n        for r in x.reshape(-1, 1)\n        if r.any()]\n    return y * len(kept)\n", {6}),
     # a method of a value breaks at the method's line, however the chain is split
     "item-end-of-chain": ("def f(x, y):\n    n = (x\n         .sum()\n         .item())\n    return x * n\n", {8}),
     "item-after-call-split": ("def f(x, y):\n    n = x.sum(\n    ).item()\n    return x * n\n", {7}),

@@ -1,4 +1,4 @@
-"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM506): findings and fixes, without Dynamo.
+"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM507): findings and fixes, without Dynamo.
 
 :data:`CASES` lists, for every program, the findings the linter must report
 and the breaks Dynamo logs, measured on torch 2.13 (CPU, Python 3.11) and
@@ -16,7 +16,7 @@ from catalog_cases import CATALOG, Case, case, check_cases_cover_the_catalog, fi
 from graphmend_lint import fix_source
 from graphmend_lint.config import load_settings
 
-CODES = ("GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506")
+CODES = ("GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506", "GM507")
 DEEPCOPY = "copy.py:153 GB4198"  # where Dynamo names a deepcopy break (Python 3.11's copy.py)
 
 CASES: dict[str, Case] = {
@@ -70,6 +70,11 @@ CASES: dict[str, Case] = {
     ),
     "GM506/bad_parameter_in_forward.py": case({(13, "GM506"), (14, "GM506")}, {(13, "GB0264"), (14, "GB0264")}),
     "GM506/neg_prebuilt_modules.py": case(),
+    "GM507/bad_packed_encoder.py": case({(16, "GM507")}, {(16, "GB0007")}),
+    "GM507/bad_disabled_helper.py": case({(15, "GM507"), (16, "GM507")}, {(15, "GB0025"), (16, "GB0098")}),
+    # the unsupported context manager is logged twice on its line, and Dynamo runs the resumed frame eagerly
+    "GM507/bad_cudnn_flags.py": case({(15, "GM507")}, {(15, "GB0142"), (15, "GB0208")}, frame_skipped=True),
+    "GM507/neg_traced_helpers.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
 SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import pytest
 import tomllib
@@ -14,7 +14,7 @@ from conftest import REPO, run_cli
 from graphmend_lint import cli, docs_examples, docs_gen
 from graphmend_lint.config import OPTIONS, settings_from_table
 from graphmend_lint.docs import docstring_sections, rule_markdown
-from graphmend_lint.rules import Rule, rule_by_code
+from graphmend_lint.rules import Rule, RuleOption, rule_by_code
 
 FIX_COMMAND = f"run `{docs_gen.COMMAND}` and commit the result"
 
@@ -129,7 +129,10 @@ class _DocumentedRule(Rule):
     code = "GM999"
     name = "thing-call"
     summary = "`thing()` breaks the graph"
-    options: ClassVar[Mapping[str, Any]] = {"names": ("thing",), "strict": False}
+    options: ClassVar[Mapping[str, RuleOption]] = {
+        "names": RuleOption(("thing",), "what to look for"),
+        "strict": RuleOption(False, "also flag the doubtful cases"),
+    }
 
     def check(self, ctx):  # type: ignore[no-untyped-def]
         return iter(())
@@ -140,8 +143,8 @@ def test_rule_page_sections_options_and_extra_sections() -> None:
     page = rule_markdown(_DocumentedRule, registry={}, catalog=REPO / "no-such-catalog")
     assert "## a comment that looks like a heading" in page  # code, not a section
     assert page.index("## Example") < page.index("## Known limitations") < page.index("## Options")
-    assert '| `names` | list of strings | `["thing"]` |' in page
-    assert "| `strict` | bool | `false` |" in page
+    assert '| `names` | list of strings | `["thing"]` | what to look for |' in page
+    assert "| `strict` | bool | `false` | also flag the doubtful cases |" in page
     assert "rules/GM999/" in page  # no catalog on disk: the page links to the repository's
 
 

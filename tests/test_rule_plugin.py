@@ -9,7 +9,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import REPO, run_cli, write
+
+from graphmend_lint.docs import rule_markdown
+from graphmend_lint.rules import Rule, all_rules
 
 PLUGIN_RULE = '''
 """A third-party rule: flags `torch.manual_seed` inside compiled code."""
@@ -111,3 +115,25 @@ def test_broken_plugin_fails_with_a_clear_message(tmp_path: Path) -> None:
     assert result.code == 2
     assert "rule plugin 'broken'" in result.err and "missing dependency of the plugin" in result.err
     assert "Traceback" not in result.err
+
+
+def test_an_option_without_its_meaning_is_rejected_with_the_rule_named() -> None:
+    class Bare(Rule):
+        code = "ACM002"
+        name = "bare-option"
+        summary = "an option given as a bare default"
+        options = {"strict": False}
+
+        def check(self, ctx):
+            return iter(())
+
+    with pytest.raises(TypeError, match=r"ACM002: option `strict` must be a RuleOption"):
+        Bare.validate_definition()
+
+
+def test_shipped_rules_document_every_option() -> None:
+    for rule in all_rules():
+        page = rule_markdown(rule)
+        assert page.count("## Options") == (1 if rule.options else 0), rule.code
+        for key, option in rule.options.items():
+            assert option.meaning.strip() and f"| `{key}` |" in page and option.meaning in page, (rule.code, key)

@@ -161,6 +161,35 @@ def test_arithmetic_over_parameters_then_a_tensor_method_types_the_parameters() 
     assert kinds == {"loss": T, "pred": T, "target": T, "scaled": T, "mode": U, "name": U}
 
 
+
+def test_a_slice_keeps_its_container_type_so_slice_arithmetic_is_evidence() -> None:
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def chunks(x, cu_seqlens, items):\n"
+        "    lengths = cu_seqlens[1:] - cu_seqlens[:-1]\n"
+        "    first = items[0].sum()\n"
+        "    probe(cu_seqlens, lengths.tolist(), items)\n"
+        "    return x\n"
+    )
+    # ``items[0].sum()`` says the elements are tensors, not the container: it stays unknown
+    assert kinds["cu_seqlens"] is T and kinds["items"] is U
+
+
+
+def test_nested_loop_targets_walk_enumerate_and_zip() -> None:
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def rows(x: torch.Tensor, d: torch.Tensor, names):\n"
+        "    for i, (row, count) in enumerate(zip(x, d)):\n"
+        "        for j, (name, (a, b)) in enumerate(zip(names, x)):\n"
+        "            probe(i, row, count, j, name, a)\n"
+        "    return x\n"
+    )
+    assert kinds == {"i": S, "row": T, "count": T, "j": S, "name": U, "a": T}
+
+
 HELPERS = """
 import torch
 from torch import nn

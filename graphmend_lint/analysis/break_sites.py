@@ -8,7 +8,10 @@ in ``tests/test_break_sites.py``, re-measured in ``test_break_sites_dynamo.py``)
   own (``not`` is folded into the jump). A comparison jumps at its own line;
   any other operand (a name, a call such as ``x.any()``) jumps at the line of
   the construct that tests it: the ``if``/``elif``/``while``/``assert``
-  keyword, or the start of a conditional expression.
+  keyword, the start of a conditional expression, or the start of the
+  comprehension whose ``if`` clause it is; an operand of an
+  ``and``/``or`` that is itself an operand of another jumps where that inner
+  ``and``/``or`` starts.
 * A call whose callee is a method of a value (``x.sum().item()``,
   ``logger.warning``, ``sys.stdout.write``) breaks at the line of the method's
   name, which in a chain split over lines is not the line the call starts on.
@@ -37,7 +40,8 @@ def break_position(node: nodes.NodeNG) -> tuple[int, int]:
             part = part.operand
         if isinstance(part, nodes.Compare):
             return part.lineno, part.col_offset
-        return owner.lineno, owner.col_offset
+        jumper = _nested_bool_op(node) or owner
+        return jumper.lineno, jumper.col_offset
     if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) and not _is_module(node.func.expr):
         func = node.func
         if func.end_lineno is not None and func.end_col_offset is not None and func.end_lineno != node.lineno:
@@ -52,6 +56,23 @@ def _testing_construct(node: nodes.NodeNG) -> nodes.NodeNG | None:
     while isinstance(parent, nodes.BoolOp) or (isinstance(parent, nodes.UnaryOp) and parent.op == "not"):
         current, parent = parent, parent.parent
     if isinstance(parent, _TESTED_BY) and parent.test is current:
+        return parent
+    if isinstance(parent, nodes.Comprehension) and current in parent.ifs:
+        return parent.parent  # ``[r for r in x if r.any()]`` jumps where the ``[`` is
+    return None
+
+
+def _nested_bool_op(operand: nodes.NodeNG) -> nodes.BoolOp | None:
+    """The ``and``/``or`` holding *operand* when it is itself an operand of another ``and``/``or``.
+
+    CPython 3.11 places the jump of such an operand where that inner
+    ``and``/``or`` starts: ``if a or (``, newline, ``b and t.any()``, newline, ``):`` logs the second line.
+    """
+    current = operand
+    while isinstance(current.parent, nodes.UnaryOp) and current.parent.op == "not":
+        current = current.parent
+    parent = current.parent
+    if isinstance(parent, nodes.BoolOp) and isinstance(parent.parent, nodes.BoolOp):
         return parent
     return None
 

@@ -30,6 +30,7 @@ from graphmend_lint.analysis.values import Kind, ValueOracle
 #: Builtins that copy one tensor element to a Python scalar (``int(t)`` is ``t.item()``).
 SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 _COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+_ORDERINGS = frozenset({"<", "<=", ">", ">="})
 #: torch functions (and tensor methods of the same name) whose result is a bool tensor.
 _BOOL_RESULTS = frozenset(
     {
@@ -255,6 +256,31 @@ def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> b
     return False
 
 
+def compares_itself_with_number(container: nodes.NodeNG, mask: nodes.NodeNG) -> bool:
+    """``x[x >= 0]`` (or ``m = x >= 0`` ... ``x[m]``): *mask* orders the very *container* against a number.
+
+    A Python number cannot be indexed and a list or string cannot be ordered
+    against a number, so *container* is an array: the mask is elementwise and boolean.
+    """
+    if not isinstance(container, nodes.Name):
+        return False
+    if isinstance(mask, nodes.Name):
+        bound = bound_values(mask)
+        return bound is not None and len(bound) == 1 and compares_itself_with_number(container, bound[0])
+    if not (isinstance(mask, nodes.Compare) and len(mask.ops) == 1 and mask.ops[0][0] in _ORDERINGS):
+        return False
+    left, right = mask.left, mask.ops[0][1]
+    number = isinstance(right, nodes.Const) and type(right.value) in (int, float)
+    return number and isinstance(left, nodes.Name) and left.name == container.name and _same_bindings(left, container)
+
+
+def _same_bindings(first: nodes.Name, second: nodes.Name) -> bool:
+    try:
+        return reaching_bindings(first) == reaching_bindings(second)
+    except Exception:  # astroid lookups can fail on odd code; then it is not provably the same value
+        return False
+
+
 def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
     if not values.is_tensor(call):
         return False
@@ -264,12 +290,24 @@ def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
     if _dtype_keyword(values, call) in _BOOL_DTYPES or _conversion_dtype(values, call) in _BOOL_DTYPES:
         return True
     func = call.func
-    if isinstance(func, nodes.Attribute) and values.is_tensor(func.expr):
-        if func.attrname in _BOOL_METHODS:
-            return True
-        if func.attrname in _BOOL_PRESERVING_METHODS:
-            return is_bool_tensor(values, func.expr, depth + 1)
+    if not isinstance(func, nodes.Attribute):
+        return False
+    if func.attrname in _BOOL_METHODS:
+        return True  # the call is a tensor (above), whatever the receiver is typed as: ``m[i].bool()``
+    if values.is_tensor(func.expr) and (func.attrname in _BOOL_PRESERVING_METHODS or _is_device_move(call)):
+        return is_bool_tensor(values, func.expr, depth + 1)
     return False
+
+
+def _is_device_move(call: nodes.Call) -> bool:
+    """``t.to(other.device)`` / ``t.to(device=d)``: a move that keeps the dtype."""
+    if method_call(call, "to") is None or not (call.args or call.keywords):
+        return False
+    arguments_are_devices = all(
+        isinstance(arg, nodes.Attribute) and arg.attrname == "device" for arg in call.args
+    )
+    keywords_are_devices = all(kw.arg in {"device", "non_blocking"} for kw in call.keywords or [])
+    return arguments_are_devices and keywords_are_devices
 
 
 def is_float_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:

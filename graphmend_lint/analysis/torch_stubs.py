@@ -270,7 +270,13 @@ class Module:
         return {_STR}
 
 
-class _ModuleContainer(Module):
+class _Container(Module):
+    # stub-only base: what every container of modules or parameters has
+    def __len__(self):
+        return {_INT}
+
+
+class _ModuleContainer(_Container):
     # stub-only base: what iterating, indexing and growing a container of modules gives
     def __getitem__(self, index):
         return Module()
@@ -278,11 +284,14 @@ class _ModuleContainer(Module):
     def __iter__(self):
         yield Module()
 
-    def __len__(self):
-        return {_INT}
-
     def append(self, module):
         return self
+
+
+class _KeyedContainer(_Container):
+    # stub-only base: a dict-like container iterates over its string keys
+    def __iter__(self):
+        yield {_STR}
 
 
 class Sequential(_ModuleContainer):
@@ -298,15 +307,9 @@ class ModuleList(_ModuleContainer):
         return None
 
 
-class ModuleDict(Module):
+class ModuleDict(_KeyedContainer):
     def __getitem__(self, key):
         return Module()
-
-    def __iter__(self):
-        yield {_STR}
-
-    def __len__(self):
-        return {_INT}
 
     def keys(self):
         yield {_STR}
@@ -318,26 +321,17 @@ class ModuleDict(Module):
         yield ({_STR}, Module())
 
 
-class ParameterList(Module):
+class ParameterList(_Container):
     def __getitem__(self, index):
         return Parameter()
 
     def __iter__(self):
         yield Parameter()
 
-    def __len__(self):
-        return {_INT}
 
-
-class ParameterDict(Module):
+class ParameterDict(_KeyedContainer):
     def __getitem__(self, key):
         return Parameter()
-
-    def __iter__(self):
-        yield {_STR}
-
-    def __len__(self):
-        return {_INT}
 '''
 
 _SUBMODULE_PRELUDE = '''"""graphmend stub of {name} from torch_facts.json; _UNMODELLED is unbound on purpose."""

@@ -54,6 +54,26 @@ TENSOR_FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace", "logspace",
      "eye", "tensor", "as_tensor", "from_numpy", "manual_seed", "Size", "device", "dtype"}
 )  # fmt: skip
+_NORM_TENSORS = frozenset({"running_mean", "running_var", "num_batches_tracked", "weight", "bias"})
+#: Tensors a ``torch.nn`` base class puts on ``self`` (buffers, parameters; ``None`` where switched off),
+#: by the base's class name: a subclass reads them without assigning them.
+INHERITED_TENSORS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(
+        ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d", "InstanceNorm2d",
+         "InstanceNorm3d"),
+        _NORM_TENSORS,
+    ),
+    **dict.fromkeys(
+        ("Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+         "LayerNorm", "GroupNorm", "Embedding"),
+        frozenset({"weight", "bias"}),
+    ),
+}  # fmt: skip
+#: ``torch.IntTensor([4])``: the legacy typed constructors build tensors (the facts table lists them as classes).
+LEGACY_TENSOR_CONSTRUCTORS = frozenset(
+    f"torch.{kind}Tensor"
+    for kind in ("", "Float", "Double", "Half", "BFloat16", "Byte", "Char", "Short", "Int", "Long", "Bool")
+)
 ELEMENTWISE_BUILTINS = frozenset({"max", "min", "abs", "sum"})
 HOST_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
 #: Methods plain Python values have too: using them is no evidence of a tensor.
@@ -157,6 +177,25 @@ def _class_attributes(klass: nodes.ClassDef) -> _ClassAttributes:
 def assigned_self_values(klass: nodes.ClassDef, attribute: str) -> Iterator[nodes.NodeNG]:
     """Every value assigned (``=``, ``: T =``, ``op=``) to ``self.<attribute>`` in *klass*."""
     return iter(_class_attributes(klass).assigned.get(attribute, ()))
+
+
+def _loop_target_path(target: nodes.AssignName) -> tuple[nodes.For | nodes.Comprehension | None, tuple[int, ...]]:
+    """The loop whose target holds *target* in (nested) tuples, and the indices that lead to it."""
+    path: list[int] = []
+    node: nodes.NodeNG = target
+    while isinstance(node.parent, (nodes.Tuple, nodes.List)):
+        path.append(node.parent.elts.index(node))
+        node = node.parent
+    loop = node.parent
+    if isinstance(loop, (nodes.For, nodes.Comprehension)) and loop.target is node:
+        return loop, tuple(reversed(path))
+    return None, ()
+
+
+def _is_sliced(node: nodes.NodeNG) -> bool:
+    """Whether *node* is the container of ``node[a:b]``: a slice has its container's type (list, tensor...)."""
+    parent = node.parent
+    return isinstance(parent, nodes.Subscript) and parent.value is node and isinstance(parent.slice, nodes.Slice)
 
 
 def join(kinds: Iterable[Kind | None]) -> Kind | None:
@@ -319,6 +358,9 @@ class ValueOracle:
                 earlier = [b for b in before if b is not assignment]
                 return join(self._binding(b) for b in earlier[:_MAX_LOOKUPS]) if earlier else None
             if isinstance(parent, (nodes.Tuple, nodes.List)):
+                loop, path = _loop_target_path(assignment)
+                if loop is not None:
+                    return self._loop_element(loop.iter, path)
                 return self._unpacked(assignment, parent)
             if isinstance(parent, (nodes.For, nodes.Comprehension)):
                 return self._loop_variable(parent.iter)
@@ -339,17 +381,22 @@ class ValueOracle:
             if self._kind(value) is Kind.TENSOR:
                 return Kind.TENSOR  # unpacking a tensor, or a call returning tensors
             return Kind.UNKNOWN
-        if isinstance(statement, (nodes.For, nodes.Comprehension)):
-            iterable = statement.iter
-            if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "enumerate":
-                if index == 0:
-                    return Kind.STATIC
-                return self._loop_variable(iterable.args[0]) if iterable.args else Kind.UNKNOWN
-            if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "zip":
-                # ``for a, b in zip(xs, ys)``: each name walks its own iterable
-                return self._loop_variable(iterable.args[index]) if index < len(iterable.args) else Kind.UNKNOWN
-            return Kind.TENSOR if self._loop_variable(iterable) is Kind.TENSOR else Kind.UNKNOWN
         return Kind.UNKNOWN
+
+    def _loop_element(self, iterable: nodes.NodeNG, path: tuple[int, ...]) -> Kind | None:
+        """The kind of the part at *path* of each item of *iterable* (``for i, (a, b) in enumerate(zip(xs, ys))``)."""
+        if not path:
+            return self._loop_variable(iterable)
+        index, rest = path[0], path[1:]
+        callee = self.qualified_name(iterable.func) if isinstance(iterable, nodes.Call) else None
+        if callee == "enumerate":
+            if index == 0:
+                return Kind.STATIC if not rest else Kind.UNKNOWN
+            return self._loop_element(iterable.args[0], rest) if iterable.args else Kind.UNKNOWN
+        if callee == "zip":
+            # ``for a, b in zip(xs, ys)``: each name walks its own iterable
+            return self._loop_element(iterable.args[index], rest) if index < len(iterable.args) else Kind.UNKNOWN
+        return Kind.TENSOR if self._loop_variable(iterable) is Kind.TENSOR else Kind.UNKNOWN  # rows of a tensor
 
     def _loop_variable(self, iterable: nodes.NodeNG) -> Kind | None:
         if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "range":
@@ -403,7 +450,7 @@ class ValueOracle:
         for use in self._uses_of(function, name):
             parent = use.parent
             top = use
-            while isinstance(top.parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)):
+            while isinstance(top.parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)) or _is_sliced(top):
                 top = top.parent  # ((pred - target) ** 2).mean(): the whole arithmetic is used as a tensor
             if isinstance(top.parent, nodes.Attribute) and top is not use:
                 use, parent = top, top.parent
@@ -440,7 +487,7 @@ class ValueOracle:
     def _arithmetic_assignment_target(use: nodes.Name) -> str | None:
         """``y`` when *use* sits in ``y = <arithmetic or comparison over use>`` (``m = x > 0``)."""
         node: nodes.NodeNG = use
-        while isinstance(node.parent, (nodes.BinOp, nodes.UnaryOp, nodes.Compare)):
+        while isinstance(node.parent, (nodes.BinOp, nodes.UnaryOp, nodes.Compare)) or _is_sliced(node):
             node = node.parent
         statement = node.parent
         if isinstance(statement, nodes.Assign) and statement.value is node and len(statement.targets) == 1:
@@ -570,8 +617,19 @@ class ValueOracle:
             return Kind.STATIC
         values = list(self._self_assignments(node))
         if not values:
-            return Kind.UNKNOWN
+            return Kind.TENSOR if self._inherited_tensor(node) else Kind.UNKNOWN
         return join(self._assigned_attribute_kind(value) for value in values[:_MAX_LOOKUPS])
+
+    def _inherited_tensor(self, node: nodes.Attribute) -> bool:
+        """``self.num_batches_tracked`` in a subclass of ``nn.BatchNorm2d``: a tensor its torch base registers."""
+        klass = enclosing_class(node)
+        if klass is None:
+            return False
+        for base in klass.bases:
+            name = self.qualified_name(base) or ""
+            if name.startswith("torch.nn.") and node.attrname in INHERITED_TENSORS.get(name.rsplit(".", 1)[1], ()):
+                return True
+        return False
 
     def _self_assignments(self, node: nodes.Attribute) -> Iterator[nodes.NodeNG]:
         """Values assigned to ``self.<attr>`` in the class, and registered buffers."""
@@ -645,7 +703,7 @@ class ValueOracle:
             argument = self._kind(node.args[0]) if node.args else Kind.STATIC
             return Kind.STATIC if argument is Kind.STATIC else Kind.UNKNOWN
         if name.startswith("torch."):
-            if name.rsplit(".", 1)[-1] in {"Parameter", "Buffer"}:
+            if name.rsplit(".", 1)[-1] in {"Parameter", "Buffer"} or name in LEGACY_TENSOR_CONSTRUCTORS:
                 return Kind.TENSOR
             if name.rsplit(".", 1)[-1] in DATA_DEPENDENT_BOOL:
                 return Kind.TENSOR

@@ -16,9 +16,9 @@ from functools import cache
 from importlib.metadata import entry_points
 from types import ModuleType
 
-from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.base import Example, Rule, RuleOption
 
-__all__ = ["Example", "Rule", "RuleLoadError", "all_rules", "rule_by_code"]
+__all__ = ["Example", "Rule", "RuleLoadError", "RuleOption", "all_rules", "rule_by_code"]
 
 ENTRY_POINT_GROUP = "graphmend_lint.rules"
 

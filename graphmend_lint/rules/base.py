@@ -36,6 +36,18 @@ class Example:
     unsafe: bool = False
 
 
+@dataclass(frozen=True)
+class RuleOption:
+    """One per-rule setting: its default (which also fixes the type a config value must have) and what it means.
+
+    The meaning is written once, here, and shown on the rule page and in
+    ``docs/configuration.md``, so two rules sharing an option share its text.
+    """
+
+    default: Any
+    meaning: str
+
+
 class Rule(abc.ABC):
     """Base class of all rules.
 
@@ -54,9 +66,8 @@ class Rule(abc.ABC):
     #: A test checks the rule's examples and catalog produce each of them and nothing else,
     #: so the rules table and the rule pages say what ``--fix`` really does.
     fix_applicabilities: ClassVar[tuple[Applicability, ...]] = ()
-    #: Per-rule options and their defaults, settable in
-    #: ``[tool.graphmend-lint.<code or name>]``.
-    options: ClassVar[Mapping[str, Any]] = {}
+    #: Per-rule options, settable in ``[tool.graphmend-lint.rules.<code or name>]``.
+    options: ClassVar[Mapping[str, RuleOption]] = {}
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[Example, ...]] = ()
 
@@ -75,6 +86,11 @@ class Rule(abc.ABC):
         return "/".join(a.value for a in cls.fix_applicabilities) or "-"
 
     @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        """Each option's default: what a rule sees for the options the user did not set."""
+        return {key: option.default for key, option in cls.options.items()}
+
+    @classmethod
     def validate_definition(cls) -> None:
         """Reject a malformed rule class early, with a message naming it."""
         for attribute in ("code", "name", "summary"):
@@ -84,3 +100,6 @@ class Rule(abc.ABC):
             raise TypeError(f"rule {cls.__qualname__}: code {cls.code!r} must look like GM101")
         if not NAME_PATTERN.match(cls.name):
             raise TypeError(f"rule {cls.code}: name {cls.name!r} must be kebab-case")
+        for key, option in cls.options.items():
+            if not isinstance(option, RuleOption):
+                raise TypeError(f"rule {cls.code}: option `{key}` must be a RuleOption(default, meaning)")

@@ -18,7 +18,7 @@ from astroid import nodes
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Fix
 from graphmend_lint.fixes.predicate import declined_fix
-from graphmend_lint.rules.base import Rule
+from graphmend_lint.rules.base import Rule, RuleOption
 
 #: The ``compiled-exception`` option's values: what the user accepts under torch.compile.
 KEEP = "keep"
@@ -29,7 +29,11 @@ class CompiledExceptionRule(Rule):
     """A rule whose fix is gated by the ``compiled-exception`` option."""
 
     fix_applicabilities: ClassVar[tuple[Applicability, ...]] = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
-    options = {"compiled-exception": KEEP}
+    options = {
+        "compiled-exception": RuleOption(
+            KEEP, f'`"{KEEP}"`: no fix; `"{RUNTIME_ERROR}"`: offer the in-graph check as an unsafe fix'
+        )
+    }
 
     def device_check_fix(
         self, ctx: RuleContext, check: nodes.Statement, original: str, rewrite: Callable[[], Fix | None]

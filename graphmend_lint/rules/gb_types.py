@@ -12,13 +12,17 @@ from typing import Final
 GB_TYPES: Final[dict[str, str]] = {
     "GB0007": "Attempted to call function marked as skipped",
     "GB0014": "Attempted to wrap RNN, GRU, or LSTM",
+    "GB0025": "Call to `torch._dynamo.graph_break()`",
     "GB0033": "Data dependent operator",
     "GB0036": "Dynamic shape operator",
     "GB0059": "Failed to trace builtin operator",
+    "GB0098": "Skip calling `torch.compiler.disable()`d function",
+    "GB0099": "Skip inlining `torch.compiler.disable()`d function",
     "GB0109": "Tensor.tolist() with non-integer tensor",
     "GB0119": "Uninitialized nn.Module",
     "GB0124": "Unsupported Tensor.item() call with capture_scalar_outputs=False",
     "GB0125": "Unsupported Tensor.requires_grad_() call",
+    "GB0142": "Unsupported context manager",
     "GB0156": "Unsupported method call",
     "GB0170": "Data-dependent branching",
     "GB0206": "setattr() on Tensor.requires_grad",
@@ -31,6 +35,7 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB4347": "Missing tp_iternext",
     "GB4841": "Unsupported python_type() call",
     "GB6215": "Unresolved GetAttrVariable comparison",
+    "GB9186": "using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`",
     "GB8985": "requires_grad_() intermediate leaked as output",
 }
 

@@ -58,9 +58,6 @@ class TensorValidationGuard(CompiledExceptionRule):
     assertion. A guard inside a `try` block with handlers is never rewritten,
     with either setting: a handler that caught the original exception would
     stop catching it under compile.
-
-    ## Options
-    `compiled-exception`: `"keep"` (default: no fix) or `"runtime-error"`.
     """
 
     code = "GM104"

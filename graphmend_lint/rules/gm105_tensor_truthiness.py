@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.conditions import snippet, tensor_condition_parts
 from graphmend_lint.analysis.values import Kind
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
@@ -29,17 +29,30 @@ def _is_condition(node: nodes.NodeNG) -> bool:
     return isinstance(parent, nodes.Comprehension)
 
 
+def _final_operand(test: nodes.NodeNG) -> nodes.NodeNG:
+    """The operand whose value an ``assert`` itself tests: the last one of its ``and``/``or`` (through ``not``)."""
+    while isinstance(test, nodes.BoolOp) or (isinstance(test, nodes.UnaryOp) and test.op == "not"):
+        test = test.values[-1] if isinstance(test, nodes.BoolOp) else test.operand
+    return test
+
+
 class TensorTruthiness(Rule):
     """## What it does
     Flags `t and u`, `t or u` and `not t` on tensors when the result is used
     as a value (assigned, returned, passed on), not as the condition of an
-    `if` or `while` (those are GM101-GM104). `bool(t)` is GM301's.
+    `if` or `while` (those are GM101-GM104). `bool(t)` is GM301's. In an
+    `assert a and b` it flags each tensor operand but the last: the `assert`
+    itself checks the last one on the device, but `and`/`or` must decide on
+    the host whether to look at the next operand.
 
     ## Why is this bad
     `and`, `or` and `not` ask for the truth of a tensor, which needs its value
     on the host: Dynamo breaks the graph (data-dependent branching for
     `and`/`or`; for `not`, a data-dependent operator that makes Dynamo run the
-    whole frame eagerly).
+    whole frame eagerly). In an `assert` (measured, torch 2.13)
+    `assert (a == 0) and (b == 0)` breaks at `a == 0` (GB0170), while
+    `assert b == 0` alone, or `assert n > 0 and (b == 0).all()` with a
+    Python `n`, does not.
 
     ## Example
     ```python
@@ -66,6 +79,7 @@ class TensorTruthiness(Rule):
     fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     valid = (
         "import torch\n\n@torch.compile\ndef f(x):\n    if (x > 0).any() and x.sum() > 1:\n        x = x * 2\n    return x\n",
+        "import torch\n\n@torch.compile\ndef f(x, n: int):\n    assert n > 0 and (x > -9).all()\n    assert x.isnan().sum() == 0, 'nan'\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, a: bool, b: bool):\n    ok = a and b\n    return x * ok\n",
     )
     invalid = (
@@ -77,6 +91,11 @@ class TensorTruthiness(Rule):
             "import torch\n\n@torch.compile\ndef f(y):\n    empty = not (y.sum() > 0)\n    return y + empty\n",
             fixed="import torch\n\n@torch.compile\ndef f(y):\n    empty = ~(y.sum() > 0)\n    return y + empty\n",
             unsafe=True,
+        ),
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x):\n    a, b = x.min(), x.max()\n"
+            "    assert (a.isnan().sum() == 0\n            and b.isnan().sum() == 0\n            and (x > -9).all()), 'overflow'\n"
+            "    return x\n"
         ),
     )
 
@@ -92,3 +111,10 @@ class TensorTruthiness(Rule):
             fix = predicated_fix(ctx.analysis, Predicator.truthiness, node, "Use elementwise `&`, `|`, `~`")
             operator = node.op
             yield ctx.report(node, f"`{operator}` on a tensor value `{snippet(node)}` causes a graph break", traced, fix)
+        for statement, traced in ctx.traced_nodes(nodes.Assert):
+            if not isinstance(statement.test, nodes.BoolOp):
+                continue
+            last = _final_operand(statement.test)
+            parts = [part for part in tensor_condition_parts(ctx.values, statement.test) if part is not last]
+            message = "`and`/`or` in an `assert` branches on the tensor value `{}`: graph break"
+            yield from ctx.report_condition(parts, message, traced, None)

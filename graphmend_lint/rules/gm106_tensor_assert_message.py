@@ -64,9 +64,6 @@ class TensorAssertMessage(CompiledExceptionRule):
     line with other code, holds a multi-line string, or sits in a `try` with
     handlers (a handler for `AssertionError` would stop catching it under
     compile); `import torch` is added when nothing binds `torch` there.
-
-    ## Options
-    `compiled-exception`: `"keep"` (default: no fix) or `"runtime-error"`.
     """
 
     code = "GM106"

@@ -9,7 +9,7 @@ from graphmend_lint.analysis.side_effects import (
     SideEffect,
 )
 from graphmend_lint.diagnostics import Applicability
-from graphmend_lint.rules.base import Example
+from graphmend_lint.rules.base import Example, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 from graphmend_lint.rules.gm201_print import SideEffectRule
 
@@ -73,10 +73,6 @@ class LoggingInCompiledScope(SideEffectRule):
     `torch._dynamo.config.ignore_logger_methods` drops the call as well while
     needing a setting at the compile site. A statement holding a triple-quoted
     message is guarded on its own line so the string is not re-indented.
-
-    ## Options
-    `logger-names` (names that always mean a logger) and `logger-factories`
-    (dotted names of functions that return a logger).
     """
 
     code = "GM202"
@@ -85,7 +81,10 @@ class LoggingInCompiledScope(SideEffectRule):
     dynamo_gb = gb_types("GB0291", "GB4841", "GB0007")
     fix_applicabilities = (Applicability.SAFE,)
     effects = frozenset({Effect.LOG, Effect.WARN})
-    options = {"logger-names": DEFAULT_LOGGER_NAMES, "logger-factories": DEFAULT_LOGGER_FACTORIES}
+    options = {
+        "logger-names": RuleOption(DEFAULT_LOGGER_NAMES, "names that always mean a logger"),
+        "logger-factories": RuleOption(DEFAULT_LOGGER_FACTORIES, "dotted names of functions that return a logger"),
+    }
     valid = (
         # `info` on an object that is not a logger
         "import torch\n\n@torch.compile\ndef f(x, tracker):\n    tracker.info('step')\n    return x * 2\n",

@@ -10,10 +10,11 @@ from graphmend_lint.analysis.captured_values import captured_branches, captured_
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
 from graphmend_lint.analysis.host_values import scalar_conversion
+from graphmend_lint.analysis.tensor_sizes import tensor_size
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.host_sync import scalar_fix
-from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 
 CAPTURED_BRANCH = Fix(
@@ -21,6 +22,12 @@ CAPTURED_BRANCH = Fix(
     applicability=Applicability.DISPLAY_ONLY,
     message="no automatic fix: keep the value a tensor (drop `.item()`) and select with `torch.where` / "
     "`torch.cond`, or decide outside the compiled function",
+)
+TENSOR_SIZE = Fix(
+    edits=(),
+    applicability=Applicability.DISPLAY_ONLY,
+    message="no automatic fix: compute the size from shapes (`x.shape[1]`, `len(...)`), pad to a static bound "
+    "and mask, or pass the size in as a Python int",
 )
 _CAPTURE = (
     "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n\n\n"
@@ -33,14 +40,20 @@ _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, lengths: tor
 class TensorToPythonScalar(Rule):
     """## What it does
     Flags `t.item()`, and `int(t)`, `float(t)`, `bool(t)` or `complex(t)` on a
-    tensor, in code that `torch.compile` traces.
+    tensor, in code that `torch.compile` traces; and a tensor passed where
+    torch wants a size, which is converted the same way: `torch.zeros((b, n,
+    d))` with `n = lengths.max()`, `torch.arange(t)`, `x.new_zeros(t)`,
+    `x.view(t, -1)` (also `ones`, `empty`, `rand`, `randn`, `full`'s size,
+    `new_ones`, `new_empty`, `new_full`, `reshape`, `expand`,
+    `F.interpolate(size=...)` and `F.pad`'s widths).
 
     ## Why is this bad
     A Python number cannot live inside an FX graph. At each conversion Dynamo
     ends the graph, runs it, waits for the device, copies the value to the
     host and resumes in a new graph: a graph break (GB0124; `complex(t)` is
-    GB0059) and a device-to-host sync on every call. Inside a loop the break
-    makes Dynamo give up on the whole function.
+    GB0059; a tensor used as a size is GB0033, "Data dependent operator")
+    and a device-to-host sync on every call. Inside a loop the break makes
+    Dynamo give up on the whole function.
 
     ## Example
     ```python
@@ -82,7 +95,7 @@ class TensorToPythonScalar(Rule):
       cannot predicate, no fix: dropping the copy alone would only move the
       break to each `if`.
 
-    Anything else is display-only.
+    Anything else, tensors used as sizes included, is display-only.
 
     ## Captured scalars
     With `torch._dynamo.config.capture_scalar_outputs = True` (set at module
@@ -93,25 +106,32 @@ class TensorToPythonScalar(Rule):
     A branch on the number still breaks (GB0170), at the `if`/`while`/
     conditional expression instead of at the conversion: in that mode the
     rule reports each branch operand computed from a conversion (through
-    local variables), with advice only.
-
-    ## Options
-    `capture-scalar-outputs`: set when the program turns the setting on
-    somewhere the linter cannot see (another module, a launcher script).
+    local variables), with advice only. Tensors used as sizes are not
+    reported in that mode (not measured).
     """
 
     code = "GM301"
     name = "tensor-to-python-scalar"
     summary = "`.item()` / `int(tensor)` copies a tensor to Python and splits the graph"
-    dynamo_gb = gb_types("GB0124", "GB0059", "GB0170")
+    dynamo_gb = gb_types("GB0124", "GB0059", "GB0170", "GB0033")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
-    options = {"capture-scalar-outputs": False}
+    options = {
+        "capture-scalar-outputs": RuleOption(
+            False, "the program turns `capture_scalar_outputs` on somewhere the linter cannot see (another module, a launcher script)"
+        )
+    }
     valid = (
         "import torch\n\n\ndef f(x):\n    return x.sum().item()\n",
         _CAPTURE + "    n = int((x > 0).sum())\n    return x[:n] * x.sum().item()\n",
         _HEADER + "    k = int(x.shape[0])\n    return x * float(n) + len(x) + k\n",
         _HEADER + "    items = {'a': 1}\n    return x * len(list(items.items()))\n",
         _HEADER + "    if not torch.compiler.is_compiling():\n        print(x.sum().item())\n    return x\n",
+        _HEADER + "    y = torch.zeros((x.size(0), n, x.shape[1]))\n    return y, torch.full((2,), lengths.max()), x.view(-1, n)\n",
+        _HEADER + "    return torch.reshape(x, (n, -1)), torch.arange(len(lengths)), x.new_zeros(x.shape)\n",
+        "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\ndef f(x: torch.Tensor, n: int):\n"
+        "    return F.interpolate(x, size=(n, x.shape[-1])), F.pad(x, (0, n), value=x.max())\n",
+        # a 0-d tensor the frame receives is specialised on, not converted (measured)
+        _HEADER + "    return torch.zeros((2, lengths)), x.new_zeros(2, lengths)\n",
     )
     invalid = (
         Example(
@@ -132,6 +152,17 @@ class TensorToPythonScalar(Rule):
         Example(_HEADER + "    flag = (x > 0).any().item()\n    if flag:\n        print(x)\n    return x\n"),
         Example(_HEADER + "    k = int(lengths.max())\n    return x[:, :k]\n"),
         Example(_HEADER + "    s = x.sum().item()\n    return x * s, s\n"),
+        Example(
+            "import torch\nfrom torch import nn\n\n\nclass Norm(nn.BatchNorm2d):\n    def forward(self, x):\n"
+            "        return x / float(self.num_batches_tracked)\n\n\nmodel = torch.compile(Norm(3))\n"
+        ),
+        Example(_HEADER + "    m = lengths.max()\n    h = torch.zeros((x.size(0), m, x.size(2)))\n    return h\n"),
+        Example(_HEADER + "    return torch.arange(lengths.max(), device=x.device) < lengths.unsqueeze(1)\n"),
+        Example(
+            "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\ndef f(x: torch.Tensor, m: torch.Tensor):\n"
+            "    h = m.sum()\n    return F.interpolate(x, size=(h, 4)), F.pad(x, (0, x.shape[-1] - h))\n"
+        ),
+        Example(_HEADER + "    total = lengths.sum()\n    return x.new_full((total, 2), 0.5), x.reshape(total, -1)\n"),
         Example(_CAPTURE + "    s = x.sum().item()\n    y = x * s\n    if s > 0:\n        y = y + 1\n    return y\n"),
     )
 
@@ -144,6 +175,12 @@ class TensorToPythonScalar(Rule):
                 f"{conversion.label} copies `{snippet(conversion.tensor)}` to a Python scalar: graph break and host sync"
             )
             yield ctx.report(call, message, traced, scalar_fix(ctx.analysis, conversion))
+        for call, traced, size in ctx.recognised(tensor_size, nodes.Call):
+            message = (
+                f"`{size.operator}` takes `{snippet(size.tensor)}`, a tensor, as a size: it is copied to a Python int, "
+                "graph break and host sync"
+            )
+            yield ctx.report(call, message, traced, TENSOR_SIZE)
 
     def _captured_branches(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         """Under ``capture_scalar_outputs``: the branch operands computed from a conversion."""

@@ -10,13 +10,13 @@ from astroid.const import Context
 from graphmend_lint.analysis.captured_values import captured_branches, dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
-from graphmend_lint.analysis.host_values import is_bool_tensor
+from graphmend_lint.analysis.host_values import compares_itself_with_number, is_bool_tensor
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.shape_dispatch import dense_dispatch_fix
 from graphmend_lint.fixes.shape_masked import masked_reduction, masked_reduction_fix
-from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 
 CAPTURE_DYNAMIC = Fix(
@@ -92,10 +92,13 @@ def boolean_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.Node
     parent = subscript.parent
     if subscript.ctx is not Context.Load and not (isinstance(parent, nodes.AugAssign) and parent.target is subscript):
         return None
-    if not values.is_tensor(subscript.value):
-        return None
     index = subscript.slice
     parts = index.elts if isinstance(index, nodes.Tuple) else [index]
+    if not values.is_tensor(subscript.value):
+        # ``x[x >= 0]``: only an array compares elementwise with a number and is indexed by the result
+        if values.kind(subscript.value) is Kind.STATIC:
+            return None
+        return next((part for part in parts if compares_itself_with_number(subscript.value, part)), None)
     return next((part for part in parts if is_bool_tensor(values, part)), None)
 
 
@@ -103,7 +106,9 @@ class DataDependentOutputShape(Rule):
     """## What it does
     Flags operators whose output size depends on the values in a tensor:
     `torch.nonzero` / `.nonzero()`, `torch.argwhere`, boolean-mask indexing
-    `x[mask]` (read, or `x[mask] += v`), `torch.masked_select`,
+    `x[mask]` (read, or `x[mask] += v`; also `x[x >= 0]` on an `x` of
+    unknown type, since only an array is ordered against a number and
+    indexed by the result), `torch.masked_select`,
     `torch.unique` / `unique_consecutive`, single-argument `torch.where(c)`,
     `torch.repeat_interleave` with tensor repeats and no `output_size`,
     `torch.bincount` (even with `minlength`), and their NumPy spellings
@@ -199,10 +204,6 @@ class DataDependentOutputShape(Rule):
     (`if len(idx) == 0:`, `if sel.numel() > 0:`, `idx.shape[0] > 2`) still
     breaks (GB0170), at the branch: in that mode the rule reports those
     branch operands instead, with advice only.
-
-    ## Options
-    `capture-dynamic-output-shape-ops`: set when the program turns the
-    setting on somewhere the linter cannot see.
     """
 
     code = "GM401"
@@ -210,11 +211,16 @@ class DataDependentOutputShape(Rule):
     summary = "an operator whose output size depends on tensor data splits the graph"
     dynamo_gb = gb_types("GB0036", "GB0170")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
-    options = {"capture-dynamic-output-shape-ops": False}
+    options = {
+        "capture-dynamic-output-shape-ops": RuleOption(
+            False, "the program turns `capture_dynamic_output_shape_ops` on somewhere the linter cannot see"
+        )
+    }
     valid = (
         _HEADER + "    x[x < 0] = 0\n    return x[r.argsort()], torch.where(x > 0, x, 0)\n",
         _HEADER + "    y = torch.repeat_interleave(x, 2)\n    return y, torch.repeat_interleave(x, r, output_size=8)\n",
         _HEADER + "    idx = r.long()\n    return x[idx], x[:, 0], x.nonzero_static(size=4)\n",
+        _HEADER + "    idx = r.eq(2).to(torch.long)\n    return x[idx.to(x.device)]\n",
         "import torch\n\n\ndef f(x):\n    return x[x > 0].sum(), torch.nonzero(x)\n",
         _CAPTURE + "    idx = torch.nonzero(x > 0)\n    return x[x > 0].sum() + len(idx), torch.unique(r)\n",
     )
@@ -244,6 +250,21 @@ class DataDependentOutputShape(Rule):
             "import torch\n\n\n@torch.compile\ndef f(x, mask):\n    return x.masked_select(mask), mask.nonzero()\n"
         ),
         Example(
+            _HEADER + "    out = []\n    for i, (row, reps) in enumerate(zip(x, r)):\n"
+            "        out.append(torch.repeat_interleave(row, reps, dim=0))\n    return out\n"
+        ),
+        # only an array is ordered against a number and indexed by the result
+        Example(
+            "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, matched):\n"
+            "    for row, idx in zip(x, matched):\n        keep = idx >= 0\n        x = x + row[idx[keep]].sum()\n"
+            "    return x\n"
+        ),
+        # a mask moved to another device stays boolean; ``.bool()`` makes one of anything it is called on
+        Example(_HEADER + "    m = r.eq(2).to(x.device)\n    return x[m, :]\n"),
+        Example(
+            "import torch\n\n\n@torch.compile\ndef f(ids: torch.Tensor, am):\n    return ids[0][am[0].bool()]\n"
+        ),
+        Example(
             "import numpy as np\n" + _HEADER + "    ids = np.unique(np.array([3, 1, 3]))\n    return x[: len(ids)]\n"
         ),
         Example(
@@ -267,7 +288,8 @@ class DataDependentOutputShape(Rule):
             mask = boolean_index(values, node)
             if mask is None:
                 continue
-            found = masked_reduction(values, node)
+            # torch.where on something not provably a tensor (a NumPy array) would change what eager code returns
+            found = masked_reduction(values, node) if values.is_tensor(node.value) else None
             fix = masked_reduction_fix(ctx.analysis, found) if found is not None else None
             message = (
                 f"boolean-mask indexing with `{snippet(mask)}` has a data-dependent output size: graph break"

@@ -12,7 +12,7 @@ from graphmend_lint.analysis.host_values import bound_values, scalar_conversion
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
-from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 
 SLICE_FIX = Fix(
@@ -85,12 +85,6 @@ class TensorValuedSliceBound(Rule):
     can accept. `torch._dynamo.config.capture_scalar_outputs = True` with
     `torch._check(0 <= n <= x.shape[0])` traces the slice with an unbacked
     size; the host sync stays.
-
-    ## Options
-    `capture-scalar-outputs`: with `capture_scalar_outputs` on (this option,
-    or a module-level `torch._dynamo.config.capture_scalar_outputs = True` in
-    the file) Dynamo traces the bound as an unbacked symbol and slicing with
-    it does not break (measured, torch 2.13), so the rule is silent.
     """
 
     code = "GM402"
@@ -98,7 +92,13 @@ class TensorValuedSliceBound(Rule):
     summary = "a slice bound taken from a tensor value splits the graph"
     dynamo_gb = gb_types("GB0124")
     fix_applicabilities = (Applicability.DISPLAY_ONLY,)
-    options = {"capture-scalar-outputs": False}
+    options = {
+        "capture-scalar-outputs": RuleOption(
+            False,
+            "the program turns `capture_scalar_outputs` on somewhere the linter cannot see: Dynamo then traces "
+            "the bound as an unbacked symbol, slicing with it does not break (measured, torch 2.13) and the rule is silent",
+        )
+    }
     valid = (
         _HEADER + "    n = x.shape[0] // 2\n    return x[:n], x[: len(m)], x[1:-1:2]\n",
         _HEADER + "    return x[m.argsort()], x[:, : x.size(1) - 1]\n",
@@ -110,6 +110,11 @@ class TensorValuedSliceBound(Rule):
         Example(_HEADER + "    n = m.sum()\n    return x[:n]\n"),
         Example(_HEADER + "    n = int(m.sum())\n    return x[:, n:]\n"),
         Example(_HEADER + "    return x[: m.sum().item() : 2]\n"),
+        # a legacy typed constructor builds a tensor, and its element is a 0-d tensor
+        Example(
+            "import torch\n\n\ndef gate(a, n):\n    return torch.tanh(a[:, :n])\n\n\n@torch.compile\n"
+            "def f(x: torch.Tensor):\n    channels = torch.IntTensor([2])\n    return gate(x, channels[0])\n"
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.fixes.host_numpy import StaticNumpyCall, numpy_twin_fix, sequence_reduction_call, static_numpy_call
 from graphmend_lint.rules.base import Example, Rule
@@ -25,6 +26,14 @@ _MODULE = (
 )
 
 
+UNTRACED = Fix(
+    edits=(),
+    applicability=Applicability.DISPLAY_ONLY,
+    message="no source fix: compute it with torch ops (or `math`/builtins on Python values), "
+    "or outside the compiled function",
+)
+
+
 def _numpy_over_python_values(values: ValueOracle, call: nodes.Call) -> StaticNumpyCall | None:
     """A NumPy call over static values, or a NumPy reduction over a Python plan (the two forms the fix rewrites)."""
     return static_numpy_call(values, call) or sequence_reduction_call(values, call)
@@ -32,7 +41,8 @@ def _numpy_over_python_values(values: ValueOracle, call: nodes.Call) -> StaticNu
 
 class NumpyInCompiledScope(Rule):
     """## What it does
-    Flags NumPy functions called on Python values (ints, floats, shapes,
+    Flags NumPy functions Dynamo cannot trace at all (below), and NumPy
+    functions called on Python values (ints, floats, shapes,
     config numbers) in code that `torch.compile` traces, when `math` or a
     builtin computes the same thing: `np.lcm`, `np.gcd`, `np.sqrt`, `np.log*`,
     `np.exp`, `np.abs`, `np.maximum`/`np.minimum`, and `np.sum`/`np.prod`/
@@ -48,6 +58,10 @@ class NumpyInCompiledScope(Rule):
     does with it depends on "data": `if n % 2 == 0:` breaks the graph
     (GB0170), `range(n)` breaks (GB0059), and `x[:n]` makes Dynamo give up on
     the frame (GB0208), `int(n)` or a size `np.zeros((2, n))` breaks (GB0033).
+    A NumPy function `torch._numpy` does not implement (`np.insert`,
+    `np.delete`, `np.digitize`, `np.interp`, `np.isin`, the `nan*`
+    reductions, set operations, `poly*`...) breaks at the call itself
+    (GB0294), on arrays and Python values alike: those are flagged too.
     transformers' reformer computes its chunk length with
     `np.lcm(config.lsh_attn_chunk_length, config.local_attn_chunk_length)`.
     With `math.lcm` the value is a Python int that Dynamo folds.
@@ -78,19 +92,20 @@ class NumpyInCompiledScope(Rule):
     float lists pairwise; with static values that are not provably numbers
     (`config.chunk`) the fix assumes they are. Over a named sequence the fix
     assumes a flat sequence of numbers: `np.sum` of a 2-D array is a number,
-    `sum` of it a row.
+    `sum` of it a row. Functions Dynamo cannot trace get a display-only hint.
     """
 
     code = "GM403"
     name = "numpy-in-compiled-scope"
     summary = "NumPy on Python numbers is traced as tensors in compiled code"
-    dynamo_gb = gb_types("GB0170", "GB0059", "GB0208", "GB0033")
-    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
+    dynamo_gb = gb_types("GB0170", "GB0059", "GB0208", "GB0033", "GB0294")
+    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         "import numpy as np\nimport torch\n\n\ndef f(x):\n    return x * np.lcm(4, 6)\n",
         _HEADER + "    a = np.asarray(x)\n    return np.sqrt(a), np.sum(x.numpy()), np.sum([])\n",
         _HEADER + "    return x * np.pi, np.arange(k)\n",
         _HEADER + "    plan = [1, k]\n    return x * np.sum(plan)\n",
+        _HEADER + "    return x * np.pow(2.0, k), np.searchsorted(np.arange(4), 2)\n",
     )
     invalid = (
         Example(
@@ -112,9 +127,14 @@ class NumpyInCompiledScope(Rule):
             fixed=_HEADER + "    plan = [1, k]\n    return x, np.zeros((2, sum(plan[:2])))\n",
             unsafe=True,
         ),
+        Example(_HEADER + "    starts = np.arange(k)[::-1]\n    return x, np.insert(starts[:-1], 0, 0)\n"),
+        Example(_HEADER + "    return x * float(np.interp(0.5, [0.0, 1.0], [1.0, 2.0]))\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for call, traced, function in ctx.recognised(untraced_numpy_function, nodes.Call):
+            message = f"`{function}` has no `torch._numpy` implementation: Dynamo cannot trace it, graph break"
+            yield ctx.report(call, message, traced, UNTRACED)
         for call, traced, found in ctx.recognised(_numpy_over_python_values, nodes.Call):
             message = (
                 f"`{snippet(call.func)}` on Python values is traced as a tensor op: "

@@ -11,7 +11,7 @@ from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.dynamo_setting import enable_setting_fix
-from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 
 RECURRENT_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
@@ -99,10 +99,6 @@ class RecurrentModuleCall(Rule):
 
     A file that already sets `torch._dynamo.config.allow_rnn = True` at
     module level, or the rule option `allow-rnn = true`, is not flagged.
-
-    ## Options
-    `allow-rnn`: set when your program turns `allow_rnn` on somewhere the
-    linter cannot see.
     """
 
     code = "GM501"
@@ -110,7 +106,7 @@ class RecurrentModuleCall(Rule):
     summary = "calling `nn.LSTM` / `nn.GRU` / `nn.RNN` makes Dynamo run the caller eagerly"
     dynamo_gb = gb_types("GB0014")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
-    options = {"allow-rnn": False}
+    options = {"allow-rnn": RuleOption(False, "the program turns `allow_rnn` on somewhere the linter cannot see")}
     valid = (
         _MODULE.format(layer="nn.LSTMCell(4, 4)"),
         _MODULE.format(layer="nn.GRU(4, 4)").replace("nn\n", "nn\n\ntorch._dynamo.config.allow_rnn = True\n", 1),

@@ -11,7 +11,7 @@ from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.tuple_iterable import tuple_iterable_fix
-from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.break_sites import BreakFinder, Verdict
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -138,11 +138,6 @@ class ComprehensionFrame(Rule):
     Whether the code a `try` calls breaks is followed only into this file;
     a wrapper whose `try` calls code of another file is flagged whether or
     not that code breaks (the fix is harmless then).
-
-    ## Options
-    `target-version` (default `"3.11"`): the oldest Python the code runs on.
-    From `"3.12"` on comprehensions are inlined into their function
-    (PEP 709) and the rule is silent.
     """
 
     code = "GM505"
@@ -150,7 +145,13 @@ class ComprehensionFrame(Rule):
     summary = "a comprehension over a non-tuple breaks in its own frame when Dynamo skips the function"
     dynamo_gb = gb_types("GB4347")
     fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
-    options = {"target-version": "3.11"}
+    options = {
+        "target-version": RuleOption(
+            "3.11",
+            "the oldest Python the code runs on; from 3.12 comprehensions are inlined into their function "
+            "(PEP 709) and the rule is silent",
+        )
+    }
     valid = (
         _HEADER.format(layer="LSTM", comprehension=_CAPTURING.format(flags="tuple(FLAGS)")),
         _HEADER.format(layer="LSTM", comprehension="keys = {f'output_{k}': False for k in FLAGS}"),

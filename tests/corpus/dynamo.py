@@ -8,10 +8,20 @@ program may raise on purpose (a validation guard taking its raising side), and
 ``capture_breaks`` drops everything it logged when the call raises.
 
 Every call imports the program afresh, builds its callable with ``make()`` and
-seeds every RNG first, so module state (warn-once caches, running stats) cannot
-leak from one call into the next, and the original and the fixed file see the
-same numbers. Eager outcomes are taken first, then the logged compiled run,
-then ``fullgraph=True``.
+seeds every RNG first (and again right before the call), so module state
+(warn-once caches, running stats) cannot leak from one call into the next, and
+the original and the fixed file see the same numbers, dropout masks included.
+Eager outcomes are taken first, then the logged compiled run, then
+``fullgraph=True``.
+
+A program whose callable is an ``nn.Module`` with any submodule in eval mode
+(``Model(cfg).eval()``) is measured twice: as ``make()`` builds it, then, from
+a fresh import and ``make()``, after ``.train()`` (issue 14: a break in a
+branch only training takes is a break users hit). Its logged sites and traced
+lines are the union of both runs; ``Measurement.train`` keeps the training run
+apart so a report can say which sites only training logs. A module already in
+training mode everywhere, or a function, is measured once (a second run would
+repeat the first).
 """
 
 from __future__ import annotations
@@ -51,17 +61,50 @@ class Site:
     gb_type: str
 
 
-@dataclass
-class Measurement:
-    """What Dynamo and eager execution did with one program file."""
+#: Why a program got no training-mode run (``TrainRun.skipped``).
+NOT_A_MODULE = "not an nn.Module"
+ALREADY_TRAINING = "built in training mode"
 
-    error: str | None = None  # the file does not import, make() fails, ...
+
+@dataclass
+class Run:
+    """One pass over every input set in one mode: logged sites, traced lines, and (with behaviour) outcomes."""
+
     sites: set[Site] = field(default_factory=set)
     foreign_sites: int = 0  # logged breaks whose user frame is outside the program file
     traced_lines: set[int] = field(default_factory=set)  # lines of the program file Dynamo traced (any input set)
     fullgraph: list[str | None] = field(default_factory=list)  # per input set: None, or the failure
     eager: list[Outcome] = field(default_factory=list)
     compiled: list[Outcome] = field(default_factory=list)
+
+
+@dataclass
+class TrainRun(Run):
+    """The same input sets after ``.train()``, or why there was no such run.
+
+    ``unrunnable`` holds the input sets that eager execution cannot run in
+    training mode (an exception the program does not declare for that input
+    set in ``RAISING_INPUTS``, e.g. batch norm on a batch of one): their logged
+    sites and traced lines are left out, since no user runs that path.
+    ``error``: making the module or ``.train()`` itself failed.
+    """
+
+    skipped: str | None = None  # NOT_A_MODULE, ALREADY_TRAINING, or None when it ran
+    error: str | None = None
+    unrunnable: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class Measurement(Run):
+    """What Dynamo and eager execution did with one program file.
+
+    ``sites``/``foreign_sites``/``traced_lines`` are the union of the built and
+    the training run; the other ``Run`` fields are the run as built.
+    """
+
+    error: str | None = None  # the file does not import, make() fails, ...
+    built_sites: set[Site] = field(default_factory=set)  # logged by the run as built
+    train: TrainRun = field(default_factory=TrainRun)
     import_stdout: str = ""
     declared_raises: dict[int, str] = field(default_factory=dict)  # the program's RAISING_INPUTS
 
@@ -100,28 +143,46 @@ def _forget_warned_once() -> None:
             clear()
 
 
-def _per_input(path: Path, module_name: str, action: Callable[[Callable[..., Any], tuple[Any, ...]], Any]) -> tuple[list[Any], str]:
-    """Run ``action(fn, args)`` once per input set, each time on a freshly imported program.
+Action = Callable[[Callable[..., Any], tuple[Any, ...]], Any]
+
+
+def _call_at(path: Path, module_name: str, index: int, action: Action, train: bool) -> tuple[Any, int, str]:
+    """Import the program afresh, ``make()`` its callable (``.train()`` it if asked), run ``action`` on input ``index``.
 
     A fresh import per call gives every call the program's initial state:
     module-level caches (``functools.lru_cache``'d warn-once helpers, registries)
-    and module state cannot carry over from one phase or input set to the next.
-    Returns the results and the text the first import printed.
+    and module state cannot carry over from one phase, mode or input set to the
+    next. The RNGs are seeded before ``make()`` and again right before the
+    call, so every phase draws the same dropout masks and noise. Returns the
+    result, the number of input sets and the text the import printed.
     """
-    results: list[Any] = []
-    printed_first = ""
-    index, count = 0, 1
-    while index < count:
-        module, printed = load_program(path, module_name)
-        printed_first = printed_first or printed
-        seed_everything()
-        fn, input_sets = module.make()
-        count = len(input_sets)
-        if count == 0:
-            raise ValueError("make() returned no input sets")
-        results.append(action(fn, tuple(input_sets[index])))
-        index += 1
-    return results, printed_first
+    module, printed = load_program(path, module_name)
+    seed_everything()
+    fn, input_sets = module.make()
+    if not input_sets:
+        raise ValueError("make() returned no input sets")
+    if train:
+        fn.train()
+    seed_everything()
+    return action(fn, tuple(input_sets[index])), len(input_sets), printed
+
+
+def _per_input(path: Path, module_name: str, action: Action, train: bool = False) -> tuple[list[Any], str]:
+    """Run ``action(fn, args)`` once per input set (see ``_call_at``); the results and the first import's output."""
+    result, count, printed = _call_at(path, module_name, 0, action, train)
+    results = [result]
+    for index in range(1, count):
+        results.append(_call_at(path, module_name, index, action, train)[0])
+    return results, printed
+
+
+def train_skip_reason(fn: Any) -> str | None:
+    """Why a callable needs no training-mode run (``None``: it is a module with a submodule in eval mode)."""
+    if not isinstance(fn, torch.nn.Module):
+        return NOT_A_MODULE
+    if all(module.training for module in fn.modules()):
+        return ALREADY_TRAINING
+    return None
 
 
 @contextlib.contextmanager
@@ -175,7 +236,6 @@ def _logged_call(
     """Compile ``fn`` afresh, call it once, and parse the graph_breaks log of that call (and the lines it traced)."""
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend=BACKEND)
-    seed_everything()
     with breaks._captured_graph_break_log() as collector, breaks._fresh_compilation_metrics(), \
             _traced_lines_of(target) as traced:
         outcome = observe(compiled, args)
@@ -197,49 +257,108 @@ def _fullgraph_failure(fn: Callable[..., Any], args: tuple[Any, ...], eager: Out
     """
     torch._dynamo.reset()
     compiled = torch.compile(fn, fullgraph=True, backend=BACKEND)
-    seed_everything()
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             compiled(*args)
     except Exception as error:
         if eager is not None and eager.error is not None and eager.error[0] == type(error).__name__:
             return None
-        first = (str(error).strip().splitlines() or [""])[0]
-        return f"{type(error).__name__}: {first[:200]}"
+        return _first_line(error, 200)
     return None
+
+
+def _measure_run(
+    run: Run, path: Path, module_name: str, behaviour: bool, skip_clean_fullgraph: bool, declared: dict[int, str]
+) -> None:
+    """Fill ``run`` with one pass over every input set: as built, or after ``.train()`` for a ``TrainRun``."""
+    target = os.path.realpath(path)
+    train = isinstance(run, TrainRun)
+    if behaviour:
+        run.eager, _ = _per_input(path, module_name, observe, train)
+    logged, _ = _per_input(path, module_name, lambda fn, args: _logged_call(fn, args, target), train)
+    unrunnable = _unrunnable_in_training(run, path, module_name, logged, declared) if train else {}
+    for index, (sites, foreign, compiled, traced_lines) in enumerate(logged):
+        run.compiled.append(compiled)
+        if index in unrunnable:
+            continue
+        run.sites |= sites
+        run.foreign_sites += foreign
+        run.traced_lines |= traced_lines
+    if train:
+        run.unrunnable = unrunnable
+    if behaviour and (run.sites or run.foreign_sites or not skip_clean_fullgraph):
+        eager = iter(run.eager)
+        run.fullgraph, _ = _per_input(
+            path, module_name, lambda fn, args: _fullgraph_failure(fn, args, next(eager)), train
+        )
+        for index in unrunnable:
+            run.fullgraph[index] = None  # not a path anyone runs: not held against the program
+    elif behaviour:
+        # Dynamo logged no break anywhere: nothing for fullgraph=True to refuse.
+        run.fullgraph = [None] * len(run.eager)
+
+
+def _unrunnable_in_training(
+    run: Run, path: Path, module_name: str, logged: list[Any], declared: dict[int, str]
+) -> dict[int, str]:
+    """Input sets whose eager run in training mode raises an exception the program does not declare there.
+
+    Eager outcomes are taken from ``run.eager`` when the behaviour phase ran,
+    else only for the input sets whose compiled call raised (a compiled call
+    that runs means eager runs too: the eager backend executes the same ops).
+    """
+    unrunnable = {}
+    for index, (_, _, compiled, _) in enumerate(logged):
+        if compiled.error is None:
+            continue
+        if run.eager:
+            eager = run.eager[index]
+        else:
+            eager = _call_at(path, module_name, index, observe, train=True)[0]
+        if eager.error is not None and eager.error[0] != declared.get(index):
+            unrunnable[index] = f"{eager.error[0]}: {eager.error[1][:200]}"
+    return unrunnable
 
 
 def measure(path: Path, module_name: str, behaviour: bool, skip_clean_fullgraph: bool = False) -> Measurement:
     """Logged break sites of ``path`` over all its input sets; with ``behaviour``, also eager outcomes and fullgraph.
 
+    A module with a submodule in eval mode is measured again after ``.train()``
+    (``Measurement.train``); its sites and traced lines join the union.
     ``skip_clean_fullgraph`` trusts a run that logged no break at all to pass
     ``fullgraph=True`` instead of compiling it again (used for unchanged originals;
     fixed files are always compiled with ``fullgraph=True``).
     """
     result = Measurement()
-    target = os.path.realpath(path)
     with _dynamo_state_restored():
         try:
-            module, _ = load_program(path, module_name)
+            module, result.import_stdout = load_program(path, module_name)
             result.declared_raises = {int(k): str(v) for k, v in getattr(module, "RAISING_INPUTS", {}).items()}
-            if behaviour:
-                result.eager, result.import_stdout = _per_input(path, module_name, observe)
-            logged, printed = _per_input(path, module_name, lambda fn, args: _logged_call(fn, args, target))
-            result.import_stdout = result.import_stdout or printed
-            for sites, foreign, compiled, traced_lines in logged:
-                result.sites |= sites
-                result.foreign_sites += foreign
-                result.compiled.append(compiled)
-                result.traced_lines |= traced_lines
-            if behaviour and (result.sites or result.foreign_sites or not skip_clean_fullgraph):
-                eager = iter(result.eager)
-                result.fullgraph, _ = _per_input(path, module_name, lambda fn, args: _fullgraph_failure(fn, args, next(eager)))
-            elif behaviour:
-                # Dynamo logged no break anywhere: nothing for fullgraph=True to refuse.
-                result.fullgraph = [None] * len(result.eager)
+            _measure_run(result, path, module_name, behaviour, skip_clean_fullgraph, result.declared_raises)
+            result.built_sites = set(result.sites)
+            seed_everything()
+            result.train.skipped = train_skip_reason(module.make()[0])
+            if result.train.skipped is None:
+                _measure_train(result, path, module_name, behaviour, skip_clean_fullgraph)
         except Exception as error:
-            first = (str(error).strip().splitlines() or [""])[0]
-            result.error = f"{type(error).__name__}: {first[:300]}"
+            result.error = _first_line(error, 300)
         finally:
             sys.modules.pop(module_name, None)
     return result
+
+
+def _measure_train(result: Measurement, path: Path, module_name: str, behaviour: bool, skip_clean_fullgraph: bool) -> None:
+    """The training-mode run; a failure is recorded in ``result.train.error``, never raised."""
+    try:
+        _measure_run(result.train, path, module_name, behaviour, skip_clean_fullgraph, result.declared_raises)
+    except Exception as error:
+        result.train = TrainRun(error=_first_line(error, 300))
+        return
+    result.sites |= result.train.sites
+    result.foreign_sites += result.train.foreign_sites
+    result.traced_lines |= result.train.traced_lines
+
+
+def _first_line(error: BaseException, limit: int) -> str:
+    first = (str(error).strip().splitlines() or [""])[0]
+    return f"{type(error).__name__}: {first[:limit]}"

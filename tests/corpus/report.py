@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.corpus.families import FAMILY_TITLES
-from tests.corpus.score import Detection, FixScore, LineCounts
+from tests.corpus.score import Detection, FixScore, LineCounts, TrainingCounts
 
 
 def _number(value: float | None) -> str:
@@ -28,7 +28,17 @@ def detection_table(split: str, scope: str, score: Detection) -> str:
         _row("**all**", score.overall),
     ]
     lines += [_row(f"{name} {FAMILY_TITLES[name]}", counts) for name, counts in score.families.items()]
+    lines += ["", training_summary(score.training)]
     return "\n".join(lines)
+
+
+def training_summary(counts: TrainingCounts) -> str:
+    """One line on the training-mode runs (modules built with a submodule in eval mode, run again after .train())."""
+    return (
+        f"Training mode: {counts.measured} programs run again after .train() ({counts.failed} failed to, "
+        f"{counts.unrunnable} with input sets eager cannot run in training); "
+        f"{counts.logged_only_in_training} logged lines only in training, {counts.found_only_in_training} found"
+    )
 
 
 def fix_table(split: str, scores: dict[str, FixScore]) -> str:

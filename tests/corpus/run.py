@@ -52,8 +52,16 @@ def _truth_lines(programs: list[layout.Program], answers: dict[str, dict[str, An
         if not score.measured(answer):
             lines.append(f"{program.split}/{program.name}: NOT MEASURED {answer.get('failure') or answer['original']['error']}")
             continue
-        sites = ", ".join(f"{line} {gb_id} {gb_type}" for line, gb_id, gb_type in answer["original"]["sites"])
-        lines.append(f"{program.split}/{program.name}: {sites or 'no logged break'}")
+        train = answer["original"].get("train", {})
+        only_in_training = {tuple(site) for site in train.get("train_only_sites", [])}
+        sites = ", ".join(
+            f"{line} {gb_id} {gb_type}{' (training only)' if (line, gb_id, gb_type) in only_in_training else ''}"
+            for line, gb_id, gb_type in answer["original"]["sites"]
+        )
+        trouble = "".join(
+            f"; training run: {why}" for why in (train.get("error"), *train.get("unrunnable", {}).values()) if why
+        )
+        lines.append(f"{program.split}/{program.name}: {sites or 'no logged break'}{trouble}")
     return "\n".join(lines)
 
 
@@ -118,6 +126,7 @@ def summarize(args: argparse.Namespace, programs: list[layout.Program], answers:
             for scope in SCOPES:
                 detected = score.detection(members, answers, scope, rule_claims)
                 entry["detection"][scope] = {"overall": detected.overall.as_json(),
+                                             "training": detected.training.as_json(),
                                              "families": {k: v.as_json() for k, v in detected.families.items()},
                                              "programs": detected.programs,
                                              "programs_with_breaks": detected.programs_with_breaks}

@@ -11,6 +11,10 @@ An FP on a line Dynamo never traced (no input set reached it, or Dynamo gave
 up on its frame after an earlier break and ran it eagerly) is *unobserved*:
 Dynamo neither confirmed nor refuted it. It stays an FP in ``precision``;
 ``precision_observed`` leaves unobserved lines out of the flagged count.
+
+Logged lines are those of both modes a module is measured in (``dynamo.py``):
+as built and after ``.train()``. A line only the training run logged is a
+*training-only* line; the score counts them apart so reports can name them.
 """
 
 from __future__ import annotations
@@ -59,6 +63,30 @@ class LineCounts:
 
 
 @dataclass
+class TrainingCounts:
+    """How the training-mode runs went, and the logged lines only they found."""
+
+    measured: int = 0  # programs run again after .train()
+    failed: int = 0  # .train() or make() failed in the training run
+    unrunnable: int = 0  # programs with an input set eager cannot run in training mode
+    logged_only_in_training: int = 0
+    found_only_in_training: int = 0
+
+    def add(self, train: dict[str, Any], only_in_training: set[int], findings: list[list[Any]]) -> None:
+        """Count one program's training run (``train``: its answer's ``original["train"]``)."""
+        if "skipped" in train and train["skipped"] is None:  # answers made before training runs have no "train"
+            self.measured += 1
+            self.failed += train["error"] is not None
+            self.unrunnable += bool(train["unrunnable"])
+        flagged = {line for line, _ in findings}
+        self.logged_only_in_training += len(only_in_training)
+        self.found_only_in_training += len(only_in_training & flagged)
+
+    def as_json(self) -> dict[str, int]:
+        return dict(vars(self))
+
+
+@dataclass
 class Detection:
     """Detection score of one split under one scope."""
 
@@ -66,8 +94,9 @@ class Detection:
     programs_with_breaks: int = 0
     overall: LineCounts = field(default_factory=LineCounts)
     families: dict[str, LineCounts] = field(default_factory=dict)
-    misses: list[str] = field(default_factory=list)  # "name:line GBxxxx (family) gb_type"
+    misses: list[str] = field(default_factory=list)  # "name:line GBxxxx (family) gb_type", "(training only)"
     false_alarms: list[str] = field(default_factory=list)  # "name:line GMxxx", "(unobserved)" when never traced
+    training: TrainingCounts = field(default_factory=TrainingCounts)
 
     def family(self, name: str) -> LineCounts:
         return self.families.setdefault(name, LineCounts())
@@ -79,6 +108,14 @@ def logged_lines(answer: dict[str, Any]) -> dict[int, list[tuple[str, str]]]:
     for line, gb_id, gb_type in answer["original"]["sites"]:
         lines.setdefault(line, []).append((gb_id, gb_type))
     return lines
+
+
+def training_only_lines(answer: dict[str, Any]) -> set[int]:
+    """Lines only the training-mode run logged a break at."""
+    original = answer["original"]
+    sites = {tuple(site) for site in original["sites"]}
+    built = sites - {tuple(site) for site in original.get("train", {}).get("train_only_sites", [])}
+    return {line for line, *_ in sites} - {line for line, *_ in built}
 
 
 def measured(answer: dict[str, Any]) -> bool:
@@ -107,6 +144,8 @@ def detection(programs: Iterable[Program], answers: dict[str, dict[str, Any]], s
         score.programs += 1
         logged = logged_lines(answer)
         score.programs_with_breaks += bool(logged)
+        only_in_training = training_only_lines(answer)
+        score.training.add(answer["original"].get("train", {}), only_in_training, answer["lint"][scope])
         flagged: dict[int, set[str]] = {}
         for line, code in answer["lint"][scope]:
             flagged.setdefault(line, set()).add(code)
@@ -120,7 +159,8 @@ def detection(programs: Iterable[Program], answers: dict[str, dict[str, Any]], s
                 score.family(family).logged_found += found
             if not found:
                 described = ", ".join(f"{gb_id} ({claims.family_of_site(gb_id)}) {gb_type}" for gb_id, gb_type in sites)
-                score.misses.append(f"{program.name}:{line} {described}")
+                note = " (training only)" if line in only_in_training else ""
+                score.misses.append(f"{program.name}:{line} {described}{note}")
         traced = answer["original"].get("traced_lines")
         for line, codes in sorted(flagged.items()):
             correct = line in logged
@@ -170,9 +210,24 @@ class FixScore:
         }
 
 
+def fullgraph_failures(measurement: dict[str, Any]) -> list[str]:
+    """Why ``torch.compile(fn, fullgraph=True)`` failed, per input set and mode (empty: it ran every one).
+
+    A training run that could not be made (``train["error"]``) has no fullgraph
+    results: like an input set eager cannot run in training, it is recorded
+    and counted elsewhere, not held against the program here.
+    """
+    if measurement["error"] is not None:
+        return [measurement["error"]]
+    train = measurement.get("train", {})
+    failures = [f"input {i}: {failure}" for i, failure in enumerate(measurement["fullgraph"]) if failure]
+    failures += [f"train input {i}: {failure}" for i, failure in enumerate(train.get("fullgraph", [])) if failure]
+    return failures
+
+
 def passes_fullgraph(measurement: dict[str, Any]) -> bool:
-    """``torch.compile(fn, fullgraph=True)`` ran every input set of this measurement."""
-    return measurement["error"] is None and all(failure is None for failure in measurement["fullgraph"])
+    """``torch.compile(fn, fullgraph=True)`` ran every input set of this measurement, in each mode measured."""
+    return not fullgraph_failures(measurement)
 
 
 def fixes(programs: Iterable[Program], answers: dict[str, dict[str, Any]], mode: str, claims: Claims) -> FixScore:
@@ -205,6 +260,5 @@ def fixes(programs: Iterable[Program], answers: dict[str, dict[str, Any]], mode:
             if passes_fullgraph(after):
                 score.eligible_fullgraph_after += 1
             else:
-                failure = next((f for f in after["fullgraph"] if f), after["error"] or "")
-                score.eligible_failing.append(f"{program.name}: {failure}")
+                score.eligible_failing.append(f"{program.name}: {fullgraph_failures(after)[0]}")
     return score

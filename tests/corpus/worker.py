@@ -23,28 +23,50 @@ from pathlib import Path
 from typing import Any
 
 
+def _sites_json(sites: Any) -> list[list[Any]]:
+    return sorted([s.line, s.gb_id, s.gb_type] for s in sites)
+
+
 def _measurement_json(measurement: Any) -> dict[str, Any]:
+    """``sites``/``traced_lines``: both modes together; the rest is the run as built; ``train``: the training run."""
+    train = measurement.train
     return {
         "error": measurement.error,
-        "sites": sorted([s.line, s.gb_id, s.gb_type] for s in measurement.sites),
+        "sites": _sites_json(measurement.sites),
         "foreign_sites": measurement.foreign_sites,
         "traced_lines": sorted(measurement.traced_lines),
         "fullgraph": measurement.fullgraph,
         "eager_errors": [o.error for o in measurement.eager],
         "declared_raises": measurement.declared_raises,
+        "train": {
+            "skipped": train.skipped,
+            "error": train.error,
+            "unrunnable": train.unrunnable,
+            "sites": _sites_json(train.sites),
+            "train_only_sites": _sites_json(train.sites - measurement.built_sites),
+            "fullgraph": train.fullgraph,
+            "eager_errors": [o.error for o in train.eager],
+        },
     }
 
 
 def _differences(original: Any, variant: Any, compiled: bool) -> list[str]:
-    """Per input set, how the variant's eager (or compiled) outcomes differ from the original's eager ones."""
+    """Per input set and mode, how the variant's eager (or compiled) outcomes differ from the original's eager ones."""
     from tests.corpus.behaviour import outcome_differences
 
     if original.error or variant.error:
         return [] if original.error else [f"variant failed: {variant.error}"]
-    outcomes = variant.compiled if compiled else variant.eager
+    runs = [("", original, variant)]
+    trained = [(run.train.skipped, run.train.error) for run in (original, variant)]
+    if trained[0] != trained[1]:
+        return [f"training run: {trained[0]} vs {trained[1]}"]
+    if trained[0] == (None, None):
+        runs.append(("train ", original.train, variant.train))
     found = []
-    for index, (expected, actual) in enumerate(zip(original.eager, outcomes, strict=True)):
-        found += [f"input {index}: {d}" for d in outcome_differences(expected, actual)]
+    for label, expected_run, actual_run in runs:
+        outcomes = actual_run.compiled if compiled else actual_run.eager
+        for index, (expected, actual) in enumerate(zip(expected_run.eager, outcomes, strict=True)):
+            found += [f"{label}input {index}: {d}" for d in outcome_differences(expected, actual)]
     if not compiled and original.import_stdout != variant.import_stdout:
         found.append("import-time stdout differs")
     return found

@@ -1,0 +1,120 @@
+"""Tensors passed where torch wants a size: ``torch.zeros((b, n, d))`` with ``n = lengths.max()``.
+
+A size must be a Python int (or a symbolic one from a shape). A tensor there
+is converted with an implicit ``int(t)``: Dynamo logs a data-dependent
+operator (GB0033) and the host waits for the device, exactly as at an
+explicit ``.item()`` (measured, torch 2.13: ``torch.zeros/ones/empty/rand/
+randn/full/arange``, ``t.new_zeros/new_ones/new_empty/new_full``,
+``t.view/reshape/expand``, sizes given positionally, as a tuple or as
+``size=``; ``F.interpolate``'s ``size`` and ``F.pad``'s ``pad``). ``torch.full((2,), t)`` is not a size: the fill value stays in the
+graph. Nor does a tensor the frame receives as an argument break there
+(``def f(x, n): return torch.zeros(2, n)`` with a 0-d ``n``: measured, Dynamo
+specialises on it), so a bare parameter is never reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from astroid import nodes
+
+from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.values import ValueOracle
+
+#: torch functions whose positional arguments (or one tuple of them) are all sizes.
+_SIZE_FUNCTIONS = frozenset({"zeros", "ones", "empty", "rand", "randn", "arange"})
+#: Tensor methods whose positional arguments (or one tuple of them) are all sizes.
+_SIZE_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "view", "reshape", "expand"})
+#: ``torch.full`` and ``t.new_full``: the first argument is the size, the second a value.
+_SIZE_FIRST = frozenset({"full", "new_full"})
+#: Functions with one size argument: name -> (its position, its keyword).
+_SIZE_ARGUMENT = {
+    "torch.nn.functional.interpolate": (1, "size"),
+    "torch.nn.functional.pad": (1, "pad"),
+}
+#: Keywords that name sizes (``arange(end=t)``); ``dtype=``/``device=`` never do.
+_SIZE_KEYWORDS = frozenset({"size", "start", "end", "step"})
+
+
+@dataclass(frozen=True)
+class TensorSize:
+    """A tensor given as a size of the call *call*."""
+
+    call: nodes.Call
+    tensor: nodes.NodeNG
+    operator: str  # how messages name the callee: ``torch.zeros``, ``.view``
+
+
+def tensor_size(values: ValueOracle, node: nodes.NodeNG) -> TensorSize | None:
+    """The first size argument of *node* that is a tensor, when *node* is a call that takes sizes."""
+    if not isinstance(node, nodes.Call):
+        return None
+    found = _size_operator(values, node)
+    if found is None:
+        return None
+    operator, sizes = found
+    tensor = next((size for size in sizes if values.is_tensor(size) and not _is_parameter(size)), None)
+    if tensor is None or _breaks_first(values, node):
+        return None
+    return TensorSize(node, tensor, operator)
+
+
+def _breaks_first(values: ValueOracle, call: nodes.Call) -> bool:
+    """An argument of *call* uses a tensor as a size itself: that inner call breaks first, and only it is reported.
+
+    ``F.pad(F.interpolate(x, size=(h, w)), (0, W - w))`` in a loop logs the
+    interpolate only: after it Dynamo runs the frame eagerly (measured, ViLT).
+    """
+    arguments = [*call.args, *(kw.value for kw in call.keywords or [])]
+    return any(
+        tensor_size(values, inner) is not None
+        for argument in arguments
+        for inner in argument.nodes_of_class(nodes.Call)
+    )
+
+
+def _size_operator(values: ValueOracle, call: nodes.Call) -> tuple[str, list[nodes.NodeNG]] | None:
+    """``(label, size arguments)`` of a torch function or tensor method that takes sizes."""
+    name = values.qualified_name(call.func) or ""
+    if name in _SIZE_ARGUMENT:
+        index, keyword = _SIZE_ARGUMENT[name]
+        sizes = [kw.value for kw in call.keywords or [] if kw.arg == keyword]
+        if len(call.args) > index and not any(isinstance(arg, nodes.Starred) for arg in call.args[: index + 1]):
+            sizes.append(call.args[index])
+        return f"F.{name.rsplit('.', 1)[1]}", list(_elements(sizes))
+    if name.startswith("torch.") and name.count(".") == 1:
+        op, label, takes_sizes = name.split(".")[1], name, _SIZE_FUNCTIONS
+    elif isinstance(call.func, nodes.Attribute) and values.is_tensor(call.func.expr):
+        op, label, takes_sizes = call.func.attrname, f".{call.func.attrname}", _SIZE_METHODS
+    else:
+        return None
+    positional = [arg for arg in call.args if not isinstance(arg, nodes.Starred)]
+    if op in _SIZE_FIRST:
+        sizes = positional[:1]
+    elif op in takes_sizes:
+        sizes = positional
+    else:
+        return None
+    keywords = [kw.value for kw in call.keywords or [] if kw.arg in _SIZE_KEYWORDS]
+    return label, list(_elements([*sizes, *keywords]))
+
+
+def _is_parameter(node: nodes.NodeNG) -> bool:
+    """Whether *node* is a name every reaching binding of which is a function parameter."""
+    if not isinstance(node, nodes.Name):
+        return False
+    try:
+        bindings = reaching_bindings(node)
+    except Exception:  # astroid lookups can fail on odd code; then it is no provable parameter
+        return False
+    return bool(bindings) and all(isinstance(b.parent, nodes.Arguments) for b in bindings)
+
+
+def _elements(sizes: list[nodes.NodeNG]) -> Iterator[nodes.NodeNG]:
+    """Each size, with ``(b, n, d)`` / ``[b, n]`` opened into its elements."""
+    for size in sizes:
+        if isinstance(size, (nodes.Tuple, nodes.List)):
+            yield from (element for element in size.elts if not isinstance(element, nodes.Starred))
+        else:
+            yield size

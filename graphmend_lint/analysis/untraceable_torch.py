@@ -1,0 +1,114 @@
+"""Calls into torch that Dynamo refuses to trace, whatever their arguments.
+
+Each entry was measured on torch 2.13 (CPU) with the id Dynamo logs:
+
+* ``torch._dynamo.graph_break()``: an explicit break (GB0025);
+* ``torch.nn.utils.rnn.pack_padded_sequence``: in a file Dynamo skips (GB0007);
+* ``torch.autograd.grad``: not traced while ``trace_autograd_ops`` is off, the
+  default (GB9186);
+* ``with torch.backends.cudnn.flags(...)``: an unsupported context manager
+  (GB0142, and GB0208 on the same line);
+* a call of a function of this file decorated ``@torch.compiler.disable`` or
+  ``@torch._dynamo.disable``: Dynamo runs it eagerly between two graphs
+  (GB0098; GB0099 when the call is inlined from another frame).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from astroid import nodes
+
+from graphmend_lint.analysis.values import ValueOracle, enclosing_class
+
+TRACE_AUTOGRAD_OPS = "trace_autograd_ops"
+#: torch function -> (what the message calls it, why Dynamo stops, what to do instead).
+_REFUSED_CALLS: dict[str, tuple[str, str, str]] = {
+    "torch._dynamo.graph_break": (
+        "`torch._dynamo.graph_break()`",
+        "it asks for a graph break",
+        "remove it once the break it was placed for is fixed",
+    ),
+    "torch.nn.utils.rnn.pack_padded_sequence": (
+        "`pack_padded_sequence`",
+        "Dynamo skips the file it lives in",
+        "run the recurrent part outside the compiled function, or pad and mask instead of packing",
+    ),
+    "torch.autograd.grad": (
+        "`torch.autograd.grad`",
+        "Dynamo does not trace it while `torch._dynamo.config.trace_autograd_ops` is off (the default)",
+        "compute the gradient outside the compiled function, or use `torch.func.grad`",
+    ),
+}
+_CUDNN_FLAGS = "torch.backends.cudnn.flags"
+_DISABLE_DECORATORS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
+
+
+@dataclass(frozen=True)
+class RefusedCall:
+    """A call Dynamo will not trace, and what to say about it."""
+
+    call: nodes.Call
+    label: str
+    reason: str
+    advice: str
+    autograd: bool = False  # only breaks while ``trace_autograd_ops`` is off
+
+
+def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
+    """What makes Dynamo refuse *node*, when it is such a call."""
+    if not isinstance(node, nodes.Call):
+        return None
+    name = values.qualified_name(node.func) or ""
+    if name in _REFUSED_CALLS:
+        label, reason, advice = _REFUSED_CALLS[name]
+        return RefusedCall(node, label, reason, advice, autograd=name == "torch.autograd.grad")
+    if name == _CUDNN_FLAGS and _is_with_item(node):
+        return RefusedCall(
+            node,
+            "`with torch.backends.cudnn.flags(...)`",
+            "Dynamo does not support this context manager",
+            "set the flags outside the compiled function (they only matter on CUDA)",
+        )
+    disabled = _disabled_callee(values, node)
+    if disabled is not None:
+        return RefusedCall(
+            node,
+            f"`{disabled.name}` (decorated `torch.compiler.disable`)",
+            "Dynamo runs it eagerly between two graphs",
+            "call it outside the compiled function, or drop the decorator once its body traces",
+        )
+    return None
+
+
+def _is_with_item(call: nodes.Call) -> bool:
+    parent = call.parent
+    return isinstance(parent, nodes.With) and any(expression is call for expression, _ in parent.items)
+
+
+def _disabled_callee(values: ValueOracle, call: nodes.Call) -> nodes.FunctionDef | None:
+    """The function of this file *call* calls (``f(...)``, ``self.m(...)``) when it is decorated to be skipped."""
+    func = call.func
+    candidates: list[nodes.NodeNG] = []
+    if isinstance(func, nodes.Name):
+        try:
+            _, candidates = func.lookup(func.name)
+        except Exception:  # astroid lookups can fail on odd code: no provable callee
+            return None
+    elif isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) and func.expr.name == "self":
+        klass = enclosing_class(call)
+        candidates = list(klass.locals.get(func.attrname, ())) if klass is not None else []
+    functions = [c for c in candidates if isinstance(c, nodes.FunctionDef)]
+    if len(functions) != 1 or len(candidates) != 1:
+        return None
+    return functions[0] if _is_disabled(values, functions[0]) else None
+
+
+def _is_disabled(values: ValueOracle, function: nodes.FunctionDef) -> bool:
+    for decorator in function.decorators.nodes if function.decorators else ():
+        if isinstance(decorator, nodes.Call) and decorator.keywords:
+            continue  # ``disable(recursive=False)`` and other variants were not measured
+        target = decorator.func if isinstance(decorator, nodes.Call) else decorator
+        if values.qualified_name(target) in _DISABLE_DECORATORS:
+            return True
+    return False

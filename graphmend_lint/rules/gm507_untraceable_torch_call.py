@@ -1,0 +1,92 @@
+"""GM507: torch calls Dynamo refuses to trace (``graph_break()``, ``pack_padded_sequence``, ``autograd.grad``...)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from astroid import nodes
+
+from graphmend_lint.analysis.dynamo_settings import setting_on
+from graphmend_lint.analysis.untraceable_torch import TRACE_AUTOGRAD_OPS, refused_call
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.rules.base import Example, Rule, RuleOption
+from graphmend_lint.rules.gb_types import gb_types
+
+_HEADER = "import torch\nfrom torch import nn\n\n\n@torch.compile\ndef f(x: torch.Tensor, lengths: torch.Tensor):\n"
+
+
+class UntraceableTorchCall(Rule):
+    """## What it does
+    Flags torch calls that Dynamo refuses to trace whatever their arguments,
+    in code that `torch.compile` traces: `torch._dynamo.graph_break()`,
+    `torch.nn.utils.rnn.pack_padded_sequence`, `torch.autograd.grad`,
+    `with torch.backends.cudnn.flags(...)`, and calls of a function of the
+    same file decorated `@torch.compiler.disable` / `@torch._dynamo.disable`.
+
+    ## Why is this bad
+    Dynamo ends the graph, runs the call eagerly and starts a new graph after
+    it (measured, torch 2.13): `graph_break()` asks for exactly that
+    (GB0025); `pack_padded_sequence` lives in a file Dynamo skips (GB0007);
+    `torch.autograd.grad` is not traced while
+    `torch._dynamo.config.trace_autograd_ops` is off, the default (GB9186);
+    `cudnn.flags` is an unsupported context manager (GB0142, with GB0208 on
+    the same line); a disabled function is skipped (GB0098, or GB0099 when
+    the call is inlined from another frame). Inside a loop the break makes
+    Dynamo give up on the whole function.
+
+    ## Example
+    ```python
+    @torch.compile
+    def encode(x, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True)
+        return packed.data.sum()
+    ```
+
+    ## Use instead
+    Keep the call outside the compiled function, or replace it with code
+    Dynamo traces (pad and mask instead of packing, `torch.func.grad`
+    instead of `torch.autograd.grad`).
+
+    ## Fix safety
+    No automatic fix: where the call should go is a design decision. The
+    diagnostic carries a display-only hint.
+    """
+
+    code = "GM507"
+    name = "untraceable-torch-call"
+    summary = "a torch call Dynamo refuses to trace splits the graph"
+    dynamo_gb = gb_types("GB0025", "GB0007", "GB9186", "GB0142", "GB0208", "GB0098", "GB0099")
+    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
+    options = {
+        "trace-autograd-ops": RuleOption(
+            False,
+            "the program turns `torch._dynamo.config.trace_autograd_ops` on somewhere the linter cannot see; "
+            "`torch.autograd.grad` is then not reported",
+        )
+    }
+    valid = (
+        "import torch\n\n\ndef f(x):\n    torch._dynamo.graph_break()\n    return x\n",
+        _HEADER + "    with torch.no_grad():\n        y = x * 2\n    return y, torch.backends.cudnn.is_available()\n",
+        "import torch\n\ntorch._dynamo.config.trace_autograd_ops = True\n\n\n@torch.compile\ndef f(x, w):\n"
+        "    return torch.autograd.grad((x * w).sum(), [w])\n",
+        "import torch\n\n\ndef helper(x):\n    return x.sum()\n\n\n@torch.compile\ndef f(x):\n    return helper(x)\n",
+    )
+    invalid = (
+        Example(_HEADER + "    y = x + 1\n    torch._dynamo.graph_break()\n    return y + 1\n"),
+        Example(_HEADER + "    p = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True)\n    return p.data\n"),
+        Example(_HEADER + "    return torch.autograd.grad((x * lengths).sum(), [lengths])\n"),
+        Example(_HEADER + "    with torch.no_grad(), torch.backends.cudnn.flags(enabled=False):\n        y = x * 2\n    return y\n"),
+        Example(
+            "import torch\n\n\n@torch.compiler.disable\ndef helper(x):\n    return x.sum().item()\n\n\n"
+            "@torch.compile\ndef f(x):\n    y = x * 2\n    return y + helper(y)\n"
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        autograd_traced = setting_on(ctx.values, ctx.options, TRACE_AUTOGRAD_OPS)
+        for call, traced, refused in ctx.recognised(refused_call, nodes.Call):
+            if refused.autograd and autograd_traced:
+                continue
+            fix = Fix(edits=(), applicability=Applicability.DISPLAY_ONLY, message=f"no source fix: {refused.advice}")
+            yield ctx.report(call, f"{refused.label} in compiled code causes a graph break: {refused.reason}", traced, fix)
