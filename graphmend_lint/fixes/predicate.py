@@ -344,8 +344,8 @@ class Predicator:
             merged[name] = _Selected(text, on_true.safe and on_false.safe, reads, on_true.shape)
         return merged
 
-    def previous_value(self, node: nodes.If, name: str) -> _Selected:
-        """The value *name* keeps on a side that does not assign it: it must be a tensor already."""
+    def previous_value(self, node: nodes.NodeNG, name: str) -> _Selected:
+        """The value *name* keeps where it is not assigned (a side of an ``if``, a dropped layer): a tensor already."""
         function = node.scope()
         earlier = [
             binding

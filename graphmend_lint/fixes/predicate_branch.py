@@ -7,6 +7,9 @@
   (:mod:`.predicate_cond`), so only the taken side runs. When a branch holds
   nested control flow, ``torch.cond`` cannot take it, but computing both sides
   is still correct when those calls are free of effects (Phi-3's LongRoPE).
+* LayerDrop (``if torch.rand([]) < p: continue`` and its flag forms) keeps its
+  eager code and selects with ``torch.where`` under compile
+  (:mod:`.predicate_layerdrop`); a flag form it cannot prove falls through.
 * Everything else is a ``torch.where`` select (:meth:`.Predicator.where_rewrite`).
 
 This module sits above both rewrites, so neither imports the other.
@@ -21,6 +24,7 @@ from astroid import nodes
 from graphmend_lint.analysis.values import Kind
 from graphmend_lint.fixes.predicate import Declined, Predicator, Rewrite, wrap_long_call
 from graphmend_lint.fixes.predicate_cond import NestedControlFlow, callee_effect, cond_rewrite, needs_cond
+from graphmend_lint.fixes.predicate_layerdrop import LayerDropDeclined, is_layerdrop, layerdrop_rewrite
 
 BOTH_SIDES_MESSAGE = (
     "Select with `torch.where` (both branches are computed, including the calls `torch.cond` could not take)"
@@ -28,7 +32,15 @@ BOTH_SIDES_MESSAGE = (
 
 
 def if_statement(predicator: Predicator, node: nodes.If) -> Rewrite:
-    """The rewrite of a tensor-dependent ``if`` (assignments, updates or returns)."""
+    """The rewrite of a tensor-dependent ``if`` (assignments, updates or returns, LayerDrop's ``continue``)."""
+    if is_layerdrop(node):
+        try:
+            return layerdrop_rewrite(predicator, node)
+        except LayerDropDeclined:
+            raise  # the draw is LayerDrop's: its reason is the one to show
+        except Declined:
+            if isinstance(node.body[0], nodes.Continue):
+                raise  # nothing else rewrites a `continue`
     guard, tensor_test = static_guard(predicator, node.test)
     if guard:
         return _guarded_where(predicator, node, guard, tensor_test)

@@ -6,15 +6,17 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.conditions import only_raises, tensor_condition_parts
+from graphmend_lint.analysis.conditions import only_raises, snippet, tensor_condition_parts
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic
 from graphmend_lint.fixes.predicate import is_elif, predicated_fix
 from graphmend_lint.fixes.predicate_branch import if_statement
+from graphmend_lint.fixes.predicate_layerdrop import layerdrop_gate
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
 FIX_MESSAGE = "Select with `torch.where` instead of branching"
+MESSAGE = "branch on a tensor value `{}` causes a graph break"
 
 
 class TensorDependentBranch(Rule):
@@ -92,6 +94,34 @@ class TensorDependentBranch(Rule):
     `x + torch.cond(c, lambda t: t * 2, ..., (x,))` gives 4 instead of 3; set
     `torch._inductor.config.inplace_buffers = False` when training through it).
 
+    LayerDrop (transformers' encoders and decoders while training) is the one
+    `continue` that is rewritten, also in its flag forms (`to_drop = True`, then
+    `if not to_drop:` or `if to_drop: <placeholders> else: <layer>`;
+    `skip_the_layer = torch.rand([]) < p`, then
+    `if not skip_the_layer or synced_gpus:`, which is reported even though the
+    flag is `False` or a tensor). The eager code stays as it is, behind
+    `if torch.compiler.is_compiling():`, and the compiled path always runs the
+    layer, then `h = torch.where(dropped, h_before, h)`. Where the layer feeds
+    `if output_attentions:`-style switches, the compiled path is taken only
+    while they are off (`... and not output_attentions`); with a switch on,
+    the original code and its break stay, and the finding remains. Eagerly nothing changes
+    (outputs, gradients, `None` gradients and the RNG stream, measured). Always
+    **unsafe**, for what changes under compile: every layer runs (up to
+    1/(1-p) times the layer FLOPs); a dropped layer's parameters get zero
+    gradients instead of `None`, so an optimizer with weight decay or momentum
+    still moves them; a dropped layer's effects (a KV-cache update) happen;
+    dropout draws masks for dropped layers too, so the random stream differs
+    from eager (as it does under inductor anyway). Declined unless the draw is
+    `torch.rand(...) < p`, in a `for` loop, guarded by non-tensor `if`s
+    without `else`, the skipped statements are assignments to names, and each
+    name they pass on held a tensor before. `torch.cond` over the layer was
+    measured and rejected: its backward re-runs the layer's dropout with new
+    random numbers, so gradients differ from the outputs' (by up to 1.86 on a
+    toy, eager and compiled), and in eager mode a second dropout probability
+    makes its branch tracing fail ("Could not guard on data-dependent
+    expression"). A plain `torch.where` runs every layer eagerly too and
+    changes every later dropout mask.
+
     No fix is offered (the message says why) when a branch has a side effect,
     control leaves one branch only (`return`, `raise`, `break`, `continue`),
     a value is `None` or not a tensor, a value calls something the linter
@@ -129,6 +159,23 @@ class TensorDependentBranch(Rule):
             unsafe=True,
         ),
         Example("import torch\n\n@torch.compile\ndef f(x):\n    y = x.max()\n    if y > 3 and x.mean() < 0:\n        return x\n    return -x\n"),
+        # LayerDrop: the eager `continue` stays; compiled, the layer runs and `where` drops it
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x, layers, p):\n    h = torch.relu(x)\n    for layer in layers:\n"
+            "        if torch.rand([]) < p:\n            continue\n        h = layer(h)\n    return h\n",
+            fixed="import torch\n\n@torch.compile\ndef f(x, layers, p):\n    h = torch.relu(x)\n    for layer in layers:\n"
+            "        _gm_dropped = None\n        if torch.compiler.is_compiling():\n"
+            "            _gm_dropped = torch.rand([]) < p\n            _gm_kept_h = h\n"
+            "        elif torch.rand([]) < p:\n            continue\n        h = layer(h)\n"
+            "        if _gm_dropped is not None:\n            h = torch.where(_gm_dropped, _gm_kept_h, h)\n    return h\n",
+            unsafe=True,
+        ),
+        # declined: the `continue` skips a statement that is not an assignment
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x, layers, p, seen):\n    h = torch.relu(x)\n    for layer in layers:\n"
+            "        if torch.rand([]) < p:\n            continue\n        seen.append(layer)\n        h = layer(h)\n"
+            "    return h\n"
+        ),
         # declined (display-only): no tensor to select on one side
         Example("import torch\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        return None\n    return x\n"),
     )
@@ -138,7 +185,12 @@ class TensorDependentBranch(Rule):
             if only_raises(node.body) and not node.orelse:
                 continue  # GM104's case
             parts = tensor_condition_parts(ctx.values, node.test)
-            if not parts:
+            gate = None if parts else layerdrop_gate(ctx.values, node)
+            if not parts and gate is None:
                 continue
             fix = None if is_elif(ctx.analysis, node) else predicated_fix(ctx.analysis, if_statement, node, FIX_MESSAGE)
-            yield from ctx.report_condition(parts, "branch on a tensor value `{}` causes a graph break", traced, fix)
+            if gate is not None:  # the flag is a tensor only where the draw ran: the draw's gates are the finding's
+                operand, draw = gate
+                yield ctx.report(operand, MESSAGE.format(snippet(operand)), traced, fix, gate_at=draw)
+            else:
+                yield from ctx.report_condition(parts, MESSAGE, traced, fix)

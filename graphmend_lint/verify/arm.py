@@ -140,6 +140,25 @@ def _to_device(value: Any, device: str) -> Any:
     return value
 
 
+def seed_everything(seed: int) -> None:
+    """Seed every generator a forward may draw from: torch's, and numpy's and ``random``'s.
+
+    transformers' SpecAugment (wav2vec2, HuBERT... in train mode) draws its masks with
+    ``np.random``; seeding torch alone lets the two arms mask differently.
+    """
+    import random
+
+    import torch
+
+    torch.manual_seed(seed)
+    random.seed(seed)
+    try:
+        import numpy
+    except ImportError:  # torch runs without numpy; then nothing draws from it
+        return
+    numpy.random.seed(seed)
+
+
 def _fresh_workload(spec: ArmSpec) -> Any:
     """Build the workload again under the seed: each phase starts from the same state."""
     import torch
@@ -147,7 +166,7 @@ def _fresh_workload(spec: ArmSpec) -> Any:
     from graphmend_lint.verify.targets import build_workload
     from graphmend_lint.verify.training import set_train_mode
 
-    torch.manual_seed(spec.seed)
+    seed_everything(spec.seed)
     with _phase("factory"):
         workload = build_workload(spec.target)
         if spec.train:
@@ -190,7 +209,7 @@ def run_arm(spec: ArmSpec) -> dict[str, Any]:
         outputs, gradients = [], []
         with _phase("callable"), grad_mode():
             for args, kwargs in workload.inputs:
-                torch.manual_seed(spec.seed)
+                seed_everything(spec.seed)
                 with recorder.recording():
                     value = workload.callable(*args, **kwargs)
                 outputs.append(compare.flatten(value))
@@ -213,7 +232,7 @@ def run_arm(spec: ArmSpec) -> dict[str, Any]:
         workload = _fresh_workload(spec)
         with _phase("dynamo"), grad_mode():
             report = capture_breaks_over(
-                workload.callable, workload.inputs, before_each=lambda: torch.manual_seed(spec.seed)
+                workload.callable, workload.inputs, before_each=lambda: seed_everything(spec.seed)
             )
         result["breaks"] = breaks_json(report)
 
@@ -263,7 +282,7 @@ def _fullgraph(spec: ArmSpec, grad_mode: Callable[[], Any]) -> dict[str, Any]:
     compiled = torch.compile(workload.callable, fullgraph=True, backend="eager")
     with grad_mode():
         for args, kwargs in workload.inputs:
-            torch.manual_seed(spec.seed)
+            seed_everything(spec.seed)
             try:
                 compiled(*args, **kwargs)
             except Exception as error:  # Unsupported, UserError and whatever the traced code raises
@@ -281,7 +300,7 @@ def _recompiles(spec: ArmSpec, grad_mode: Callable[[], Any]) -> list[dict[str, A
     progress(spec.role, "counting recompilations over the input sets")
     workload = _fresh_workload(spec)
     with _phase("dynamo"), grad_mode():
-        found = count_recompiles(workload.callable, workload.inputs, before_each=lambda: torch.manual_seed(spec.seed))
+        found = count_recompiles(workload.callable, workload.inputs, before_each=lambda: seed_everything(spec.seed))
     return [asdict(recompile) for recompile in found]
 
 
@@ -317,7 +336,7 @@ def _bench(spec: ArmSpec, grad_mode: Callable[[], Any]) -> dict[str, Any]:
     timer = timer_for(spec.device)
     calls = f"{options.warmup} warm-up + {options.iters} timed calls"
     with _phase("bench"), grad_mode():
-        torch.manual_seed(spec.seed)
+        seed_everything(spec.seed)
         progress(spec.role, f"benchmarking torch.compile(backend={options.backend!r}, mode={options.mode!r}): "
                  f"compiling, then {calls}")
         compiled = bench_compiled(workload.callable, workload.inputs[0], options, timer)
@@ -337,7 +356,7 @@ def _cold_start(spec: ArmSpec, grad_mode: Callable[[], Any]) -> float:
     timer = timer_for(spec.device)
     args, kwargs = workload.inputs[0]
     with _phase("bench"), grad_mode():
-        torch.manual_seed(spec.seed)
+        seed_everything(spec.seed)
         compiled = torch.compile(workload.callable, backend=options.backend, mode=options.mode)
         progress(spec.role, "cold start: compiling and running the first call")
         return wall_s(timer, lambda: compiled(*args, **kwargs))
