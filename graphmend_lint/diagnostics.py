@@ -50,6 +50,11 @@ class Fix:
     applicability: Applicability
     message: str
 
+    @classmethod
+    def advice(cls, message: str) -> "Fix":
+        """A fix with no edits: where no rewrite is safe to offer, the finding still says what to do by hand."""
+        return cls(edits=(), applicability=Applicability.DISPLAY_ONLY, message=message)
+
     def is_applicable(self, unsafe: bool) -> bool:
         """Whether ``--fix`` (plus ``--unsafe-fixes`` when *unsafe*) applies it."""
         if self.applicability is Applicability.SAFE:

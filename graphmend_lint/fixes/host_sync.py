@@ -177,10 +177,8 @@ def branch_only_decline(conversion: ScalarConversion) -> Fix | None:
         return None
     target, reads = found
     lines = ", ".join(str(read.lineno) for read in reads)
-    return Fix(
-        edits=(),
-        applicability=Applicability.DISPLAY_ONLY,
-        message=(
+    return Fix.advice(
+        (
             f"`{target.name}` only feeds the branch at line {lines}, which GM101 cannot predicate "
             "(see its finding once the copy is gone): no automatic fix"
         ),
@@ -236,5 +234,5 @@ def scalar_fix(analysis: FileAnalysis, conversion: ScalarConversion) -> Fix:
         or keep_scalar_on_device(analysis, conversion)
         or keep_flag_for_predication(analysis, conversion)
         or branch_only_decline(conversion)
-        or Fix(edits=(), applicability=Applicability.DISPLAY_ONLY, message=CAPTURE_SCALARS)
+        or Fix.advice(CAPTURE_SCALARS)
     )

@@ -545,7 +545,7 @@ def predicated_fix(
 
 def declined_fix(reason: str) -> Fix:
     """A display-only fix that tells the user why no rewrite is offered."""
-    return Fix(edits=(), applicability=Applicability.DISPLAY_ONLY, message=f"No automatic fix: {reason}")
+    return Fix.advice(f"No automatic fix: {reason}")
 
 
 def is_elif(analysis: FileAnalysis, node: nodes.If) -> bool:

@@ -60,10 +60,8 @@ def dense_dispatch_fix(analysis: FileAnalysis, call: nodes.Call) -> Fix | None:
 
 
 def _hint(loop: nodes.For) -> Fix:
-    return Fix(
-        edits=(),
-        applicability=Applicability.DISPLAY_ONLY,
-        message=(
+    return Fix.advice(
+        (
             f"expert dispatch loop (line {loop.lineno}): loop over `range(num_experts)` and add each expert's "
             "output on all tokens weighted by its routing mask (`torch.where(mask, weight, 0)`); not applied: "
             "only the transformers 5.x `expert_hit` loop with a row-wise body is rewritten, and the dense loop "

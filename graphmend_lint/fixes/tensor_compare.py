@@ -31,9 +31,7 @@ KEEP_AS_TENSOR = {
 
 def isclose_fix(analysis: FileAnalysis, call: nodes.Call, predicate: str) -> Fix:
     """``torch.allclose(a, b)`` → ``torch.isclose(a, b).all()`` when GM101 then predicates the ``if``."""
-    advice = Fix(
-        edits=(), applicability=Applicability.DISPLAY_ONLY, message=f"no automatic fix: {KEEP_AS_TENSOR[predicate]}"
-    )
+    advice = Fix.advice(f"no automatic fix: {KEEP_AS_TENSOR[predicate]}")
     func = call.func
     if predicate != "allclose" or not isinstance(func, nodes.Attribute) or if_test_of(call) is None:
         return advice

@@ -103,4 +103,4 @@ class HostIoInCompiledScope(SideEffectRule):
     def fix(self, call: nodes.Call, effect: SideEffect, fixes: SideEffectFixes) -> Fix | None:
         if effect.effect in _GUARDED:
             return fixes.fix_for(call, effect.effect)
-        return Fix(edits=(), applicability=Applicability.DISPLAY_ONLY, message=_MOVE_OUT)
+        return Fix.advice(_MOVE_OUT)

@@ -113,4 +113,4 @@ class UntraceableStdlibCall(SideEffectRule):
         return f"`{effect.label}` in compiled code causes a graph break: {_WHY[effect.effect]}"
 
     def fix(self, call: nodes.Call, effect: SideEffect, fixes: SideEffectFixes) -> Fix | None:
-        return Fix(edits=(), applicability=Applicability.DISPLAY_ONLY, message=f"no source fix: {_INSTEAD[effect.effect]}")
+        return Fix.advice(f"no source fix: {_INSTEAD[effect.effect]}")

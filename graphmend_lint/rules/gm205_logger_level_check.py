@@ -18,10 +18,8 @@ from graphmend_lint.rules.gb_types import gb_types
 #: Logger methods that read the level; each is a logger method call to Dynamo.
 LEVEL_METHODS = frozenset({"isEnabledFor", "getEffectiveLevel"})
 _RECORDS = frozenset({Effect.LOG, Effect.WARN})
-NO_FIX = Fix(
-    edits=(),
-    applicability=Applicability.DISPLAY_ONLY,
-    message="no automatic fix: read the level once outside the compiled function, or gate the code with "
+NO_FIX = Fix.advice(
+    "no automatic fix: read the level once outside the compiled function, or gate the code with "
     "`if not torch.compiler.is_compiling() and logger.isEnabledFor(...)`",
 )
 _DEBUG_BLOCK = "    y = x * 2\n    if {test}:\n        logger.debug('y %s', y)\n    return y\n"

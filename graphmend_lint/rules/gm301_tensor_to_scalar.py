@@ -17,16 +17,12 @@ from graphmend_lint.fixes.host_sync import scalar_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 
-CAPTURED_BRANCH = Fix(
-    edits=(),
-    applicability=Applicability.DISPLAY_ONLY,
-    message="no automatic fix: keep the value a tensor (drop `.item()`) and select with `torch.where` / "
+CAPTURED_BRANCH = Fix.advice(
+    "no automatic fix: keep the value a tensor (drop `.item()`) and select with `torch.where` / "
     "`torch.cond`, or decide outside the compiled function",
 )
-TENSOR_SIZE = Fix(
-    edits=(),
-    applicability=Applicability.DISPLAY_ONLY,
-    message="no automatic fix: compute the size from shapes (`x.shape[1]`, `len(...)`), pad to a static bound "
+TENSOR_SIZE = Fix.advice(
+    "no automatic fix: compute the size from shapes (`x.shape[1]`, `len(...)`), pad to a static bound "
     "and mask, or pass the size in as a Python int",
 )
 _CAPTURE = (

@@ -19,10 +19,8 @@ from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
-KEEP_ON_DEVICE = Fix(
-    edits=(),
-    applicability=Applicability.DISPLAY_ONLY,
-    message=(
+KEEP_ON_DEVICE = Fix.advice(
+    (
         "no source fix: keep the values in a tensor and use tensor ops; for integer tensors "
         "`torch._dynamo.config.capture_scalar_outputs = True` traces the values as unbacked symbols "
         "(the host sync stays; float `tolist()` is never traced)"

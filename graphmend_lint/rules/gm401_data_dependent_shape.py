@@ -19,10 +19,8 @@ from graphmend_lint.fixes.shape_masked import masked_reduction, masked_reduction
 from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 
-CAPTURE_DYNAMIC = Fix(
-    edits=(),
-    applicability=Applicability.DISPLAY_ONLY,
-    message=(
+CAPTURE_DYNAMIC = Fix.advice(
+    (
         "no source fix: `torch._dynamo.config.capture_dynamic_output_shape_ops = True` traces it with an "
         "unbacked output size (the host sync stays, later code must not branch on that size, and some "
         "backends fall back)"
@@ -34,10 +32,8 @@ ALWAYS_DYNAMIC = frozenset({"nonzero", "argwhere", "masked_select", "unique", "u
 TENSOR_ONLY_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique_consecutive", "bincount"})
 #: NumPy functions Dynamo traces as those operators (``torch._numpy``), on arrays and Python lists alike.
 NUMPY_DYNAMIC = frozenset({"unique", "nonzero", "flatnonzero", "argwhere"})
-CAPTURED_SIZE_BRANCH = Fix(
-    edits=(),
-    applicability=Applicability.DISPLAY_ONLY,
-    message="no automatic fix: branch on a static bound instead (pad to a fixed size, or mask), "
+CAPTURED_SIZE_BRANCH = Fix.advice(
+    "no automatic fix: branch on a static bound instead (pad to a fixed size, or mask), "
     "or decide outside the compiled function",
 )
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, r: torch.Tensor):\n"

@@ -15,10 +15,8 @@ from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 
-SLICE_FIX = Fix(
-    edits=(),
-    applicability=Applicability.DISPLAY_ONLY,
-    message=(
+SLICE_FIX = Fix.advice(
+    (
         "no source fix: slice to a static size and mask the rest (`torch.where(torch.arange(x.shape[0]) < n, ...)`), "
         "or set `torch._dynamo.config.capture_scalar_outputs = True` and bound the symbol with `torch._check` "
         "(the host sync stays, and the result has an unbacked size)"

@@ -26,10 +26,8 @@ _MODULE = (
 )
 
 
-UNTRACED = Fix(
-    edits=(),
-    applicability=Applicability.DISPLAY_ONLY,
-    message="no source fix: compute it with torch ops (or `math`/builtins on Python values), "
+UNTRACED = Fix.advice(
+    "no source fix: compute it with torch ops (or `math`/builtins on Python values), "
     "or outside the compiled function",
 )
 

@@ -15,10 +15,8 @@ from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 
 RECURRENT_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
-ALLOW_RNN_HINT = Fix(
-    edits=(),
-    applicability=Applicability.DISPLAY_ONLY,
-    message="no source fix: `torch._dynamo.config.allow_rnn = True` lets Dynamo trace RNN modules (measured: "
+ALLOW_RNN_HINT = Fix.advice(
+    "no source fix: `torch._dynamo.config.allow_rnn = True` lets Dynamo trace RNN modules (measured: "
     "no break on torch 2.13); it is process-wide and experimental",
 )
 ALLOW_RNN_FIX = (

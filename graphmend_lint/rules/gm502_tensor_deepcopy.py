@@ -14,10 +14,8 @@ from graphmend_lint.fixes.tensor_copy import detach_clone_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
-NO_FIX = Fix(
-    edits=(),
-    applicability=Applicability.DISPLAY_ONLY,
-    message="no automatic fix: copy the module (or container) once, outside the compiled function",
+NO_FIX = Fix.advice(
+    "no automatic fix: copy the module (or container) once, outside the compiled function",
 )
 _HEADER = "import copy\n\nimport torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
 

@@ -13,10 +13,8 @@ from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
-NO_FIX = Fix(
-    edits=(),
-    applicability=Applicability.DISPLAY_ONLY,
-    message="no source fix: set `requires_grad` before calling the compiled function (create leaves outside it "
+NO_FIX = Fix.advice(
+    "no source fix: set `requires_grad` before calling the compiled function (create leaves outside it "
     "and pass them in); inside, use `.detach()` to stop gradients",
 )
 #: torch factories that accept ``requires_grad=``.

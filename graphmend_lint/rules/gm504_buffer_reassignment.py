@@ -18,10 +18,8 @@ BUFFER_CONSTRUCTORS = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"}
 SELF_RETURNING_CONVERSIONS = frozenset(
     {"to", "type", "float", "half", "double", "bfloat16", "cuda", "cpu", "contiguous", "type_as"}
 )
-NO_FIX = Fix(
-    edits=(),
-    applicability=Applicability.DISPLAY_ONLY,
-    message="no automatic fix: keep the converted tensor in a local variable instead of assigning it to the module",
+NO_FIX = Fix.advice(
+    "no automatic fix: keep the converted tensor in a local variable instead of assigning it to the module",
 )
 _MODULE = (
     "import torch\nfrom torch import nn\n\n\nclass Embed(nn.Module):\n    def __init__(self):\n"

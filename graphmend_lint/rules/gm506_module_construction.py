@@ -13,10 +13,8 @@ from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
-NO_FIX = Fix(
-    edits=(),
-    applicability=Applicability.DISPLAY_ONLY,
-    message="no automatic fix: build the module in `__init__` and switch between prebuilt modules in `forward`",
+NO_FIX = Fix.advice(
+    "no automatic fix: build the module in `__init__` and switch between prebuilt modules in `forward`",
 )
 _MODULE = (
     "import torch\nfrom torch import nn\n\n\nclass Inner(nn.Module):\n    def __init__(self, d):\n"

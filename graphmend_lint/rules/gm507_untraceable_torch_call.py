@@ -88,5 +88,5 @@ class UntraceableTorchCall(Rule):
         for call, traced, refused in ctx.recognised(refused_call, nodes.Call):
             if refused.autograd and autograd_traced:
                 continue
-            fix = Fix(edits=(), applicability=Applicability.DISPLAY_ONLY, message=f"no source fix: {refused.advice}")
+            fix = Fix.advice(f"no source fix: {refused.advice}")
             yield ctx.report(call, f"{refused.label} in compiled code causes a graph break: {refused.reason}", traced, fix)
