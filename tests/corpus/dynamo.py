@@ -33,6 +33,7 @@ import logging
 import os
 import random
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -341,7 +342,7 @@ def measure(path: Path, module_name: str, behaviour: bool, skip_clean_fullgraph:
             if result.train.skipped is None:
                 _measure_train(result, path, module_name, behaviour, skip_clean_fullgraph)
         except Exception as error:
-            result.error = _first_line(error, 300)
+            result.error = _first_line(error, 300) + _raised_at(error)
         finally:
             sys.modules.pop(module_name, None)
     return result
@@ -357,6 +358,15 @@ def _measure_train(result: Measurement, path: Path, module_name: str, behaviour:
     result.sites |= result.train.sites
     result.foreign_sites += result.train.foreign_sites
     result.traced_lines |= result.train.traced_lines
+
+
+def _raised_at(error: BaseException) -> str:
+    """`` [at FILE:LINE in FUNC]``, the innermost frame: an error the harness did not expect must be traceable from the log."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f" [at {Path(frame.filename).name}:{frame.lineno} in {frame.name}]"
 
 
 def _first_line(error: BaseException, limit: int) -> str:

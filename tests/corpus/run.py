@@ -153,7 +153,10 @@ def summarize(args: argparse.Namespace, programs: list[layout.Program], answers:
         if run.exit_code != 0:
             print(f"!! graphmend_lint {' '.join(fixing.FIX_MODES[mode])} exited {run.exit_code}: {run.stderr[-500:]}")
     result["unmeasured"] = unmeasured
+    result["retried"] = {name: answer["retried_after"] for name, answer in answers.items() if "retried_after" in answer}
     result["eager_broken"] = eager_broken
+    for name, first_error in sorted(result["retried"].items()):
+        print(f"~~ {name}: measured again in a fresh worker after {first_error}")
     if unmeasured:
         print(f"!! not measured ({len(unmeasured)}): {', '.join(sorted(unmeasured))}")
     for name, problems in sorted(eager_broken.items()):
