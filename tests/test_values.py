@@ -230,6 +230,51 @@ def test_values_returned_through_tuples_keep_their_kinds() -> None:
     }  # fmt: skip
 
 
+SUBMODULE_TUPLE = """
+import torch
+from torch import nn
+
+
+class Rope(nn.Module):
+    def forward(self, hidden: torch.Tensor, mask: torch.Tensor):
+        lengths = mask.sum(dim=1).tolist()
+        total = [n + 4 for n in lengths]
+        return hidden * 2, lengths, total
+
+
+class Attention(nn.Module):
+    def forward(self, hidden: torch.Tensor):
+        return hidden @ hidden.T, hidden.softmax(-1)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rope = Rope()
+        self.attention = Attention()
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, hidden: torch.Tensor, mask: torch.Tensor):
+        rotated, lengths, total = self.rope(hidden, mask)
+        scores, weights = self.attention(hidden)
+        first, second = self.linear(hidden)
+        probe(rotated, lengths, total, max(total), scores, weights, first, second)
+        return rotated
+
+
+model = torch.compile(Model())
+"""
+
+
+def test_a_submodule_call_unpacks_into_what_its_forward_returns() -> None:
+    """Lumina2's ``hidden, cap_lens, seq_lens = self.rope_embedder(...)``: the lengths are Python lists, not tensors."""
+    kinds = kinds_of(SUBMODULE_TUPLE)
+    assert kinds == {
+        "rotated": T, "lengths": U, "total": U, "max(total)": U, "scores": T, "weights": T,
+        "first": T, "second": T,  # a torch module's output: rows of a tensor
+    }  # fmt: skip
+
+
 def test_call_sites_that_only_say_unknown_leave_the_body_evidence_in_charge() -> None:
     source = (
         "import torch\n"

@@ -655,6 +655,25 @@ class ValueOracle:
             return name.rsplit(".", 1)[-1] not in {"Parameter", "Buffer"}
         return self._local_module_class(value.func) is not None
 
+    def _submodule_forward(self, func: nodes.NodeNG) -> nodes.FunctionDef | None:
+        """The ``forward`` that ``self.rope(...)`` runs, when every ``self.rope = ...`` builds one class of this module.
+
+        Without it, a submodule call counts as "returns tensors", so unpacking
+        ``hidden, cap_lens, seq_lens = self.rope(...)`` typed the Python lists
+        of lengths as tensors (diffusers' Lumina2: four false findings).
+        """
+        if not (isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) and func.expr.name == "self"):
+            return None
+        classes = {
+            self._local_module_class(value.func) if isinstance(value, nodes.Call) else None
+            for value in self._self_assignments(func)
+        }
+        if len(classes) != 1:
+            return None
+        klass = classes.pop()
+        forward = klass.locals.get("forward", []) if klass is not None else []
+        return forward[0] if len(forward) == 1 and isinstance(forward[0], nodes.FunctionDef) else None
+
     def _local_module_class(self, func: nodes.NodeNG) -> nodes.ClassDef | None:
         if not isinstance(func, nodes.Name):
             return None
@@ -859,7 +878,10 @@ class ValueOracle:
             ]
         elif isinstance(value, nodes.Call):
             function = self._project_function(value.func)
-            if function is None or function.name in {"forward", "__call__"}:
+            if function is not None and function.name in {"forward", "__call__"}:
+                return None
+            function = function or self._submodule_forward(value.func)
+            if function is None:
                 return None
             sources = list(self._returned(function)[:_MAX_LOOKUPS])
         else:
