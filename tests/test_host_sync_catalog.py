@@ -33,6 +33,9 @@ CASES: dict[str, Case] = {
     # capture_scalar_outputs is on: the conversion traces, the branch on it breaks
     "GM301/bad_captured_branch.py": case({(16, "GM301")}, {(16, "GB0170")}),
     "GM301/neg_captured_arithmetic.py": case(),
+    "GM301/bad_data_size.py": case({(9, "GM301")}, {(9, "GB0033")}),
+    # sizes from 0-d tensors of Python numbers and shapes: Dynamo knows their values
+    "GM301/neg_scalar_built_size.py": case(),
     "GM302/bad_tolist.py": case({(13, "GM302")}, {(13, "GB0109")}),
     "GM302/bad_numpy_branch.py": case({(18, "GM302"), (20, "GM302")}, {(18, "GB0170"), (20, "GB0033")}),
     "GM302/neg_numpy_traced.py": case(),

@@ -41,7 +41,10 @@ class TensorToPythonScalar(Rule):
     d))` with `n = lengths.max()`, `torch.arange(t)`, `x.new_zeros(t)`,
     `x.view(t, -1)` (also `ones`, `empty`, `rand`, `randn`, `full`'s size,
     `new_ones`, `new_empty`, `new_full`, `reshape`, `expand`,
-    `F.interpolate(size=...)` and `F.pad`'s widths).
+    `F.interpolate(size=...)` and `F.pad`'s widths). A tensor the compiled
+    frame receives as an argument, or a 0-d tensor built from Python numbers
+    and shapes alone (`torch.tensor(x.shape[1]) // 2`, `torch.div(n, 2)`), is
+    not reported as a size: Dynamo knows its value (measured on torch 2.13).
 
     ## Why is this bad
     A Python number cannot live inside an FX graph. At each conversion Dynamo
@@ -128,6 +131,9 @@ class TensorToPythonScalar(Rule):
         "    return F.interpolate(x, size=(n, x.shape[-1])), F.pad(x, (0, n), value=x.max())\n",
         # a 0-d tensor the frame receives is specialised on, not converted (measured)
         _HEADER + "    return torch.zeros((2, lengths)), x.new_zeros(2, lengths)\n",
+        # a 0-d tensor of Python numbers and shapes alone: Dynamo knows its value (measured)
+        _HEADER + "    half = torch.tensor(x.shape[1]) // 2\n"
+        "    return torch.arange(half), x.view(torch.div(x.shape[0], 1, rounding_mode='floor'), -1)\n",
     )
     invalid = (
         Example(
