@@ -169,6 +169,34 @@ def reads_of(target: nodes.AssignName) -> list[nodes.Name] | None:
     return reads
 
 
+def feeds_tensor_ops_only(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+    """Every use of *node*'s value (directly, or through the one name it is bound to) is tensor arithmetic or a torch op.
+
+    Dynamo traces NumPy over Python values as a 0-d tensor (``torch._numpy``);
+    only a Python use of it breaks: an ``if``, ``range``, ``int()``, a slice
+    (measured, torch 2.13). Mixed into a tensor (``x / np.sqrt(d)``,
+    ``arange(n) * -(np.log(m) / (n - 1))``) or passed to a torch function or
+    tensor method (``t.uniform_(-r, r)``, ``x.reshape(-1, n)``,
+    ``torch.zeros((2, n))``) it stays in the graph: no break.
+    """
+    if depth > 4:
+        return False
+    child, parent = node, node.parent
+    while isinstance(parent, (nodes.BinOp, nodes.UnaryOp)):
+        if isinstance(parent, nodes.BinOp) and values.kind(parent.left if parent.right is child else parent.right) is Kind.TENSOR:
+            return True
+        child, parent = parent, parent.parent
+    if isinstance(parent, (nodes.Tuple, nodes.List)) and isinstance(parent.parent, nodes.Call) and parent in parent.parent.args:
+        child, parent = parent, parent.parent  # torch.zeros((2, n))
+    if isinstance(parent, nodes.Call) and child in parent.args:
+        callee = values.qualified_name(parent.func) or ""
+        method_of_tensor = isinstance(parent.func, nodes.Attribute) and values.is_tensor(parent.func.expr)
+        return callee.startswith("torch.") or method_of_tensor
+    target = single_target(child)
+    reads = reads_of(target) if target is not None else None
+    return bool(reads) and all(feeds_tensor_ops_only(values, read, depth + 1) for read in reads)
+
+
 def bound_values(name: nodes.Name) -> list[nodes.NodeNG] | None:
     """The expressions assigned to *name* (``None`` when any binding is not a plain assignment).
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.host_values import feeds_tensor_ops_only
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
@@ -33,8 +34,15 @@ UNTRACED = Fix.advice(
 
 
 def _numpy_over_python_values(values: ValueOracle, call: nodes.Call) -> StaticNumpyCall | None:
-    """A NumPy call over static values, or a NumPy reduction over a Python plan (the two forms the fix rewrites)."""
-    return static_numpy_call(values, call) or sequence_reduction_call(values, call)
+    """A NumPy call over static values whose result Python uses, or a NumPy reduction over a Python plan.
+
+    These are the two forms the fix rewrites. A result that only feeds tensor
+    arithmetic or torch ops stays in the graph, so it is not reported.
+    """
+    found = static_numpy_call(values, call)
+    if found is not None and feeds_tensor_ops_only(values, call):
+        return None
+    return found or sequence_reduction_call(values, call)
 
 
 class NumpyInCompiledScope(Rule):
@@ -48,7 +56,10 @@ class NumpyInCompiledScope(Rule):
     (`np.sum(plan[:k])`) when the result goes straight where Python needs an
     int: `int(...)`, `range(...)`, or a size of `np.zeros`/`torch.zeros` and
     the like (transformers' BigBird sizes its random-attention plan with
-    `np.zeros((num_blocks, np.sum(plan_num_rand_blocks[:k])))`).
+    `np.zeros((num_blocks, np.sum(plan_num_rand_blocks[:k])))`). A result
+    that only feeds tensor arithmetic or torch ops (`x / np.sqrt(d)`,
+    `t.uniform_(-r, r)`, `x.reshape(-1, n)`) stays in the graph and is not
+    reported (measured: no break).
 
     ## Why is this bad
     Dynamo traces NumPy as tensor code (`torch._numpy`), even on constants:
@@ -104,19 +115,22 @@ class NumpyInCompiledScope(Rule):
         _HEADER + "    return x * np.pi, np.arange(k)\n",
         _HEADER + "    plan = [1, k]\n    return x * np.sum(plan)\n",
         _HEADER + "    return x * np.pow(2.0, k), np.searchsorted(np.arange(4), 2)\n",
+        # the result stays in the graph: tensor arithmetic and torch ops take it (measured)
+        _HEADER + "    n = np.lcm(k, x.shape[0])\n    return x.reshape(-1, n) / np.sqrt(x.shape[-1])\n",
+        _HEADER + "    r = np.log(k)\n    return torch.empty(2).uniform_(-r, r) * -(np.log(2.0) / (k - 1))\n",
     )
     invalid = (
         Example(
-            _HEADER + "    n = np.lcm(k, x.shape[0])\n    return x.reshape(-1, n)\n",
-            fixed="import math\n" + _HEADER + "    n = math.lcm(k, x.shape[0])\n    return x.reshape(-1, n)\n",
+            _HEADER + "    n = np.lcm(k, x.shape[0])\n    return x[:, :n]\n",
+            fixed="import math\n" + _HEADER + "    n = math.lcm(k, x.shape[0])\n    return x[:, :n]\n",
         ),
         Example(
             _SUM.format(call="np.sum"),
             fixed=_SUM.format(call="sum"),
         ),
         Example(
-            _HEADER + "    return x / np.sqrt(x.shape[-1])\n",
-            fixed="import math\n" + _HEADER + "    return x / math.sqrt(x.shape[-1])\n",
+            _HEADER + "    return x * int(np.sqrt(x.shape[-1]))\n",
+            fixed="import math\n" + _HEADER + "    return x * int(math.sqrt(x.shape[-1]))\n",
             unsafe=True,
         ),
         Example(_MODULE.format(call="np.lcm"), fixed=_MODULE.format(call="m.lcm"), unsafe=True),
