@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
+from graphmend_lint.analysis.host_values import is_python_number
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.values import Kind, ValueOracle
 
@@ -165,7 +166,8 @@ def _built_from_python_values(values: ValueOracle, node: nodes.NodeNG, depth: in
 
 
 def _python_value(values: ValueOracle, node: nodes.NodeNG) -> bool:
-    return values.kind(node) is Kind.STATIC
+    """A Python value: static to the oracle, or a provable number (``batch, seq_len, d = x.size()``)."""
+    return values.kind(node) is Kind.STATIC or is_python_number(values, node)
 
 
 def _is_parameter(node: nodes.NodeNG) -> bool:
