@@ -18,6 +18,7 @@ When in doubt every helper answers "no", which keeps the rules quiet.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -274,14 +275,47 @@ def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> b
     if isinstance(node, nodes.BinOp) and node.op in {"&", "|", "^"}:
         return is_bool_tensor(values, node.left, depth + 1) and is_bool_tensor(values, node.right, depth + 1)
     if isinstance(node, nodes.Name):
-        return values.is_tensor(node) and _all_bindings(
-            values, node, lambda value, d: is_bool_tensor(values, value, d), depth
-        )
+        return values.is_tensor(node) and _bool_name(values, node, depth)
     if isinstance(node, nodes.Subscript):
         return values.is_tensor(node) and is_bool_tensor(values, node.value, depth + 1)
     if isinstance(node, nodes.Call):
         return _is_bool_call(values, node, depth)
     return False
+
+
+def _bool_name(values: ValueOracle, name: nodes.Name, depth: int) -> bool:
+    """Every binding of *name* is a bool tensor: assigned one, or a parameter annotated ``torch.BoolTensor``.
+
+    transformers annotates its masks (``audio_token_mask: torch.BoolTensor |
+    None = None`` in Higgs Audio v2, whose ``hidden_states[audio_token_mask]``
+    logs GB0036 six times).
+    """
+    try:
+        assignments = reaching_bindings(name)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+        return False
+    if not assignments:
+        return False
+    for assignment in assignments:
+        parent = assignment.parent if isinstance(assignment, nodes.AssignName) else None
+        if isinstance(parent, nodes.Arguments):
+            if not _annotated_bool_tensor(assignment, parent):
+                return False
+        elif isinstance(parent, (nodes.Assign, nodes.AnnAssign, nodes.NamedExpr)) and parent.value is not None:
+            if not is_bool_tensor(values, parent.value, depth + 1):
+                return False
+        else:
+            return False
+    return True
+
+
+def _annotated_bool_tensor(parameter: nodes.AssignName, arguments: nodes.Arguments) -> bool:
+    """``m: torch.BoolTensor``, also ``| None`` and ``Optional[...]`` of it."""
+    annotation = ValueOracle._annotation_of(parameter, arguments)
+    if annotation is None:
+        return False
+    parts = {part.strip() for part in re.split(r"[|\[\],]", annotation.as_string())} - {"", "None", "Optional", "typing.Optional"}
+    return parts in ({"torch.BoolTensor"}, {"BoolTensor"})
 
 
 def compares_itself_with_number(container: nodes.NodeNG, mask: nodes.NodeNG) -> bool:

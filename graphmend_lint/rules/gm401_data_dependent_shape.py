@@ -242,6 +242,11 @@ class DataDependentOutputShape(Rule):
         Example(_HEADER + "    (idx,) = torch.where(x > 0)\n    return idx\n"),
         Example(_HEADER + "    return torch.repeat_interleave(x, r), torch.bincount(r, minlength=4)\n"),
         Example(_HEADER + "    x[x > 0] += 1\n    return x\n"),
+        # a parameter annotated as a bool tensor is a mask (Higgs Audio v2's audio_token_mask)
+        Example(
+            "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, mask: torch.BoolTensor | None = None):\n"
+            "    if mask is None:\n        return x\n    mask = mask.to(x.device)\n    return x[~mask].sum()\n"
+        ),
         Example(
             "import torch\n\n\n@torch.compile\ndef f(x, mask):\n    return x.masked_select(mask), mask.nonzero()\n"
         ),
