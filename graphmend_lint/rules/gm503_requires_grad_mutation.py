@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.module_attributes import is_tensor_like
-from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.analysis.values import Kind, ValueOracle, dotted
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule
@@ -29,6 +29,19 @@ _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
 
 def _is_true(node: nodes.NodeNG) -> bool:
     return isinstance(node, nodes.Const) and node.value is True
+
+
+def _is_training_flag(node: nodes.NodeNG) -> bool:
+    """``self.training``: true exactly when the module trains (MaskFormer's ``requires_grad=self.training``)."""
+    return isinstance(node, nodes.Attribute) and node.attrname == "training" and dotted(node.expr) == "self"
+
+
+def _directly_returned(node: nodes.NodeNG) -> bool:
+    """*node* is a ``return`` value, or an element of a returned tuple (``return torch.zeros_like(q).requires_grad_()``)."""
+    parent = node.parent
+    while isinstance(parent, (nodes.Tuple, nodes.List)):
+        parent = parent.parent
+    return isinstance(parent, nodes.Return)
 
 
 def _returned(name: nodes.Name) -> bool:
@@ -95,11 +108,15 @@ def requires_grad_change(values: ValueOracle, node: nodes.NodeNG) -> str | None:
                 return "`requires_grad_()` on an input of the compiled function causes a graph break"
             if _returned(receiver):
                 return "`requires_grad_()` on a tensor the compiled function returns causes a graph break"
+        if _directly_returned(node) and values.is_tensor(receiver):
+            return "`requires_grad_()` on a tensor the compiled function returns causes a graph break"
         return None
-    if values.qualified_name(func) in _FACTORIES and any(
-        k.arg == "requires_grad" and _is_true(k.value) for k in node.keywords or []
-    ):
-        return "creating a tensor with `requires_grad=True` in compiled code causes a graph break"
+    if values.qualified_name(func) in _FACTORIES:
+        flags = [k.value for k in node.keywords or [] if k.arg == "requires_grad"]
+        if any(_is_true(flag) for flag in flags):
+            return "creating a tensor with `requires_grad=True` in compiled code causes a graph break"
+        if any(_is_training_flag(flag) for flag in flags):
+            return "creating a tensor with `requires_grad=self.training` causes a graph break (only in training)"
     return None
 
 
@@ -111,9 +128,12 @@ class RequiresGradMutation(Rule):
       value (only tensors have the attribute), e.g. parameters being iterated
       (`for p in self.parameters(): p.requires_grad = False`);
     * `t.requires_grad_()` (or `(True)`) on an input of the compiled
-      function, on a module's tensor, or on a local tensor it returns;
+      function, on a module's tensor, or on a local tensor it returns
+      (also `return torch.zeros_like(q).requires_grad_()`);
     * a torch factory called with `requires_grad=True`
-      (`torch.zeros(n, requires_grad=True)`).
+      (`torch.zeros(n, requires_grad=True)`), or with
+      `requires_grad=self.training`, which breaks only in training
+      (MaskFormer's query embeddings; measured).
 
     ## Why is this bad
     Turning `requires_grad` on or off inside a graph can make a non-leaf a
@@ -169,6 +189,12 @@ class RequiresGradMutation(Rule):
             "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n"
             "        for p in self.fc.parameters():\n            p.requires_grad = False\n"
             "        return self.fc(x)\n\n\n"
+            "model = torch.compile(M())\n"
+        ),
+        Example(_HEADER + "    return torch.zeros_like(x).requires_grad_()\n"),
+        Example(
+            "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def forward(self, x):\n"
+            "        queries = torch.zeros_like(x, requires_grad=self.training)\n        return x + queries\n\n\n"
             "model = torch.compile(M())\n"
         ),
     )
