@@ -10,7 +10,11 @@ Each entry was measured on torch 2.13 (CPU) with the id Dynamo logs:
   (GB0142, and GB0208 on the same line);
 * a call of a function of this file decorated ``@torch.compiler.disable`` or
   ``@torch._dynamo.disable``: Dynamo runs it eagerly between two graphs
-  (GB0098; GB0099 when the call is inlined from another frame).
+  (GB0098; GB0099 when the call is inlined from another frame);
+* ``module.register_forward_hook(...)`` (and the other ``nn.Module`` hook
+  registrations): torch's ``RemovableHandle`` sets an attribute on a type,
+  which Dynamo does not support (GB0467, measured; transformers' output
+  capturing registers its hooks this way).
 """
 
 from __future__ import annotations
@@ -41,6 +45,11 @@ _REFUSED_CALLS: dict[str, tuple[str, str, str]] = {
     ),
 }
 _CUDNN_FLAGS = "torch.backends.cudnn.flags"
+#: ``nn.Module`` methods that register a hook and return a ``RemovableHandle`` (GB0467).
+_MODULE_HOOK_REGISTRATIONS = frozenset(
+    {"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+     "register_full_backward_pre_hook"}
+)  # fmt: skip
 _DISABLE_DECORATORS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
 
 
@@ -69,6 +78,13 @@ def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
             "`with torch.backends.cudnn.flags(...)`",
             "Dynamo does not support this context manager",
             "set the flags outside the compiled function (they only matter on CUDA)",
+        )
+    if isinstance(node.func, nodes.Attribute) and node.func.attrname in _MODULE_HOOK_REGISTRATIONS:
+        return RefusedCall(
+            node,
+            f"`.{node.func.attrname}(...)`",
+            "the handle it returns sets an attribute on a type, which Dynamo does not support",
+            "register the hook once, outside the compiled function",
         )
     disabled = _disabled_callee(values, node)
     if disabled is not None:

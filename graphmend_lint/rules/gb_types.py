@@ -31,6 +31,7 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB0264": "Attempted to use `torch.nn.Parameter()` constructor with Dynamo",
     "GB0291": "logging.Logger method not supported for non-export cases",
     "GB0294": "attempted to trace numpy function unsupported by PyTorch",
+    "GB0467": "setattr() on unsupported type",
     "GB4198": "Attempted to copy.deepcopy a tensor",
     "GB4347": "Missing tp_iternext",
     "GB4841": "Unsupported python_type() call",

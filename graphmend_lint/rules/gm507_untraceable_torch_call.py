@@ -21,8 +21,10 @@ class UntraceableTorchCall(Rule):
     Flags torch calls that Dynamo refuses to trace whatever their arguments,
     in code that `torch.compile` traces: `torch._dynamo.graph_break()`,
     `torch.nn.utils.rnn.pack_padded_sequence`, `torch.autograd.grad`,
-    `with torch.backends.cudnn.flags(...)`, and calls of a function of the
-    same file decorated `@torch.compiler.disable` / `@torch._dynamo.disable`.
+    `with torch.backends.cudnn.flags(...)`, calls of a function of the
+    same file decorated `@torch.compiler.disable` / `@torch._dynamo.disable`,
+    and `nn.Module` hook registrations (`m.register_forward_hook(...)` and
+    the pre/backward variants).
 
     ## Why is this bad
     Dynamo ends the graph, runs the call eagerly and starts a new graph after
@@ -32,7 +34,9 @@ class UntraceableTorchCall(Rule):
     `torch._dynamo.config.trace_autograd_ops` is off, the default (GB9186);
     `cudnn.flags` is an unsupported context manager (GB0142, with GB0208 on
     the same line); a disabled function is skipped (GB0098, or GB0099 when
-    the call is inlined from another frame). Inside a loop the break makes
+    the call is inlined from another frame); a hook registration's
+    `RemovableHandle` sets an attribute on a type (GB0467, and GB0013 at the
+    handle's `.remove()`). Inside a loop the break makes
     Dynamo give up on the whole function.
 
     ## Example
@@ -56,7 +60,7 @@ class UntraceableTorchCall(Rule):
     code = "GM507"
     name = "untraceable-torch-call"
     summary = "a torch call Dynamo refuses to trace splits the graph"
-    dynamo_gb = gb_types("GB0025", "GB0007", "GB9186", "GB0142", "GB0208", "GB0098", "GB0099")
+    dynamo_gb = gb_types("GB0025", "GB0007", "GB9186", "GB0142", "GB0208", "GB0098", "GB0099", "GB0467")
     fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     options = {
         "trace-autograd-ops": RuleOption(
@@ -76,6 +80,10 @@ class UntraceableTorchCall(Rule):
         Example(_HEADER + "    y = x + 1\n    torch._dynamo.graph_break()\n    return y + 1\n"),
         Example(_HEADER + "    p = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True)\n    return p.data\n"),
         Example(_HEADER + "    return torch.autograd.grad((x * lengths).sum(), [lengths])\n"),
+        Example(
+            "import torch\nfrom torch import nn\n\nlayer = nn.Linear(2, 2)\n\n\n@torch.compile\ndef f(x, hook):\n"
+            "    handle = layer.register_forward_hook(hook)\n    y = layer(x)\n    handle.remove()\n    return y\n"
+        ),
         Example(_HEADER + "    with torch.no_grad(), torch.backends.cudnn.flags(enabled=False):\n        y = x * 2\n    return y\n"),
         Example(
             "import torch\n\n\n@torch.compiler.disable\ndef helper(x):\n    return x.sum().item()\n\n\n"
