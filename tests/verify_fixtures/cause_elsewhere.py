@@ -1,6 +1,6 @@
 """A break whose cause is on another line: ``np.lcm`` returns a traced numpy integer in a helper,
 and Dynamo breaks on the ``if`` that tests it (as in reformer's ``_get_least_common_mult_chunk_len``).
-``np.sqrt`` is a second fixable finding that runs but breaks nothing.
+``np.sqrt`` is a second fixable finding that runs but breaks nothing (``abs()`` of it traces).
 """
 
 import numpy as np
@@ -13,7 +13,7 @@ def chunk_length(a, b):
 
 def step(x):
     n = chunk_length(4, 6)
-    scale = np.sqrt(4.0)  # HARMLESS
+    scale = abs(np.sqrt(4.0))  # HARMLESS
     if x.shape[-1] % n != 0:  # BREAK
         x = x * 2
     return x * scale + 1
