@@ -62,10 +62,15 @@ FORWARD = "forward fails on dummy inputs"
 BACKWARD = "backward fails"
 DYNAMO = "Dynamo error"
 TIMEOUT = "timeout"
+OUT_OF_MEMORY = "out of memory"
 ARM_ERROR = "arm error"
 #: Substrings of an arm's error text, first match wins (``graphmend_lint/verify/arm.py`` and ``hf.py``).
 ERROR_CLASSES = (
     ("timed out", TIMEOUT),
+    ("out-of-memory killer", OUT_OF_MEMORY),
+    ("can't allocate memory", OUT_OF_MEMORY),
+    ("MemoryError", OUT_OF_MEMORY),
+    ("bad_alloc", OUT_OF_MEMORY),
     ("no dummy inputs", NO_INPUTS),
     ("ModuleNotFoundError", DEPENDENCY),
     ("requires the", DEPENDENCY),
@@ -179,12 +184,12 @@ def run_scan_worker(cache_dir: Path, targets: list[str], timeout_s: int, hf_conf
                                     json.dumps(hf_config), *targets],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
                                    env=arm_environment())
-        stderr_tail = _watch(process, current, 2 * timeout_s + SCAN_GRACE_S)
+        stderr_tail, stalled = _watch(process, current, 2 * timeout_s + SCAN_GRACE_S)
         done = {t for t in targets if all(cached_scan(cache_dir, t.split(":")[1], mode) for mode in MODES)}
         if process.returncode != 0 and current.exists():
             crashed = current.read_text()
-            why = "timed out" if process.returncode == -signal.SIGKILL else f"crashed (exit {process.returncode})"
-            record_crash(cache_dir, crashed, f"the scan process {why} on this model: {stderr_tail[-500:]}",
+            record_crash(cache_dir, crashed, f"the scan process {crash_reason(process.returncode, stalled)} on "
+                         f"this model: {stderr_tail[-500:]}",
                          timeout_s)
             done.add(crashed)
         elif process.returncode != 0:
@@ -192,14 +197,29 @@ def run_scan_worker(cache_dir: Path, targets: list[str], timeout_s: int, hf_conf
         targets = [t for t in targets if t not in done]
 
 
-def _watch(process: subprocess.Popen[str], current: Path, stall_s: float) -> str:
-    """Wait for the worker, killing it when one model takes longer than ``stall_s``; its stderr's tail."""
+def crash_reason(returncode: int, stalled: bool) -> str:
+    """Why a worker died: killed by :func:`_watch` (a stall), by someone else's SIGKILL, or its own crash.
+
+    A SIGKILL the census did not send comes, on a machine without a GPU,
+    from the kernel's out-of-memory killer (t5gemma's tiny build took 23 GB
+    on 2026-11-24, see ``dmesg``): not a timeout.
+    """
+    if stalled:
+        return "timed out"
+    if returncode == -signal.SIGKILL:
+        return "was killed (SIGKILL not sent by the census: the kernel's out-of-memory killer, most likely)"
+    return f"crashed (exit {returncode})"
+
+
+def _watch(process: subprocess.Popen[str], current: Path, stall_s: float) -> tuple[str, bool]:
+    """Wait for the worker, killing it when one model takes longer than ``stall_s``; its stderr's tail, and
+    whether it was killed here."""
     import threading
 
     tail: list[str] = []
     reader = threading.Thread(target=lambda: tail.extend(process.stderr or ()), daemon=True)
     reader.start()
-    last, since = None, time.monotonic()
+    last, since, stalled = None, time.monotonic(), False
     while process.poll() is None:
         time.sleep(2)
         now = current.read_text() if current.exists() else None
@@ -210,8 +230,9 @@ def _watch(process: subprocess.Popen[str], current: Path, stall_s: float) -> str
         elif time.monotonic() - since > stall_s:
             process.kill()
             process.wait()
+            stalled = True
     reader.join(timeout=5)
-    return "".join(tail[-20:])
+    return "".join(tail[-20:]), stalled
 
 
 def scan_stage(chosen: Iterable[tuple[str, str | None]], cache_dir: Path, options: argparse.Namespace) -> None:

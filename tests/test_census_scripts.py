@@ -36,6 +36,11 @@ import timm_diffusers_sweep
         ("callable failed: IndexError: index out of range", hf_census.FORWARD),
         ("dynamo failed: InternalTorchDynamoError: boom", hf_census.DYNAMO),
         ("the scan process crashed (exit -11) on this model: ", hf_census.ARM_ERROR),
+        (f"the scan process {hf_census.crash_reason(-9, stalled=False)} on this model: ", hf_census.OUT_OF_MEMORY),
+        (f"the scan process {hf_census.crash_reason(-9, stalled=True)} on this model: ", hf_census.TIMEOUT),
+        ("callable failed: RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't "
+         "allocate memory: you tried to allocate 25769803776 bytes.", hf_census.OUT_OF_MEMORY),
+        ("callable failed: MemoryError: ", hf_census.OUT_OF_MEMORY),
     ],
 )
 def test_arm_errors_become_skip_reasons(text: str, reason: str) -> None:
