@@ -43,6 +43,8 @@ CASES: dict[str, Case] = {
     "GM502/bad_deepcopy_module.py": case({(14, "GM502")}, {(14, "GB4198")}, outside={DEEPCOPY}),
     "GM502/neg_deepcopy_config.py": case(),
     # a break in a loop: Dynamo gives up on the whole forward
+    "GM503/bad_feature_encoder_grad.py": case({(20, "GM503")}, {(20, "GB0206")}),
+    "GM503/fixed_feature_encoder_grad.py": case(),
     "GM503/bad_freeze_in_forward.py": case({(14, "GM503")}, {(14, "GB0206")}, frame_skipped=True),
     "GM503/bad_leaf_in_forward.py": case({(6, "GM503"), (7, "GM503")}, {(6, "GB0225"), (7, "GB0125")}),
     "GM503/neg_requires_grad_off.py": case(),

@@ -10,6 +10,7 @@ from graphmend_lint.analysis.module_attributes import is_tensor_like
 from graphmend_lint.analysis.values import Kind, ValueOracle, dotted
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.fixes.guard import guard_statements
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -25,6 +26,7 @@ _FACTORIES = frozenset(
                  "rand_like", "randn_like", "randint_like")
 )  # fmt: skip
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+EAGER_ONLY_MESSAGE = "Make the tensor require grad only when not compiling (`if not torch.compiler.is_compiling():`)"
 
 
 def _is_true(node: nodes.NodeNG) -> bool:
@@ -77,6 +79,53 @@ def _is_input(name: nodes.Name) -> bool:
     except Exception:
         return False
     return bool(bindings) and all(isinstance(b.parent, nodes.Arguments) for b in bindings)
+
+
+def _computed_local(name: nodes.NodeNG) -> bool:
+    """*name* is a local bound only by assignments of computed values (``h = x[:, None]``).
+
+    Not a parameter, a loop target or a bare alias (``h = x``): turning on
+    ``requires_grad`` for those is visible to the caller, or freezes and
+    unfreezes parameters, so the eager-only guard would change training.
+    """
+    if not isinstance(name, nodes.Name):
+        return False
+    try:
+        _, bindings = name.lookup(name.name)
+    except Exception:
+        return False
+    if not bindings:
+        return False
+    for binding in bindings:
+        statement = binding.parent
+        if not (isinstance(binding, nodes.AssignName) and isinstance(statement, nodes.Assign)):
+            return False
+        if statement.targets != [binding] or isinstance(statement.value, (nodes.Name, nodes.Attribute)):
+            return False
+    return True
+
+
+def eager_only_fix(ctx: RuleContext, node: nodes.NodeNG) -> Fix:
+    """``h.requires_grad = True`` on a computed local → guarded by ``if not torch.compiler.is_compiling():``.
+
+    wav2vec2 and its family do this to the input view of their feature
+    encoder, so that gradient checkpointing has an input that needs grad.
+    Dynamo cannot trace it in any form: ``h.requires_grad_()`` and
+    ``h.detach().requires_grad_()`` break with GB8985 because the output
+    derives from *h* (measured, torch 2.13). Skipping it under compile
+    changes no parameter gradient; see the rule's fix safety.
+    """
+    statement = node.parent
+    if not (
+        isinstance(node, nodes.AssignAttr)
+        and isinstance(statement, nodes.Assign)
+        and statement.targets == [node]
+        and _is_true(statement.value)
+        and _computed_local(node.expr)
+    ):
+        return NO_FIX
+    guarded = guard_statements(ctx.analysis, [statement], Applicability.UNSAFE, EAGER_ONLY_MESSAGE)
+    return guarded or NO_FIX
 
 
 def _enables_grad(call: nodes.Call) -> bool:
@@ -163,16 +212,31 @@ class RequiresGradMutation(Rule):
     ```
 
     ## Fix safety
-    No automatic fix: where a leaf is created, or gradients are switched on
-    and off, decides what autograd computes, so moving it is a design change.
-    The finding carries advice.
+    `h.requires_grad = True` on a local computed inside the function (not
+    a parameter, a loop variable or a bare alias) gets an unsafe fix: the
+    assignment runs only when not compiling
+    (`if not torch.compiler.is_compiling():`). Eager behaviour is unchanged.
+    Under `torch.compile` the tensor does not require grad, so autograd
+    computes no gradient for it; parameter gradients are unchanged, but an
+    output that only needed grad through it (every parameter upstream
+    frozen) no longer does, and reentrant gradient checkpointing that relied
+    on it gets no input that needs grad. This is what wav2vec2, HuBERT, WavLM
+    and their family do in their feature encoder in training (measured on
+    transformers 5.23: the GB0206 site goes, outputs and gradients equal).
+    No form of the change traces: `h.requires_grad_()` and
+    `h.detach().requires_grad_()` break with GB8985 once the output derives
+    from *h*.
+
+    Everything else gets advice only: where a leaf is created, or
+    gradients are switched on and off, decides what autograd computes, so
+    moving it is a design change.
     """
 
     code = "GM503"
     name = "requires-grad-mutation"
     summary = "changing `requires_grad` in compiled code splits the graph"
     dynamo_gb = gb_types("GB0206", "GB0125", "GB8985", "GB0225")
-    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
+    fix_applicabilities = (Applicability.DISPLAY_ONLY, Applicability.UNSAFE)
     valid = (
         _HEADER + "    y = x * 2\n    x.requires_grad_(False)\n    z = torch.zeros(4)\n    z.requires_grad_()\n"
         "    return y + 1, (z * 3).sum().detach()\n",
@@ -181,6 +245,12 @@ class RequiresGradMutation(Rule):
     )
     invalid = (
         Example(_HEADER + "    y = x * 2\n    y.requires_grad = False\n    return y\n"),
+        Example(
+            _HEADER + "    h = x[:, None]\n    h.requires_grad = True\n    return h * 2\n",
+            _HEADER + "    h = x[:, None]\n    if not torch.compiler.is_compiling():\n        h.requires_grad = True\n"
+            "    return h * 2\n",
+            unsafe=True,
+        ),
         Example(_HEADER + "    x.requires_grad_()\n    return x * 2\n"),
         Example(_HEADER + "    z = torch.zeros(4)\n    z.requires_grad_(True)\n    return x + z\n"),
         Example(_HEADER + "    w = torch.ones(4, requires_grad=True)\n    return x * w\n"),
@@ -202,4 +272,4 @@ class RequiresGradMutation(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         for node, traced, message in ctx.recognised(requires_grad_change, nodes.AssignAttr, nodes.Call):
             where = node.parent if isinstance(node, nodes.AssignAttr) else node
-            yield ctx.report(where, message, traced, NO_FIX)
+            yield ctx.report(where, message, traced, eager_only_fix(ctx, node))
