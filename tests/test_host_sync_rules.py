@@ -53,9 +53,27 @@ def test_stays_quiet(body: str, code: str) -> None:
     ],
 )
 def test_item_with_a_python_use_keeps_the_copy(uses: str) -> None:
+    """No edit touches the `.item()` line: at most the capture switch goes in after the imports."""
     source = HEAD + "    s = mask.sum().item()\n" + uses
     diagnostic = only(source, "GM301")
-    assert diagnostic.fix is not None and diagnostic.fix.applicability is Applicability.DISPLAY_ONLY
+    assert diagnostic.fix is not None
+    item_line = source.splitlines().index("    s = mask.sum().item()") + 1
+    assert all(edit.start.line != item_line for edit in diagnostic.fix.edits)
+
+
+@pytest.mark.parametrize(
+    ("uses", "switch"),
+    [
+        ("    return x * s, range(s)\n", False),  # `range` needs the number
+        ("    if s > 2:\n        x = x + 1\n    return x * s\n", False),  # so does a branch
+        ("    return x * s, s\n", False),  # and whoever the number is returned to may
+        ("    x *= s\n    return x\n", True),  # only tensor work: traced as a symbol
+    ],
+)
+def test_capture_switch_only_when_no_use_needs_the_number(uses: str, switch: bool) -> None:
+    source = HEAD + "    s = mask.sum().item()\n" + uses
+    fixed = fix_source(source, unsafe=True).source
+    assert ("torch._dynamo.config.capture_scalar_outputs = True" in fixed) is switch
 
 
 @pytest.mark.parametrize(

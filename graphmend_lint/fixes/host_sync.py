@@ -35,6 +35,7 @@ from graphmend_lint.analysis.host_values import (
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix
+from graphmend_lint.fixes.capture_switch import scalar_capture_fix
 from graphmend_lint.source import SourceFile
 
 CAPTURE_SCALARS = (
@@ -234,5 +235,6 @@ def scalar_fix(analysis: FileAnalysis, conversion: ScalarConversion) -> Fix:
         or keep_scalar_on_device(analysis, conversion)
         or keep_flag_for_predication(analysis, conversion)
         or branch_only_decline(conversion)
+        or scalar_capture_fix(analysis)
         or Fix.advice(CAPTURE_SCALARS)
     )

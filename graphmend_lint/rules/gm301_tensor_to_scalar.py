@@ -13,6 +13,7 @@ from graphmend_lint.analysis.host_values import scalar_conversion
 from graphmend_lint.analysis.tensor_sizes import tensor_size
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.fixes.capture_switch import scalar_capture_fix
 from graphmend_lint.fixes.host_sync import scalar_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
@@ -94,7 +95,19 @@ class TensorToPythonScalar(Rule):
       cannot predicate, no fix: dropping the copy alone would only move the
       break to each `if`.
 
-    Anything else, tensors used as sizes included, is display-only.
+    Otherwise, when nothing in the file needs a converted number's concrete
+    value (no branch, loop, `assert`, Python or NumPy function, helper or
+    submodule call takes it or anything computed from it), the fix is the
+    module-level line `torch._dynamo.config.capture_scalar_outputs = True`,
+    the switch Dynamo's own GB0124 hint names: the conversions, and tensors
+    used as sizes, are traced as symbols and no longer break. **Unsafe**:
+    eager code is untouched, but the switch is process-wide (every compiled
+    function in the process traces conversions), the host sync stays, and a
+    use the linter cannot see (in another module) may still break, at that
+    use. Where such a use is in the file, no fix: the break would only move
+    there (measured on the dev corpus, see `docs/benchmarks.md`).
+
+    Anything else is display-only.
 
     ## Captured scalars
     With `torch._dynamo.config.capture_scalar_outputs = True` (set at module
@@ -136,6 +149,13 @@ class TensorToPythonScalar(Rule):
         "    return torch.arange(half), x.view(torch.div(x.shape[0], 1, rounding_mode='floor'), -1)\n",
     )
     invalid = (
+        # nothing needs the number itself: the switch traces the size (unsafe, process-wide)
+        Example(
+            _HEADER + "    n = lengths.max()\n    return torch.zeros(n) + x.sum()\n",
+            fixed=_HEADER.replace("import torch\n", "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n")
+            + "    n = lengths.max()\n    return torch.zeros(n) + x.sum()\n",
+            unsafe=True,
+        ),
         Example(
             _HEADER + "    assert lengths.max().item() <= n\n    return x + 1\n",
             fixed=_HEADER + "    assert lengths.max() <= n\n    return x + 1\n",
@@ -182,7 +202,7 @@ class TensorToPythonScalar(Rule):
                 f"`{size.operator}` takes `{snippet(size.tensor)}`, a tensor, as a size: it is copied to a Python int, "
                 "graph break and host sync"
             )
-            yield ctx.report(call, message, traced, TENSOR_SIZE)
+            yield ctx.report(call, message, traced, scalar_capture_fix(ctx.analysis) or TENSOR_SIZE)
 
     def _captured_branches(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         """Under ``capture_scalar_outputs``: the branch operands computed from a conversion."""

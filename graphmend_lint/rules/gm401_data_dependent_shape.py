@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 
 from astroid import nodes
 from astroid.const import Context
@@ -14,6 +15,7 @@ from graphmend_lint.analysis.host_values import compares_itself_with_number, is_
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.fixes.capture_switch import capture_switch_fix
 from graphmend_lint.fixes.shape_dispatch import dense_dispatch_fix
 from graphmend_lint.fixes.shape_masked import masked_reduction, masked_reduction_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption
@@ -189,6 +191,18 @@ class DataDependentOutputShape(Rule):
     4.52 `mask[e].squeeze(0)` / `self.experts[e]` form, `@` products, biases,
     norms, helper methods) gets a display-only description of the dense loop.
 
+    Otherwise, when nothing in the file needs the concrete value or size of a
+    data-dependent result (no branch, loop, `assert`, Python or NumPy
+    function, helper or submodule call takes it or anything computed from
+    it), the fix is the module-level line
+    `torch._dynamo.config.capture_dynamic_output_shape_ops = True`: Dynamo
+    traces the operators with an unbacked size and they no longer break.
+    **Unsafe**: eager code is untouched, but the switch is process-wide, the
+    host sync stays, some backends fall back for these ops, and a use the
+    linter cannot see may still break there. Where such a use is in the
+    file, no fix: the break would only move (measured on the dev corpus, see
+    `docs/benchmarks.md`).
+
     Everything else is display-only.
 
     ## Captured output shapes
@@ -221,15 +235,17 @@ class DataDependentOutputShape(Rule):
         _CAPTURE + "    idx = torch.nonzero(x > 0)\n    return x[x > 0].sum() + len(idx), torch.unique(r)\n",
     )
     invalid = (
+        # nothing needs the size: the switch traces it (unsafe, process-wide)
+        Example(_HEADER + "    return torch.nonzero(x) * 2\n", fixed=_CAPTURE + "    return torch.nonzero(x) * 2\n", unsafe=True),
         Example(
             _HEADER + "    return x[x > 0].sum()\n",
             fixed=_HEADER + "    return torch.where(x > 0, x, 0).sum()\n",
             unsafe=True,
         ),
         Example(
-            _HEADER + "    valid = ~torch.isnan(x)\n    m = x[valid].mean()\n    return m.item() * 2\n",
+            _HEADER + "    valid = ~torch.isnan(x)\n    m = x[valid].mean()\n    return m * 2\n",
             fixed=_HEADER + "    valid = ~torch.isnan(x)\n    m = torch.where(valid, x, 0).sum() / valid.sum()\n"
-            "    return m.item() * 2\n",
+            "    return m * 2\n",
             unsafe=True,
         ),
         Example(
@@ -278,11 +294,14 @@ class DataDependentOutputShape(Rule):
         if setting_on(values, ctx.options, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS):
             yield from self._size_branches(ctx)
             return
+        capture_fix = functools.cache(
+            lambda: capture_switch_fix(ctx.analysis, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, self._may_be_dynamic(values))
+        )
         for node, traced in ctx.traced_nodes(nodes.Call, nodes.Subscript):
             if isinstance(node, nodes.Call):
                 op = dynamic_operator(values, node)
                 if op is not None:
-                    fix = dense_dispatch_fix(ctx.analysis, node) or CAPTURE_DYNAMIC
+                    fix = dense_dispatch_fix(ctx.analysis, node) or capture_fix() or CAPTURE_DYNAMIC
                     message = f"`{op}` has a data-dependent output size: graph break"
                     yield ctx.report(node, message, traced, fix)
                 continue
@@ -295,16 +314,41 @@ class DataDependentOutputShape(Rule):
             message = (
                 f"boolean-mask indexing with `{snippet(mask)}` has a data-dependent output size: graph break"
             )
-            yield ctx.report(node, message, traced, fix or CAPTURE_DYNAMIC)
+            yield ctx.report(node, message, traced, fix or capture_fix() or CAPTURE_DYNAMIC)
 
-    def _size_branches(self, ctx: RuleContext) -> Iterator[Diagnostic]:
-        """Under ``capture_dynamic_output_shape_ops``: branch operands that read a dynamic result's size."""
-        values = ctx.values
+    @staticmethod
+    def _is_dynamic(values: ValueOracle) -> Callable[[nodes.NodeNG], bool]:
+        """Whether a node is a data-dependent-size result: an operator call or a boolean-mask read."""
 
         def is_dynamic(node: nodes.NodeNG) -> bool:
             if isinstance(node, nodes.Call):
                 return dynamic_operator(values, node) is not None
             return isinstance(node, nodes.Subscript) and boolean_index(values, node) is not None
+
+        return is_dynamic
+
+    @classmethod
+    def _may_be_dynamic(cls, values: ValueOracle) -> Callable[[nodes.NodeNG], bool]:
+        """:meth:`_is_dynamic`, or a call of one of those operators on arguments of unknown type.
+
+        Deciding whether the capture switch is safe must not miss a capture
+        because an argument is untyped (SeamlessM4T's per-sample
+        ``repeat_interleave(hidden_state, duration)`` over ``zip(...)``).
+        """
+        is_dynamic = cls._is_dynamic(values)
+
+        def may_be_dynamic(node: nodes.NodeNG) -> bool:
+            if is_dynamic(node):
+                return True
+            func = node.func if isinstance(node, nodes.Call) else None
+            name = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", None)
+            return name in ALWAYS_DYNAMIC or name == "repeat_interleave"
+
+        return may_be_dynamic
+
+    def _size_branches(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        """Under ``capture_dynamic_output_shape_ops``: branch operands that read a dynamic result's size."""
+        is_dynamic = self._is_dynamic(ctx.values)
 
         def origin_of(operand: nodes.NodeNG) -> nodes.NodeNG | None:
             return dynamic_size_origin(operand, is_dynamic)

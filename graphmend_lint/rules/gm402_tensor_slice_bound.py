@@ -82,7 +82,10 @@ class TensorValuedSliceBound(Rule):
     Display-only: masking changes the output shape, which only the caller
     can accept. `torch._dynamo.config.capture_scalar_outputs = True` with
     `torch._check(0 <= n <= x.shape[0])` traces the slice with an unbacked
-    size; the host sync stays.
+    size; the host sync stays. It is not offered as a fix: with slices whose
+    bounds are computed from captured numbers Dynamo 2.13 can fail the whole
+    compile (`PendingUnbackedSymbolNotFound`, measured in torchvision's
+    `RandomCrop` and timm's VOLO `rand_bbox`).
     """
 
     code = "GM402"

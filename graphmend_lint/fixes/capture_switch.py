@@ -1,0 +1,76 @@
+"""Turn a Dynamo capture switch on for a module whose captured values only feed tensor work.
+
+``torch._dynamo.config.capture_scalar_outputs`` traces ``.item()`` (and a
+tensor passed as a size) as an unbacked symbol;
+``capture_dynamic_output_shape_ops`` traces ``nonzero``, boolean-mask reads
+and ``repeat_interleave`` with an unbacked output size. It is the fix Dynamo's
+own GB0124 hint names. Written as one line after the module's imports
+(:mod:`graphmend_lint.fixes.dynamo_setting`), it is unsafe: the switch is
+process-wide, the host sync stays, and some backends fall back for the
+captured op. It is offered only when nothing in the file needs a captured
+value's concrete number (:mod:`graphmend_lint.analysis.capture_hazards`),
+since there the break would only move.
+"""
+
+from __future__ import annotations
+
+from astroid import nodes
+
+from graphmend_lint.analysis.capture_hazards import Origin, capture_moves_breaks
+from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, CAPTURE_SCALAR_OUTPUTS
+from graphmend_lint.analysis.host_values import method_call, scalar_conversion
+from graphmend_lint.context import FileAnalysis
+from graphmend_lint.diagnostics import Fix
+from graphmend_lint.fixes.dynamo_setting import enable_setting_fix
+
+_MESSAGES = {
+    CAPTURE_SCALAR_OUTPUTS: "Trace tensor-to-number conversions symbolically (`capture_scalar_outputs = True`)",
+    CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS: (
+        "Trace data-dependent output sizes symbolically (`capture_dynamic_output_shape_ops = True`)"
+    ),
+}
+
+
+def _host_copy(node: nodes.NodeNG) -> bool:
+    """``.tolist()``, ``.numpy()``, ``.item()``: under either switch their numbers are symbols Python may need."""
+    return method_call(node, "tolist", "numpy", "item") is not None
+
+
+def capture_switch_fix(analysis: FileAnalysis, setting: str, is_captured: Origin) -> Fix | None:
+    """The module-level switch *setting* as an unsafe fix, or ``None`` when a captured value would still break.
+
+    Host copies count as captured under both switches: a ``.tolist()`` of a
+    masked tensor is a list of unknown length (cohere's ``groupby`` over it
+    fails a data-dependent guard), whichever of the two produced it.
+    """
+
+    def captured(node: nodes.NodeNG) -> bool:
+        return is_captured(node) or _host_copy(node)
+
+    if capture_moves_breaks(analysis, setting, captured, numbers=setting == CAPTURE_SCALAR_OUTPUTS):
+        return None
+    return enable_setting_fix(analysis, setting, _MESSAGES[setting])
+
+
+def scalar_capture_fix(analysis: FileAnalysis) -> Fix | None:
+    """``capture_scalar_outputs``, for ``.item()``, ``int(t)`` and a tensor used as a size."""
+
+    def is_conversion(node: nodes.NodeNG) -> bool:
+        return scalar_conversion(analysis.values, node) is not None
+
+    if _tensor_slice_bound(analysis):
+        return None  # the switch would trace it too, and such slices can fail the compile (GM402)
+    return capture_switch_fix(analysis, CAPTURE_SCALAR_OUTPUTS, is_conversion)
+
+
+def _tensor_slice_bound(analysis: FileAnalysis) -> bool:
+    """Some slice in traced code has a tensor bound (``x[:, :n]`` with ``n`` a 0-d tensor)."""
+
+    def compute() -> bool:
+        return any(
+            bound is not None and analysis.values.is_tensor(bound)
+            for bounds, _ in analysis.traced_nodes(nodes.Slice)
+            for bound in (bounds.lower, bounds.upper, bounds.step)
+        )
+
+    return analysis.shared("tensor-slice-bound", compute)
