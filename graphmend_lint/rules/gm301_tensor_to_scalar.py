@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.captured_values import captured_branches, captured_origin
+from graphmend_lint.analysis.captured_values import captured_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
 from graphmend_lint.analysis.host_values import scalar_conversion
@@ -16,6 +16,7 @@ from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
 from graphmend_lint.fixes.capture_switch import scalar_capture_fix
 from graphmend_lint.fixes.host_sync import scalar_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption
+from graphmend_lint.rules.captured_branch import report_captured_branches
 from graphmend_lint.rules.gb_types import gb_types
 
 CAPTURED_BRANCH = Fix.advice(
@@ -212,9 +213,6 @@ class TensorToPythonScalar(Rule):
         def origin_of(operand: nodes.NodeNG) -> nodes.NodeNG | None:
             return captured_origin(operand, is_capture)
 
-        for operand, traced, origin in captured_branches(ctx.analysis, origin_of):
-            message = (
-                f"branch on `{snippet(operand)}`, a scalar captured from a tensor (line {origin.lineno}, "
-                f"capture_scalar_outputs): graph break"
-            )
-            yield ctx.report(operand, message, traced, CAPTURED_BRANCH)
+        return report_captured_branches(
+            ctx, origin_of, "a scalar captured from a tensor", CAPTURE_SCALAR_OUTPUTS, CAPTURED_BRANCH
+        )

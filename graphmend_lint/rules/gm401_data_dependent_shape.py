@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from astroid import nodes
 from astroid.const import Context
 
-from graphmend_lint.analysis.captured_values import captured_branches, dynamic_size_origin
+from graphmend_lint.analysis.captured_values import dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
 from graphmend_lint.analysis.host_values import compares_itself_with_number, is_bool_tensor
@@ -19,6 +19,7 @@ from graphmend_lint.fixes.capture_switch import capture_switch_fix
 from graphmend_lint.fixes.shape_dispatch import dense_dispatch_fix
 from graphmend_lint.fixes.shape_masked import masked_reduction, masked_reduction_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption
+from graphmend_lint.rules.captured_branch import report_captured_branches
 from graphmend_lint.rules.gb_types import gb_types
 
 CAPTURE_DYNAMIC = Fix.advice(
@@ -353,9 +354,10 @@ class DataDependentOutputShape(Rule):
         def origin_of(operand: nodes.NodeNG) -> nodes.NodeNG | None:
             return dynamic_size_origin(operand, is_dynamic)
 
-        for operand, traced, origin in captured_branches(ctx.analysis, origin_of):
-            message = (
-                f"branch on `{snippet(operand)}`, the size of a data-dependent result (line {origin.lineno}, "
-                f"capture_dynamic_output_shape_ops): graph break"
-            )
-            yield ctx.report(operand, message, traced, CAPTURED_SIZE_BRANCH)
+        return report_captured_branches(
+            ctx,
+            origin_of,
+            "the size of a data-dependent result",
+            CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS,
+            CAPTURED_SIZE_BRANCH,
+        )

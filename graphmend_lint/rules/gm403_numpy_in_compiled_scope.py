@@ -18,7 +18,12 @@ from graphmend_lint.rules.gb_types import gb_types
 
 _HEADER = "import numpy as np\nimport torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, k: int):\n"
 
+#: Programs of the INVALID examples whose fix swaps a NumPy call (``{call}``) for its Python twin: each is
+#: written once, and its example states only the swap.
+_LCM = _HEADER + "    n = {call}(k, x.shape[0])\n    return x[:, :n]\n"
 _SUM = "import math\n" + _HEADER + "    s = {call}([1, 2, k])\n    if s > 4:\n        x = x * 2\n    return x\n"
+_SQRT = _HEADER + "    return x * int({call}(x.shape[-1]))\n"
+_PLAN = _HEADER + "    plan = [1, k]\n    return x, np.zeros((2, {call}(plan[:2])))\n"
 _MODULE = (
     "import math as m\n\nimport numpy as np\nimport torch\nfrom torch import nn\n\n\n"
     "class Chunked(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
@@ -120,25 +125,11 @@ class NumpyInCompiledScope(Rule):
         _HEADER + "    r = np.log(k)\n    return torch.empty(2).uniform_(-r, r) * -(np.log(2.0) / (k - 1))\n",
     )
     invalid = (
-        Example(
-            _HEADER + "    n = np.lcm(k, x.shape[0])\n    return x[:, :n]\n",
-            fixed="import math\n" + _HEADER + "    n = math.lcm(k, x.shape[0])\n    return x[:, :n]\n",
-        ),
-        Example(
-            _SUM.format(call="np.sum"),
-            fixed=_SUM.format(call="sum"),
-        ),
-        Example(
-            _HEADER + "    return x * int(np.sqrt(x.shape[-1]))\n",
-            fixed="import math\n" + _HEADER + "    return x * int(math.sqrt(x.shape[-1]))\n",
-            unsafe=True,
-        ),
+        Example(_LCM.format(call="np.lcm"), fixed="import math\n" + _LCM.format(call="math.lcm")),
+        Example(_SUM.format(call="np.sum"), fixed=_SUM.format(call="sum")),
+        Example(_SQRT.format(call="np.sqrt"), fixed="import math\n" + _SQRT.format(call="math.sqrt"), unsafe=True),
         Example(_MODULE.format(call="np.lcm"), fixed=_MODULE.format(call="m.lcm"), unsafe=True),
-        Example(
-            _HEADER + "    plan = [1, k]\n    return x, np.zeros((2, np.sum(plan[:2])))\n",
-            fixed=_HEADER + "    plan = [1, k]\n    return x, np.zeros((2, sum(plan[:2])))\n",
-            unsafe=True,
-        ),
+        Example(_PLAN.format(call="np.sum"), fixed=_PLAN.format(call="sum"), unsafe=True),
         Example(_HEADER + "    starts = np.arange(k)[::-1]\n    return x, np.insert(starts[:-1], 0, 0)\n"),
         Example(_HEADER + "    return x * float(np.interp(0.5, [0.0, 1.0], [1.0, 2.0]))\n"),
     )
