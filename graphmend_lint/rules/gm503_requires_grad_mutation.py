@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
+from graphmend_lint.analysis.host_values import bound_values
 from graphmend_lint.analysis.module_attributes import is_tensor_like
 from graphmend_lint.analysis.values import Kind, ValueOracle, dotted
 from graphmend_lint.context import RuleContext
@@ -88,21 +89,8 @@ def _computed_local(name: nodes.NodeNG) -> bool:
     ``requires_grad`` for those is visible to the caller, or freezes and
     unfreezes parameters, so the eager-only guard would change training.
     """
-    if not isinstance(name, nodes.Name):
-        return False
-    try:
-        _, bindings = name.lookup(name.name)
-    except Exception:
-        return False
-    if not bindings:
-        return False
-    for binding in bindings:
-        statement = binding.parent
-        if not (isinstance(binding, nodes.AssignName) and isinstance(statement, nodes.Assign)):
-            return False
-        if statement.targets != [binding] or isinstance(statement.value, (nodes.Name, nodes.Attribute)):
-            return False
-    return True
+    values = bound_values(name) if isinstance(name, nodes.Name) else None
+    return bool(values) and not any(isinstance(value, (nodes.Name, nodes.Attribute)) for value in values)
 
 
 def eager_only_fix(ctx: RuleContext, node: nodes.NodeNG) -> Fix:
