@@ -45,6 +45,9 @@ def test_default_scopes():
     hf = parse_target("hf:biogpt")
     assert default_scope_modules(hf)[0] == "transformers.models.biogpt"
     assert "transformers.masking_utils" in default_scope_modules(hf)
+    # a type whose code lives in another package is fixed there, not in a package that does not exist
+    assert default_scope_modules(parse_target("hf:data2vec-audio"))[0] == "transformers.models.data2vec"
+    assert default_scope_modules(parse_target("hf:voxtral_realtime_encoder"))[0] == "transformers.models.voxtral_realtime"
     assert default_lint_scope(hf, "compiled") == "modules"
     assert default_scope_modules(parse_target("pkg.sub:make")) == ("pkg.sub",)
     assert default_lint_scope(parse_target("pkg.sub:make"), "compiled") == "compiled"

@@ -100,12 +100,27 @@ def default_scope_modules(target: TargetSpec) -> tuple[str, ...]:
     """Modules fixed in memory when ``--scope-module`` is not given.
 
     A file or module target: the module holding the factory. ``hf:``: the
-    model's package (``transformers.models.<type>``, all its submodules) plus
+    model's package (``transformers.models.<package>``, all its submodules) plus
     :data:`HF_SHARED_SCOPE_MODULES`.
     """
     if target.kind == "hf":
-        return (f"transformers.models.{target.location.replace('-', '_')}", *HF_SHARED_SCOPE_MODULES)
+        return (f"transformers.models.{hf_model_package(target.location)}", *HF_SHARED_SCOPE_MODULES)
     return (target.module_name,)
+
+
+def hf_model_package(model_type: str) -> str:
+    """The package under ``transformers.models`` that holds *model_type*'s code.
+
+    Usually the type with ``-`` as ``_``, but not always: ``data2vec-audio``
+    lives in ``data2vec``, ``voxtral_realtime_encoder`` in ``voxtral_realtime``.
+    transformers' own table answers when it is installed (a fix scoped to a
+    package that does not exist fixes nothing, silently).
+    """
+    try:
+        from transformers.models.auto.configuration_auto import model_type_to_module_name
+    except ImportError:
+        return model_type.replace("-", "_")
+    return str(model_type_to_module_name(model_type))
 
 
 def default_lint_scope(target: TargetSpec, configured: str) -> str:
