@@ -38,6 +38,19 @@ def _may_call_a_module(func: nodes.NodeNG) -> bool:
     return isinstance(func, nodes.Name)
 
 
+def _packs_sequences(ctx: RuleContext) -> bool:
+    """Traced code builds a ``PackedSequence`` (``pack_padded_sequence``, ``pack_sequence``...).
+
+    With ``allow_rnn`` an LSTM on a packed sequence breaks inside torch's own
+    ``nn/modules/rnn.py`` instead, and ``pad_packed_sequence`` breaks in the
+    file (torchaudio's Tacotron2 encoder, measured): the break moves, so no fix.
+    """
+    return any(
+        (ctx.values.qualified_name(call.func) or "").startswith("torch.nn.utils.rnn.pack")
+        for call, _ in ctx.traced_nodes(nodes.Call)
+    )
+
+
 class RecurrentModuleCall(Rule):
     """## What it does
     Flags calls of `nn.LSTM`, `nn.GRU` and `nn.RNN` modules (a `self.<attr>`
@@ -95,6 +108,11 @@ class RecurrentModuleCall(Rule):
       raises `AssertionError` ("Attempt to trace forbidden callable") under
       compile, where it used to run eagerly.
 
+    Where traced code packs its sequences (`nn.utils.rnn.pack_padded_sequence`
+    and friends) there is no fix: Dynamo then breaks inside torch's own RNN
+    code and at `pad_packed_sequence` instead (measured on torchaudio's
+    Tacotron2 encoder), so the break would only move.
+
     A file that already sets `torch._dynamo.config.allow_rnn = True` at
     module level, or the rule option `allow-rnn = true`, is not flagged.
     """
@@ -145,5 +163,5 @@ class RecurrentModuleCall(Rule):
             message = (
                 f"calling an `nn.{layer}` in compiled code: Dynamo refuses RNN modules and runs the caller eagerly"
             )
-            fix = enable_setting_fix(ctx.analysis, ALLOW_RNN, ALLOW_RNN_FIX) or ALLOW_RNN_HINT
-            yield ctx.report(call, message, traced, fix)
+            fix = None if _packs_sequences(ctx) else enable_setting_fix(ctx.analysis, ALLOW_RNN, ALLOW_RNN_FIX)
+            yield ctx.report(call, message, traced, fix or ALLOW_RNN_HINT)
