@@ -12,6 +12,8 @@ from graphmend_lint.analysis.captured_values import dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
 from graphmend_lint.analysis.host_values import compares_itself_with_number, is_bool_tensor
+from graphmend_lint.analysis.resumed_calls import interrupted_method_call
+from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
@@ -35,6 +37,7 @@ ALWAYS_DYNAMIC = frozenset({"nonzero", "argwhere", "masked_select", "unique", "u
 TENSOR_ONLY_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique_consecutive", "bincount"})
 #: NumPy functions Dynamo traces as those operators (``torch._numpy``), on arrays and Python lists alike.
 NUMPY_DYNAMIC = frozenset({"unique", "nonzero", "flatnonzero", "argwhere"})
+SECOND_BREAK = Fix.advice("no fix of its own: it goes with the data-dependent break it follows")
 CAPTURED_SIZE_BRANCH = Fix.advice(
     "no automatic fix: branch on a static bound instead (pad to a fixed size, or mask), "
     "or decide outside the compiled function",
@@ -123,6 +126,10 @@ class DataDependentOutputShape(Rule):
     These outputs are sized by the data, so Dynamo ends the graph, runs it,
     syncs with the device and resumes in a new graph (GB0036, "Dynamic shape
     operator"). Inside a loop Dynamo gives up on the whole function.
+    When the read sits in the arguments of a tensor method call that starts
+    on an earlier line (`h.masked_scatter(\n m, norm(h[m]))`), the resumed
+    call breaks again at that line (GB0007, measured): it is reported there
+    too, as a second finding with no fix of its own.
     Writing through a mask, `x[mask] = 0`, is fine and is not flagged; so is
     indexing with integer tensors.
 
@@ -220,7 +227,7 @@ class DataDependentOutputShape(Rule):
     code = "GM401"
     name = "data-dependent-output-shape"
     summary = "an operator whose output size depends on tensor data splits the graph"
-    dynamo_gb = gb_types("GB0036", "GB0170")
+    dynamo_gb = gb_types("GB0036", "GB0170", "GB0007")
     fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     options = {
         "capture-dynamic-output-shape-ops": RuleOption(
@@ -236,6 +243,8 @@ class DataDependentOutputShape(Rule):
         _CAPTURE + "    idx = torch.nonzero(x > 0)\n    return x[x > 0].sum() + len(idx), torch.unique(r)\n",
     )
     invalid = (
+        # the read breaks inside a tensor method's arguments: the resumed call is logged again at its first line
+        Example(_HEADER + "    return x.index_select(\n        0,\n        x.nonzero()[:, 0],\n    )\n"),
         # nothing needs the size: the switch traces it (unsafe, process-wide)
         Example(_HEADER + "    return torch.nonzero(x) * 2\n", fixed=_CAPTURE + "    return torch.nonzero(x) * 2\n", unsafe=True),
         Example(
@@ -305,6 +314,7 @@ class DataDependentOutputShape(Rule):
                     fix = dense_dispatch_fix(ctx.analysis, node) or capture_fix() or CAPTURE_DYNAMIC
                     message = f"`{op}` has a data-dependent output size: graph break"
                     yield ctx.report(node, message, traced, fix)
+                    yield from self._interrupted_call(ctx, node, traced)
                 continue
             mask = boolean_index(values, node)
             if mask is None:
@@ -316,6 +326,20 @@ class DataDependentOutputShape(Rule):
                 f"boolean-mask indexing with `{snippet(mask)}` has a data-dependent output size: graph break"
             )
             yield ctx.report(node, message, traced, fix or capture_fix() or CAPTURE_DYNAMIC)
+            yield from self._interrupted_call(ctx, node, traced)
+
+    @staticmethod
+    def _interrupted_call(ctx: RuleContext, node: nodes.NodeNG, traced: TracedFunction) -> Iterator[Diagnostic]:
+        """The second break Dynamo logs at a tensor-method call whose arguments *node* breaks in."""
+        call = interrupted_method_call(ctx.values, node)
+        if call is None:
+            return
+        method = call.func.attrname if isinstance(call.func, nodes.Attribute) else "method"
+        message = (
+            f"`.{method}(...)` is called after the data-dependent break at line {node.lineno}, "
+            "in a new frame: Dynamo logs a second break here (GB0007)"
+        )
+        yield ctx.report(call, message, traced, SECOND_BREAK)
 
     @staticmethod
     def _is_dynamic(values: ValueOracle) -> Callable[[nodes.NodeNG], bool]:
