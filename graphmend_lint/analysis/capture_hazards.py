@@ -106,10 +106,31 @@ def _mixed_sizes(analysis: FileAnalysis, is_captured: Origin) -> bool:
             operands = [node.left, node.right]
         else:
             operands = [*node.args, *(keyword.value for keyword in node.keywords or ())]
-        origins = {id(found) for operand in operands if (found := captured_origin(operand, is_captured)) is not None}
+        origins = {_size_key(found) for operand in operands if (found := captured_origin(operand, is_captured)) is not None}
         if len(origins) > 1:
             return True
     return False
+
+
+def _size_key(origin: nodes.NodeNG) -> object:
+    """What decides a captured result's size symbol: reads through one mask share it, anything else is its own.
+
+    Dynamo computes ``nonzero`` of a mask once per mask tensor and reuses the
+    size for every ``x[mask]`` (vits' spline on several tensors read through
+    ``inside_interval_mask``: no guard, measured); ``a.masked_select(m)`` and
+    ``b.masked_select(m)`` get two symbols (FastSpeech2's loss).
+    """
+    if isinstance(origin, nodes.Subscript):
+        index = origin.slice
+        if isinstance(index, nodes.Tuple):  # x[mask, :] reads through the same mask as x[mask]
+            kept = [part for part in index.elts if not _whole_slice(part)]
+            index = kept[0] if len(kept) == 1 else index
+        return (origin.frame(), index.as_string())
+    return id(origin)
+
+
+def _whole_slice(node: nodes.NodeNG) -> bool:
+    return isinstance(node, nodes.Slice) and node.lower is None and node.upper is None and node.step is None
 
 
 def _repeated(node: nodes.NodeNG) -> bool:
