@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 from astroid import nodes
 
 from graphmend_lint.analysis.captured_values import captured_origin
-from graphmend_lint.analysis.host_values import builtin_name, condition_operands
+from graphmend_lint.analysis.host_values import builtin_name, condition_operands, is_torch_op
 
 if TYPE_CHECKING:
     from graphmend_lint.context import FileAnalysis
@@ -55,15 +55,6 @@ if TYPE_CHECKING:
 Origin = Callable[[nodes.NodeNG], bool]
 #: Modules whose functions want Python numbers: a symbol reaching them needs its concrete value.
 _PYTHON_MODULES = frozenset({"math", "numpy", "random", "itertools", "functools", "operator", "builtins"})
-
-
-def _torch_call(analysis: FileAnalysis, call: nodes.Call) -> bool:
-    """A torch function or a tensor method: it takes symbolic values without asking for their concrete value."""
-    values = analysis.values
-    name = values.qualified_name(call.func) or ""
-    if name.startswith("torch.") and not name.startswith(("torch.nn.functional.", "torch.nn.utils.")):
-        return True
-    return isinstance(call.func, nodes.Attribute) and values.is_tensor(call.func.expr)
 
 
 def _python_call(analysis: FileAnalysis, call: nodes.Call) -> bool:
@@ -90,7 +81,9 @@ def concrete_uses(analysis: FileAnalysis, numbers: bool) -> Iterator[nodes.NodeN
     for bounds, _ in analysis.traced_nodes(nodes.Slice):
         yield from (bound for bound in (bounds.lower, bounds.upper, bounds.step) if bound is not None)
     for call, _ in analysis.traced_nodes(nodes.Call):
-        if (numbers and not _torch_call(analysis, call)) or _python_call(analysis, call):
+        # torch's functional and utility layers take Python numbers as options (batch_norm's momentum)
+        torch_op = is_torch_op(analysis.values, call, excluded=("torch.nn.functional.", "torch.nn.utils."))
+        if (numbers and not torch_op) or _python_call(analysis, call):
             yield from call.args
             yield from (keyword.value for keyword in call.keywords or ())
 

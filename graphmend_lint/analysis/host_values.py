@@ -170,6 +170,14 @@ def reads_of(target: nodes.AssignName) -> list[nodes.Name] | None:
     return reads
 
 
+def is_torch_op(values: ValueOracle, call: nodes.Call, *, excluded: tuple[str, ...] = ()) -> bool:
+    """A ``torch.*`` function (outside the *excluded* prefixes) or a method of a tensor."""
+    callee = values.qualified_name(call.func) or ""
+    if callee.startswith("torch.") and not any(callee.startswith(prefix) for prefix in excluded):
+        return True
+    return isinstance(call.func, nodes.Attribute) and values.is_tensor(call.func.expr)
+
+
 def feeds_tensor_ops_only(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
     """Every use of *node*'s value (directly, or through the one name it is bound to) is tensor arithmetic or a torch op.
 
@@ -190,9 +198,7 @@ def feeds_tensor_ops_only(values: ValueOracle, node: nodes.NodeNG, depth: int = 
     if isinstance(parent, (nodes.Tuple, nodes.List)) and isinstance(parent.parent, nodes.Call) and parent in parent.parent.args:
         child, parent = parent, parent.parent  # torch.zeros((2, n))
     if isinstance(parent, nodes.Call) and child in parent.args:
-        callee = values.qualified_name(parent.func) or ""
-        method_of_tensor = isinstance(parent.func, nodes.Attribute) and values.is_tensor(parent.func.expr)
-        return callee.startswith("torch.") or method_of_tensor
+        return is_torch_op(values, parent)
     target = single_target(child)
     reads = reads_of(target) if target is not None else None
     return bool(reads) and all(feeds_tensor_ops_only(values, read, depth + 1) for read in reads)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator
 
 from astroid import nodes
@@ -304,9 +303,9 @@ class DataDependentOutputShape(Rule):
         if setting_on(values, ctx.options, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS):
             yield from self._size_branches(ctx)
             return
-        capture_fix = functools.cache(
-            lambda: capture_switch_fix(ctx.analysis, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, self._may_be_dynamic(values))
-        )
+        def capture_fix() -> Fix | None:  # the hazard scan runs once per file (FileAnalysis.shared), on demand
+            return capture_switch_fix(ctx.analysis, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, self._may_be_dynamic(values))
+
         for node, traced in ctx.traced_nodes(nodes.Call, nodes.Subscript):
             if isinstance(node, nodes.Call):
                 op = dynamic_operator(values, node)
@@ -334,9 +333,8 @@ class DataDependentOutputShape(Rule):
         call = interrupted_method_call(ctx.values, node)
         if call is None:
             return
-        method = call.func.attrname if isinstance(call.func, nodes.Attribute) else "method"
         message = (
-            f"`.{method}(...)` is called after the data-dependent break at line {node.lineno}, "
+            f"`.{call.func.attrname}(...)` is called after the data-dependent break at line {node.lineno}, "
             "in a new frame: Dynamo logs a second break here (GB0007)"
         )
         yield ctx.report(call, message, traced, SECOND_BREAK)
