@@ -34,6 +34,9 @@ CASES: dict[str, Case] = {
     "GM301/bad_captured_branch.py": case({(16, "GM301")}, {(16, "GB0170")}),
     "GM301/neg_captured_arithmetic.py": case(),
     "GM301/bad_data_size.py": case({(9, "GM301")}, {(9, "GB0033")}),
+    # nothing needs the size as a number: the capture switch traces it (unsafe)
+    "GM301/bad_duration_padded_buffer.py": case({(14, "GM301")}, {(14, "GB0033")}),
+    "GM301/fixed_duration_padded_buffer.py": case(),
     # sizes from 0-d tensors of Python numbers and shapes: Dynamo knows their values
     "GM301/neg_scalar_built_size.py": case(),
     "GM302/bad_tolist.py": case({(13, "GM302")}, {(13, "GB0109")}),
