@@ -10,7 +10,8 @@ import pytest
 
 from graphmend_lint import fix_source, lint_source
 from graphmend_lint.rules import all_rules
-from graphmend_lint.rules.base import Rule
+from graphmend_lint.rules.base import Example, Rule
+from tests.example_settings import example_settings
 
 VALID = [(rule, source) for rule in all_rules() for source in rule.valid]
 INVALID = [(rule, example) for rule in all_rules() for example in rule.invalid]
@@ -26,15 +27,21 @@ def test_valid_example_is_not_flagged(rule: type[Rule], source: str) -> None:
 
 
 @pytest.mark.parametrize(("rule", "example"), INVALID, ids=_ids(INVALID))
-def test_invalid_example_is_flagged_and_fixed(rule: type[Rule], example) -> None:
-    assert [d for d in lint_source(example.source) if d.code == rule.code], "expected a finding"
+def test_invalid_example_is_flagged_and_fixed(rule: type[Rule], example: Example) -> None:
+    settings = example_settings(rule, example)
+    findings = [d for d in lint_source(example.source, config=settings) if d.code == rule.code]
+    assert findings, "expected a finding"
+    offered = {d.fix.applicability for d in findings if d.fix is not None}
+    assert offered == example.applicabilities(), "the example's fixed/unsafe/advice do not say what the rule offers"
     if example.fixed is None:
         return
-    result = fix_source(example.source, unsafe=example.unsafe)
+    result = fix_source(example.source, config=settings, unsafe=example.unsafe)
     assert result.source == example.fixed
-    assert fix_source(result.source, unsafe=example.unsafe).source == result.source, "fix is not idempotent"
+    assert fix_source(result.source, config=settings, unsafe=example.unsafe).source == result.source, (
+        "fix is not idempotent"
+    )
     if example.unsafe:
-        assert fix_source(example.source, unsafe=False).source == example.source, "unsafe fix applied as safe"
+        assert fix_source(example.source, config=settings).source == example.source, "unsafe fix applied as safe"
 
 
 def test_every_rule_has_examples_and_docs() -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from graphmend_lint.diagnostics import Applicability, Diagnostic
@@ -25,15 +25,49 @@ NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 @dataclass(frozen=True)
 class Example:
-    """An INVALID example: source the rule must flag, and what the fix yields.
+    """An INVALID example: source the rule must flag, and what its fixes do.
 
-    ``fixed`` is ``None`` when the rule offers no applicable fix for it.
-    ``unsafe`` says the expected fix needs ``--unsafe-fixes``.
+    The examples are the rule's specification of its fixes: the rules table and
+    the rule page derive the rule's fix applicabilities from them, and
+    ``tests/test_rule_examples.py`` checks each example against what the rule
+    really offers. ``fixed`` is the text after ``--fix`` (``--unsafe-fixes``
+    when ``unsafe``), ``None`` when the rule's findings here carry no
+    applicable fix. ``advice`` says some finding carries a display-only fix,
+    shown but never applied; left unset, it is what a finding without an
+    applicable fix usually gets (``fixed is None``). ``options`` are this
+    rule's options for the example, as ``[tool.graphmend-lint.rules.<code>]``
+    would set them.
     """
 
     source: str
     fixed: str | None = None
     unsafe: bool = False
+    advice: bool | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def applicabilities(self) -> frozenset[Applicability]:
+        """The kinds of fix this example says the rule's findings carry."""
+        advice = self.fixed is None if self.advice is None else self.advice
+        kinds = {Applicability.DISPLAY_ONLY} if advice else set()
+        if self.fixed is not None:
+            kinds.add(Applicability.UNSAFE if self.unsafe else Applicability.SAFE)
+        return frozenset(kinds)
+
+
+def with_switch(source: str, setting: str) -> str:
+    """*source* with ``torch._dynamo.config.<setting> = True`` after its leading imports.
+
+    That is where the switch fixes (``allow_rnn``, the capture settings) write
+    the line, so examples state their fixed text without spelling it out.
+    """
+    lines = source.splitlines(keepends=True)
+    end = max(i for i, line in enumerate(lines) if line.startswith(("import ", "from "))) + 1
+    return "".join(lines[:end]) + f"\ntorch._dynamo.config.{setting} = True\n" + "".join(lines[end:])
+
+
+def switch_example(source: str, setting: str, advice: bool | None = None) -> Example:
+    """An example whose fix turns a Dynamo setting on (always unsafe: it changes the whole process)."""
+    return Example(source, fixed=with_switch(source, setting), unsafe=True, advice=advice)
 
 
 @dataclass(frozen=True)
@@ -63,13 +97,19 @@ class Rule(abc.ABC):
     #: each with the ``Gb_type`` it is expected to carry there.
     dynamo_gb: ClassVar[Mapping[str, str]] = {}
     #: Every applicability this rule's fixes can have, surest first (empty: no fix at all).
-    #: A test checks the rule's examples and catalog produce each of them and nothing else,
-    #: so the rules table and the rule pages say what ``--fix`` really does.
+    #: Derived from the INVALID examples when the class is defined, never declared: tests
+    #: check each example, and the catalog, against the fixes the rule really offers, so
+    #: the rules table and the rule pages say what ``--fix`` really does.
     fix_applicabilities: ClassVar[tuple[Applicability, ...]] = ()
     #: Per-rule options, settable in ``[tool.graphmend-lint.rules.<code or name>]``.
     options: ClassVar[Mapping[str, RuleOption]] = {}
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[Example, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        offered = frozenset().union(*(example.applicabilities() for example in cls.invalid))
+        cls.fix_applicabilities = tuple(a for a in Applicability if a in offered)
 
     @abc.abstractmethod
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:

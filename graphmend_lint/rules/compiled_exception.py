@@ -11,24 +11,24 @@ handlers would stop catching the original exception under compile.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
 
 from astroid import nodes
 
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Fix
+from graphmend_lint.diagnostics import Fix
 from graphmend_lint.fixes.predicate import declined_fix
 from graphmend_lint.rules.base import Rule, RuleOption
 
 #: The ``compiled-exception`` option's values: what the user accepts under torch.compile.
 KEEP = "keep"
 RUNTIME_ERROR = "runtime-error"
+#: The rule options of an example whose fix is offered: the user accepts a RuntimeError under compile.
+ACCEPTS_RUNTIME_ERROR = {"compiled-exception": RUNTIME_ERROR}
 
 
 class CompiledExceptionRule(Rule):
     """A rule whose fix is gated by the ``compiled-exception`` option."""
 
-    fix_applicabilities: ClassVar[tuple[Applicability, ...]] = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     options = {
         "compiled-exception": RuleOption(
             KEEP, f'`"{KEEP}"`: no fix; `"{RUNTIME_ERROR}"`: offer the in-graph check as an unsafe fix'

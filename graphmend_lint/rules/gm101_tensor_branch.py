@@ -8,7 +8,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.conditions import only_raises, snippet, tensor_condition_parts
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.fixes.predicate import is_elif, predicated_fix
 from graphmend_lint.fixes.predicate_branch import if_statement
 from graphmend_lint.fixes.predicate_layerdrop import layerdrop_gate
@@ -140,7 +140,6 @@ class TensorDependentBranch(Rule):
     name = "tensor-dependent-branch"
     summary = "`if` on a tensor value splits the graph"
     dynamo_gb = gb_types("GB0170")
-    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         "import torch\n\n@torch.compile\ndef f(x):\n    if x.shape[0] > 1:\n        x = x * 2\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, mask=None):\n    if mask is not None:\n        x = x * mask\n    return x\n",
@@ -158,7 +157,10 @@ class TensorDependentBranch(Rule):
             "    y = torch.where(x.mean() > 0, x.relu(), x.sigmoid())\n    return y\n",
             unsafe=True,
         ),
-        Example("import torch\n\n@torch.compile\ndef f(x):\n    y = x.max()\n    if y > 3 and x.mean() < 0:\n        return x\n    return -x\n"),
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x):\n    y = x.max()\n    if y > 3 and x.mean() < 0:\n        return x\n    return -x\n",
+            fixed="import torch\n\n@torch.compile\ndef f(x):\n    y = x.max()\n    return torch.where((y > 3) & (x.mean() < 0), x, -x)\n",
+        ),
         # LayerDrop: the eager `continue` stays; compiled, the layer runs and `where` drops it
         Example(
             "import torch\n\n@torch.compile\ndef f(x, layers, p):\n    h = torch.relu(x)\n    for layer in layers:\n"

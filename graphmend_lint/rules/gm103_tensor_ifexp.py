@@ -8,7 +8,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.conditions import tensor_condition_parts
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.fixes.predicate import Predicator, predicated_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
@@ -46,12 +46,17 @@ class TensorDependentConditionalExpression(Rule):
     name = "tensor-dependent-conditional-expression"
     summary = "`a if <tensor> else b` splits the graph"
     dynamo_gb = gb_types("GB0170")
-    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = ("import torch\n\n@torch.compile\ndef f(x):\n    return x * 2 if x.dim() == 2 else x\n",)
     invalid = (
         Example(
             "import torch\n\n@torch.compile\ndef f(x):\n    return x + 1 if x.mean() > 0 else x - 1\n",
             fixed="import torch\n\n@torch.compile\ndef f(x):\n    return torch.where(x.mean() > 0, x + 1, x - 1)\n",
+        ),
+        # both sides are computed, so a NaN on the side not taken can reach gradients: unsafe
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x, y):\n    return x.relu() if x.mean() > 0 else y.sigmoid()\n",
+            fixed="import torch\n\n@torch.compile\ndef f(x, y):\n    return torch.where(x.mean() > 0, x.relu(), y.sigmoid())\n",
+            unsafe=True,
         ),
         # declined (display-only): `None` is not a tensor to select
         Example("import torch\n\n@torch.compile\ndef f(x):\n    return x if x.sum() > 0 else None\n"),

@@ -12,8 +12,10 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.predicate import Predicator, predicated_fix
 from graphmend_lint.rules.base import Example
-from graphmend_lint.rules.compiled_exception import CompiledExceptionRule
+from graphmend_lint.rules.compiled_exception import ACCEPTS_RUNTIME_ERROR, CompiledExceptionRule
 from graphmend_lint.rules.gb_types import gb_types
+
+_GUARD = "import torch\n\n@torch.compile\ndef f(x):\n    if torch.isnan(x).any():\n        raise ValueError('nan')\n    return x\n"
 
 
 class TensorValidationGuard(CompiledExceptionRule):
@@ -70,7 +72,15 @@ class TensorValidationGuard(CompiledExceptionRule):
         "        raise ValueError('nan')\n    return x\n",
     )
     invalid = (
-        Example("import torch\n\n@torch.compile\ndef f(x):\n    if torch.isnan(x).any():\n        raise ValueError('nan')\n    return x\n"),
+        Example(_GUARD),
+        Example(
+            _GUARD,
+            fixed="import torch\n\n@torch.compile\ndef f(x):\n    if torch.compiler.is_compiling():\n"
+            "        torch._assert_async(~torch.isnan(x).any(), 'nan')\n    elif torch.isnan(x).any():\n"
+            "        raise ValueError('nan')\n    return x\n",
+            unsafe=True,
+            options=ACCEPTS_RUNTIME_ERROR,
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:

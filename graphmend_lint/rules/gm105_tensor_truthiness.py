@@ -9,7 +9,7 @@ from astroid import nodes
 from graphmend_lint.analysis.conditions import snippet, tensor_condition_parts
 from graphmend_lint.analysis.values import Kind
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.fixes.predicate import Predicator, predicated_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
@@ -76,7 +76,6 @@ class TensorTruthiness(Rule):
     name = "tensor-truthiness"
     summary = "`and`/`or`/`not` on a tensor value forces a host sync"
     dynamo_gb = gb_types("GB0170", "GB0033")
-    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     valid = (
         "import torch\n\n@torch.compile\ndef f(x):\n    if (x > 0).any() and x.sum() > 1:\n        x = x * 2\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, n: int):\n    assert n > 0 and (x > -9).all()\n    assert x.isnan().sum() == 0, 'nan'\n    return x\n",
@@ -95,7 +94,8 @@ class TensorTruthiness(Rule):
         Example(
             "import torch\n\n@torch.compile\ndef f(x):\n    a, b = x.min(), x.max()\n"
             "    assert (a.isnan().sum() == 0\n            and b.isnan().sum() == 0\n            and (x > -9).all()), 'overflow'\n"
-            "    return x\n"
+            "    return x\n",
+            advice=False,
         ),
     )
 

@@ -12,7 +12,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.fixes.assert_split import split_assert_fix
 from graphmend_lint.rules.base import Example
-from graphmend_lint.rules.compiled_exception import CompiledExceptionRule
+from graphmend_lint.rules.compiled_exception import ACCEPTS_RUNTIME_ERROR, CompiledExceptionRule
 from graphmend_lint.rules.gb_types import gb_types
 
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, n: int):\n"
@@ -77,6 +77,13 @@ class TensorAssertMessage(CompiledExceptionRule):
     )
     invalid = (
         Example(_HEADER + "    assert (x > 0).all(), f'layer {n}: negative input'\n    return x\n"),
+        Example(
+            _HEADER + "    assert (x > 0).all(), f'layer {n}: negative input'\n    return x\n",
+            fixed=_HEADER + "    if torch.compiler.is_compiling():\n        assert (x > 0).all(), 'layer {n}: negative input'\n"
+            "    else:\n        assert (x > 0).all(), f'layer {n}: negative input'\n    return x\n",
+            unsafe=True,
+            options=ACCEPTS_RUNTIME_ERROR,
+        ),
         Example(_HEADER + "    message = 'bad'\n    assert torch.isfinite(x).all(), message; y = x\n    return y\n"),
     )
 

@@ -17,7 +17,7 @@ from astroid import nodes
 from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.analysis.side_effects import Effect, LoggerConfig, SideEffect, SideEffectFinder
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.side_effect_fix import SideEffectFixes
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
@@ -112,7 +112,6 @@ class PrintInCompiledScope(SideEffectRule):
     name = "print-in-compiled-scope"
     summary = "`print()` in compiled code splits the graph"
     dynamo_gb = gb_types("GB0059")
-    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     effects = frozenset({Effect.PRINT})
     valid = (
         "import torch\n\ndef f(x):\n    print(x)\n    return x\n",

@@ -8,7 +8,6 @@ from graphmend_lint.analysis.side_effects import (
     Effect,
     SideEffect,
 )
-from graphmend_lint.diagnostics import Applicability
 from graphmend_lint.rules.base import Example, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 from graphmend_lint.rules.gm201_print import SideEffectRule
@@ -79,7 +78,6 @@ class LoggingInCompiledScope(SideEffectRule):
     name = "logging-in-compiled-scope"
     summary = "logging or `warnings.warn()` in compiled code splits the graph"
     dynamo_gb = gb_types("GB0291", "GB4841", "GB0007")
-    fix_applicabilities = (Applicability.SAFE,)
     effects = frozenset({Effect.LOG, Effect.WARN})
     options = {
         "logger-names": RuleOption(DEFAULT_LOGGER_NAMES, "names that always mean a logger"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from astroid import nodes
 
 from graphmend_lint.analysis.side_effects import Effect, SideEffect
-from graphmend_lint.diagnostics import Applicability, Fix
+from graphmend_lint.diagnostics import Fix
 from graphmend_lint.fixes.side_effect_fix import SideEffectFixes
 from graphmend_lint.rules.base import Example
 from graphmend_lint.rules.gb_types import gb_types
@@ -69,7 +69,6 @@ class HostIoInCompiledScope(SideEffectRule):
     name = "host-io-in-compiled-scope"
     summary = "host I/O (streams, files, stdin, debugger) in compiled code splits the graph"
     dynamo_gb = gb_types("GB0156", "GB0059", "GB0007")
-    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     effects = frozenset({Effect.STREAM, Effect.OPEN, Effect.FILE_IO, Effect.INPUT, Effect.DEBUGGER})
     valid = (
         "import sys\nimport torch\n\ndef f(x):\n    sys.stdout.write('eager only\\n')\n    return x\n",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from astroid import nodes
 
 from graphmend_lint.analysis.side_effects import Effect, SideEffect
-from graphmend_lint.diagnostics import Applicability, Fix
+from graphmend_lint.diagnostics import Fix
 from graphmend_lint.fixes.side_effect_fix import SideEffectFixes
 from graphmend_lint.rules.base import Example
 from graphmend_lint.rules.gb_types import gb_types
@@ -89,7 +89,6 @@ class UntraceableStdlibCall(SideEffectRule):
     name = "untraceable-stdlib-call"
     summary = "clock, host RNG, `datetime.now` or `uuid` call in compiled code splits the graph"
     dynamo_gb = gb_types("GB0007", "GB0156", "GB0033", "GB0294")
-    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     effects = frozenset(_WHY)
     valid = (
         "import random\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * random.randint(1, 3)\n",

@@ -107,7 +107,6 @@ class LoggerLevelCheck(Rule):
     name = "logger-level-check"
     summary = "`logger.isEnabledFor()` / level reads in compiled code split the graph"
     dynamo_gb = gb_types("GB0291", "GB6215")
-    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         _HEADER + "    if not torch.compiler.is_compiling() and logger.isEnabledFor(logging.DEBUG):\n"
         "        logger.debug('x')\n    return x\n",

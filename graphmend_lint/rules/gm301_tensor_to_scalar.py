@@ -12,10 +12,10 @@ from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, sett
 from graphmend_lint.analysis.host_values import scalar_conversion
 from graphmend_lint.analysis.tensor_sizes import tensor_size
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.capture_switch import scalar_capture_fix
 from graphmend_lint.fixes.host_sync import scalar_fix
-from graphmend_lint.rules.base import Example, Rule, RuleOption
+from graphmend_lint.rules.base import Example, Rule, RuleOption, switch_example
 from graphmend_lint.rules.captured_branch import report_captured_branches
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -33,6 +33,10 @@ _CAPTURE = (
 )
 
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, lengths: torch.Tensor, n: int):\n"
+
+
+def _switched(source: str) -> Example:
+    return switch_example(source, CAPTURE_SCALAR_OUTPUTS)
 
 
 class TensorToPythonScalar(Rule):
@@ -127,7 +131,6 @@ class TensorToPythonScalar(Rule):
     name = "tensor-to-python-scalar"
     summary = "`.item()` / `int(tensor)` copies a tensor to Python and splits the graph"
     dynamo_gb = gb_types("GB0124", "GB0059", "GB0170", "GB0033")
-    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     options = {
         "capture-scalar-outputs": RuleOption(
             False, "the program turns `capture_scalar_outputs` on somewhere the linter cannot see (another module, a launcher script)"
@@ -179,13 +182,14 @@ class TensorToPythonScalar(Rule):
             "import torch\nfrom torch import nn\n\n\nclass Norm(nn.BatchNorm2d):\n    def forward(self, x):\n"
             "        return x / float(self.num_batches_tracked)\n\n\nmodel = torch.compile(Norm(3))\n"
         ),
-        Example(_HEADER + "    m = lengths.max()\n    h = torch.zeros((x.size(0), m, x.size(2)))\n    return h\n"),
-        Example(_HEADER + "    return torch.arange(lengths.max(), device=x.device) < lengths.unsqueeze(1)\n"),
-        Example(
+        # nothing needs the number itself: the switch traces the sizes (unsafe, process-wide)
+        _switched(_HEADER + "    m = lengths.max()\n    h = torch.zeros((x.size(0), m, x.size(2)))\n    return h\n"),
+        _switched(_HEADER + "    return torch.arange(lengths.max(), device=x.device) < lengths.unsqueeze(1)\n"),
+        _switched(
             "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\ndef f(x: torch.Tensor, m: torch.Tensor):\n"
             "    h = m.sum()\n    return F.interpolate(x, size=(h, 4)), F.pad(x, (0, x.shape[-1] - h))\n"
         ),
-        Example(_HEADER + "    total = lengths.sum()\n    return x.new_full((total, 2), 0.5), x.reshape(total, -1)\n"),
+        _switched(_HEADER + "    total = lengths.sum()\n    return x.new_full((total, 2), 0.5), x.reshape(total, -1)\n"),
         Example(_CAPTURE + "    s = x.sum().item()\n    y = x * s\n    if s > 0:\n        y = y + 1\n    return y\n"),
     )
 

@@ -15,7 +15,7 @@ from graphmend_lint.analysis.host_values import (
     numpy_origin,
 )
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -73,7 +73,6 @@ class TensorToHostContainer(Rule):
     name = "tensor-to-host-container"
     summary = "`.tolist()` / NumPy values forced into Python split the graph"
     dynamo_gb = gb_types("GB0109", "GB0033", "GB0170")
-    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     valid = (
         _HEADER + "    a = x.numpy()\n    b = np.asarray(x) * 2\n    return x + 1, a, b.sum()\n",
         _HEADER + "    sizes = [1, 2, 3]\n    return x * len(sizes), list(x.shape), sizes.copy()\n",

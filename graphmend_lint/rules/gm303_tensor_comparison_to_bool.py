@@ -9,7 +9,7 @@ from astroid import nodes
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.fixes.tensor_compare import isclose_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
@@ -76,7 +76,6 @@ class TensorComparisonToBool(Rule):
     name = "tensor-comparison-to-python-bool"
     summary = "`torch.equal` / `torch.allclose` turn tensor data into a Python bool and split the graph"
     dynamo_gb = gb_types("GB0033")
-    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         "import torch\n\n\ndef f(x, y):\n    return torch.equal(x, y)\n",
         _HEADER + "    same = torch.isclose(x, y).all()\n    return torch.where(same, x, y), x.eq(y)\n",

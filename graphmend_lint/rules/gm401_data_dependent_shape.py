@@ -15,11 +15,11 @@ from graphmend_lint.analysis.resumed_calls import interrupted_method_call
 from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.capture_switch import capture_switch_fix
 from graphmend_lint.fixes.shape_dispatch import dense_dispatch_fix
 from graphmend_lint.fixes.shape_masked import masked_reduction, masked_reduction_fix
-from graphmend_lint.rules.base import Example, Rule, RuleOption
+from graphmend_lint.rules.base import Example, Rule, RuleOption, switch_example, with_switch
 from graphmend_lint.rules.captured_branch import report_captured_branches
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -42,9 +42,11 @@ CAPTURED_SIZE_BRANCH = Fix.advice(
     "or decide outside the compiled function",
 )
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, r: torch.Tensor):\n"
-_CAPTURE = _HEADER.replace(
-    "import torch\n", "import torch\n\ntorch._dynamo.config.capture_dynamic_output_shape_ops = True\n"
-)
+_CAPTURE = with_switch(_HEADER, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS)
+
+
+def _switched(source: str, advice: bool | None = None) -> Example:
+    return switch_example(source, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, advice)
 
 
 def _is_tensor_argument(values: ValueOracle, call: nodes.Call, index: int, keyword: str) -> bool:
@@ -227,7 +229,6 @@ class DataDependentOutputShape(Rule):
     name = "data-dependent-output-shape"
     summary = "an operator whose output size depends on tensor data splits the graph"
     dynamo_gb = gb_types("GB0036", "GB0170", "GB0007")
-    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     options = {
         "capture-dynamic-output-shape-ops": RuleOption(
             False, "the program turns `capture_dynamic_output_shape_ops` on somewhere the linter cannot see"
@@ -243,9 +244,9 @@ class DataDependentOutputShape(Rule):
     )
     invalid = (
         # the read breaks inside a tensor method's arguments: the resumed call is logged again at its first line
-        Example(_HEADER + "    return x.index_select(\n        0,\n        x.nonzero()[:, 0],\n    )\n"),
+        _switched(_HEADER + "    return x.index_select(\n        0,\n        x.nonzero()[:, 0],\n    )\n", advice=True),
         # nothing needs the size: the switch traces it (unsafe, process-wide)
-        Example(_HEADER + "    return torch.nonzero(x) * 2\n", fixed=_CAPTURE + "    return torch.nonzero(x) * 2\n", unsafe=True),
+        _switched(_HEADER + "    return torch.nonzero(x) * 2\n"),
         Example(
             _HEADER + "    return x[x > 0].sum()\n",
             fixed=_HEADER + "    return torch.where(x > 0, x, 0).sum()\n",
@@ -263,18 +264,16 @@ class DataDependentOutputShape(Rule):
             unsafe=True,
         ),
         Example(_HEADER + "    return x[r > 0].sum()\n"),
-        Example(_HEADER + "    return torch.nonzero(x), (x > 0).nonzero(), torch.unique(x)\n"),
-        Example(_HEADER + "    (idx,) = torch.where(x > 0)\n    return idx\n"),
-        Example(_HEADER + "    return torch.repeat_interleave(x, r), torch.bincount(r, minlength=4)\n"),
-        Example(_HEADER + "    x[x > 0] += 1\n    return x\n"),
+        _switched(_HEADER + "    return torch.nonzero(x), (x > 0).nonzero(), torch.unique(x)\n"),
+        _switched(_HEADER + "    (idx,) = torch.where(x > 0)\n    return idx\n"),
+        _switched(_HEADER + "    return torch.repeat_interleave(x, r), torch.bincount(r, minlength=4)\n"),
+        _switched(_HEADER + "    x[x > 0] += 1\n    return x\n"),
         # a parameter annotated as a bool tensor is a mask (Higgs Audio v2's audio_token_mask)
         Example(
             "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, mask: torch.BoolTensor | None = None):\n"
             "    if mask is None:\n        return x\n    mask = mask.to(x.device)\n    return x[~mask].sum()\n"
         ),
-        Example(
-            "import torch\n\n\n@torch.compile\ndef f(x, mask):\n    return x.masked_select(mask), mask.nonzero()\n"
-        ),
+        _switched("import torch\n\n\n@torch.compile\ndef f(x, mask):\n    return x.masked_select(mask), mask.nonzero()\n"),
         Example(
             _HEADER + "    out = []\n    for i, (row, reps) in enumerate(zip(x, r)):\n"
             "        out.append(torch.repeat_interleave(row, reps, dim=0))\n    return out\n"
@@ -286,10 +285,8 @@ class DataDependentOutputShape(Rule):
             "    return x\n"
         ),
         # a mask moved to another device stays boolean; ``.bool()`` makes one of anything it is called on
-        Example(_HEADER + "    m = r.eq(2).to(x.device)\n    return x[m, :]\n"),
-        Example(
-            "import torch\n\n\n@torch.compile\ndef f(ids: torch.Tensor, am):\n    return ids[0][am[0].bool()]\n"
-        ),
+        _switched(_HEADER + "    m = r.eq(2).to(x.device)\n    return x[m, :]\n"),
+        _switched("import torch\n\n\n@torch.compile\ndef f(ids: torch.Tensor, am):\n    return ids[0][am[0].bool()]\n"),
         Example(
             "import numpy as np\n" + _HEADER + "    ids = np.unique(np.array([3, 1, 3]))\n    return x[: len(ids)]\n"
         ),

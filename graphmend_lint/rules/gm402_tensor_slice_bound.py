@@ -11,7 +11,7 @@ from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, sett
 from graphmend_lint.analysis.host_values import bound_values, scalar_conversion
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -92,7 +92,6 @@ class TensorValuedSliceBound(Rule):
     name = "tensor-valued-slice-bound"
     summary = "a slice bound taken from a tensor value splits the graph"
     dynamo_gb = gb_types("GB0124")
-    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     options = {
         "capture-scalar-outputs": RuleOption(
             False,

@@ -10,7 +10,7 @@ from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.host_values import feeds_tensor_ops_only
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.fixes.host_numpy import StaticNumpyCall, numpy_twin_fix, sequence_reduction_call, static_numpy_call
 from graphmend_lint.rules.base import Example, Rule
@@ -113,7 +113,6 @@ class NumpyInCompiledScope(Rule):
     name = "numpy-in-compiled-scope"
     summary = "NumPy on Python numbers is traced as tensors in compiled code"
     dynamo_gb = gb_types("GB0170", "GB0059", "GB0208", "GB0033", "GB0294")
-    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         "import numpy as np\nimport torch\n\n\ndef f(x):\n    return x * np.lcm(4, 6)\n",
         _HEADER + "    a = np.asarray(x)\n    return np.sqrt(a), np.sum(x.numpy()), np.sum([])\n",

@@ -12,7 +12,7 @@ from graphmend_lint.analysis.host_values import bound_values
 from graphmend_lint.analysis.module_attributes import is_tensor_like
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.fixes.index_select import index_select_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
@@ -95,7 +95,6 @@ class ZeroDimTensorIndex(Rule):
     name = "zero-dim-tensor-index"
     summary = "indexing with a 0-d tensor copies it to a Python int and splits the graph"
     dynamo_gb = gb_types("GB0033")
-    fix_applicabilities = (Applicability.UNSAFE,)
     valid = (
         _HEADER + "    idx = x.argmax(-1)\n    return table[idx], table[x.argsort()], table[0]\n",
         "import torch\n\n\ndef f(x, table):\n    return table[x.argmax()]\n",

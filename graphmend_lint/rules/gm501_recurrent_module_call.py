@@ -9,9 +9,9 @@ from astroid import nodes
 from graphmend_lint.analysis.dynamo_settings import ALLOW_RNN, setting_on
 from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.dynamo_setting import enable_setting_fix
-from graphmend_lint.rules.base import Example, Rule, RuleOption
+from graphmend_lint.rules.base import Example, Rule, RuleOption, switch_example, with_switch
 from graphmend_lint.rules.gb_types import gb_types
 
 RECURRENT_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
@@ -121,30 +121,24 @@ class RecurrentModuleCall(Rule):
     name = "recurrent-module-call"
     summary = "calling `nn.LSTM` / `nn.GRU` / `nn.RNN` makes Dynamo run the caller eagerly"
     dynamo_gb = gb_types("GB0014")
-    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     options = {"allow-rnn": RuleOption(False, "the program turns `allow_rnn` on somewhere the linter cannot see")}
     valid = (
         _MODULE.format(layer="nn.LSTMCell(4, 4)"),
-        _MODULE.format(layer="nn.GRU(4, 4)").replace("nn\n", "nn\n\ntorch._dynamo.config.allow_rnn = True\n", 1),
+        with_switch(_MODULE.format(layer="nn.GRU(4, 4)"), ALLOW_RNN),
         _MODULE.format(layer="nn.GRU(4, 4)").replace("torch.compile(Encoder())", "Encoder()"),
     )
     invalid = (
-        Example(
-            _MODULE.format(layer="nn.LSTM(4, 4, batch_first=True)"),
-            fixed=_MODULE.format(layer="nn.LSTM(4, 4, batch_first=True)").replace(
-                "nn\n", "nn\n\ntorch._dynamo.config.allow_rnn = True\n", 1
-            ),
-            unsafe=True,
-        ),
-        Example(_MODULE.format(layer="torch.nn.GRU(4, 4)")),
+        switch_example(_MODULE.format(layer="nn.LSTM(4, 4, batch_first=True)"), ALLOW_RNN),
+        switch_example(_MODULE.format(layer="torch.nn.GRU(4, 4)"), ALLOW_RNN),
         Example(  # torch is imported only inside the function: no module-level line can name it
             "def build():\n    import torch\n    from torch import nn\n\n    class Encoder(nn.Module):\n"
             "        def __init__(self):\n            super().__init__()\n            self.rnn = nn.GRU(4, 4)\n\n"
             "        def forward(self, x):\n            return self.rnn(x)[0]\n\n    return torch.compile(Encoder())\n"
         ),
-        Example(
+        switch_example(
             "import torch\nfrom torch import nn\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
-            "    rnn = nn.RNN(4, 4)\n    return rnn(x)[0]\n"
+            "    rnn = nn.RNN(4, 4)\n    return rnn(x)[0]\n",
+            ALLOW_RNN,
         ),
     )
 

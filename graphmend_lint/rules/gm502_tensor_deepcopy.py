@@ -9,7 +9,7 @@ from astroid import nodes
 from graphmend_lint.analysis.module_attributes import constructor_of, is_tensor_like
 from graphmend_lint.analysis.values import ValueOracle, enclosing_class
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.tensor_copy import detach_clone_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
@@ -88,7 +88,6 @@ class TensorDeepcopy(Rule):
     name = "tensor-deepcopy"
     summary = "`copy.deepcopy` of a tensor or module in compiled code splits the graph"
     dynamo_gb = gb_types("GB4198")
-    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         _HEADER + "    cfg = copy.deepcopy({'a': 1})\n    return x * cfg['a']\n",
         "import copy\n\nimport torch\n\n\ndef f(x):\n    return copy.deepcopy(x)\n",

@@ -224,7 +224,6 @@ class RequiresGradMutation(Rule):
     name = "requires-grad-mutation"
     summary = "changing `requires_grad` in compiled code splits the graph"
     dynamo_gb = gb_types("GB0206", "GB0125", "GB8985", "GB0225")
-    fix_applicabilities = (Applicability.DISPLAY_ONLY, Applicability.UNSAFE)
     valid = (
         _HEADER + "    y = x * 2\n    x.requires_grad_(False)\n    z = torch.zeros(4)\n    z.requires_grad_()\n"
         "    return y + 1, (z * 3).sum().detach()\n",

@@ -8,7 +8,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.local_rebinding import local_rebinding_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
@@ -105,7 +105,6 @@ class BufferReassignment(Rule):
     name = "buffer-reassignment-in-forward"
     summary = "re-assigning an `nn.Buffer` attribute in compiled code splits the graph"
     dynamo_gb = gb_types("GB4841")
-    fix_applicabilities = (Applicability.UNSAFE, Applicability.DISPLAY_ONLY)
     valid = (
         _MODULE.format(buffer="torch.randn(4, 4)", statement="self.pos = self.pos.to(x.dtype)"),
         _MODULE.format(buffer="nn.Buffer(torch.randn(4, 4))", statement="self.pos = x.detach()[:1] + self.pos"),

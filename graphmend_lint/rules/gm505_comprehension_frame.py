@@ -9,7 +9,7 @@ from astroid import nodes
 from graphmend_lint.analysis.side_effects import LoggerConfig, SideEffectFinder
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic
+from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.fixes.tuple_iterable import tuple_iterable_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.break_sites import BreakFinder, Verdict
@@ -144,7 +144,6 @@ class ComprehensionFrame(Rule):
     name = "comprehension-frame-iterator"
     summary = "a comprehension over a non-tuple breaks in its own frame when Dynamo skips the function"
     dynamo_gb = gb_types("GB4347")
-    fix_applicabilities = (Applicability.SAFE, Applicability.UNSAFE)
     options = {
         "target-version": RuleOption(
             "3.11",

@@ -9,7 +9,7 @@ from astroid import nodes
 from graphmend_lint.analysis.dead_branches import branch_never_taken
 from graphmend_lint.analysis.module_construction import creates_parameter, init_breaks, module_lineage
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -98,7 +98,6 @@ class ModuleConstruction(Rule):
     name = "module-construction-in-forward"
     summary = "building an `nn.Module` or `nn.Parameter` in compiled code splits the graph"
     dynamo_gb = gb_types("GB0264", "GB0119", "GB0007")
-    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     valid = (
         _MODULE.format(layer="nn.Linear(d, d)", statement="x = x + 1"),
         _MODULE.format(layer="nn.Dropout(0.1)", statement="self.inner = Inner(4)"),

@@ -9,7 +9,7 @@ from astroid import nodes
 from graphmend_lint.analysis.dynamo_settings import setting_on
 from graphmend_lint.analysis.untraceable_torch import TRACE_AUTOGRAD_OPS, refused_call
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -61,7 +61,6 @@ class UntraceableTorchCall(Rule):
     name = "untraceable-torch-call"
     summary = "a torch call Dynamo refuses to trace splits the graph"
     dynamo_gb = gb_types("GB0025", "GB0007", "GB9186", "GB0142", "GB0208", "GB0098", "GB0099", "GB0467")
-    fix_applicabilities = (Applicability.DISPLAY_ONLY,)
     options = {
         "trace-autograd-ops": RuleOption(
             False,

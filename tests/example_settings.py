@@ -1,0 +1,10 @@
+"""The settings an INVALID example is linted with: its own rule options, nothing else."""
+
+from __future__ import annotations
+
+from graphmend_lint.config import Settings
+from graphmend_lint.rules.base import Example, Rule
+
+
+def example_settings(rule: type[Rule], example: Example) -> Settings:
+    return Settings(rule_options=((rule.code, tuple(example.options.items())),))
