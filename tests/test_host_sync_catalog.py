@@ -70,6 +70,9 @@ CASES: dict[str, Case] = {
         {(18, "GB0007"), (20, "GB0036"), (22, "GB0007"), (24, "GB0036")},
     ),
     "GM401/bad_np_unique.py": case({(8, "GM401")}, {(8, "GB0036")}),
+    # the hit matrix is split into its rows, one per dimension: a static count, so the capture switch traces it
+    "GM401/bad_keypoint_rows.py": case({(14, "GM401"), (19, "GM401")}, {(14, "GB0036"), (19, "GB0036")}),
+    "GM401/fixed_keypoint_rows.py": case(),
     # capture_dynamic_output_shape_ops is on: nonzero traces, the branch on its size breaks
     "GM401/bad_captured_size_branch.py": case({(15, "GM401")}, {(15, "GB0170")}),
     "GM402/bad_slice_by_count.py": case({(18, "GM402")}, {(18, "GB0124")}),

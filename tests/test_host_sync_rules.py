@@ -77,6 +77,22 @@ def test_capture_switch_only_when_no_use_needs_the_number(uses: str, switch: boo
 
 
 @pytest.mark.parametrize(
+    ("uses", "switch"),
+    [
+        ("    return x[tuple(idx.t())], len(idx.T)\n", True),  # one row per dimension of x: a static count
+        ("    return [x[i] for i in idx.t()]\n", True),
+        ("    return x[tuple(idx)]\n", False),  # one row per hit: Python needs the count
+        ("    return [x[i] for i in idx]\n", False),
+        ("    rows = idx.t() if k else idx\n    return x[tuple(rows)]\n", False),
+    ],
+)
+def test_dynamic_switch_iterates_only_over_static_rows(uses: str, switch: bool) -> None:
+    source = HEAD + "    idx = torch.nonzero(x > 0)\n" + uses
+    fixed = fix_source(source, unsafe=True).source
+    assert ("torch._dynamo.config.capture_dynamic_output_shape_ops = True" in fixed) is switch
+
+
+@pytest.mark.parametrize(
     ("test", "fixed"),
     [
         ("mask.max().item() <= k", "mask.max() <= k"),

@@ -8,7 +8,10 @@ stays in the graph. Whatever needs the *concrete* value still breaks, now at
 that later line:
 
 * a branch on it (GB0170, or a data-dependent guard, GB7000);
-* iterating over it (``for e in expert_hit``, ``for c in torch.unique(idxs)``);
+* iterating over it (``for e in expert_hit``, ``for c in torch.unique(idxs)``),
+  unless the leading dimension is static: the rows of ``idx.t()`` for
+  ``idx = x.nonzero()`` are one per dimension of ``x`` (SuperPoint's
+  ``scores[tuple(keypoints.t())]``: measured, no break);
 * handing it to Python or NumPy (``range``, ``len``, ``round``,
   ``math.log``, ``np.random.choice``); a captured *number* also to any
   function that may branch on it (a helper, a submodule: longformer passes
@@ -47,7 +50,7 @@ from typing import TYPE_CHECKING
 from astroid import nodes
 
 from graphmend_lint.analysis.captured_values import captured_origin
-from graphmend_lint.analysis.host_values import builtin_name, condition_operands, is_torch_op
+from graphmend_lint.analysis.host_values import bound_values, builtin_name, condition_operands, is_torch_op
 
 if TYPE_CHECKING:
     from graphmend_lint.context import FileAnalysis
@@ -55,12 +58,40 @@ if TYPE_CHECKING:
 Origin = Callable[[nodes.NodeNG], bool]
 #: Modules whose functions want Python numbers: a symbol reaching them needs its concrete value.
 _PYTHON_MODULES = frozenset({"math", "numpy", "random", "itertools", "functools", "operator", "builtins"})
+#: Builtins that only iterate over their argument's leading dimension.
+_ITERATING_BUILTINS = frozenset({"tuple", "list", "len"})
+_INDEX_MATRIX_FUNCTIONS = frozenset({"nonzero", "argwhere"})
 
 
 def _python_call(analysis: FileAnalysis, call: nodes.Call) -> bool:
     """A builtin, or a function of the standard library's number modules or NumPy."""
     name = analysis.values.qualified_name(call.func) or ""
     return builtin_name(call) is not None or name.split(".")[0] in _PYTHON_MODULES
+
+
+def _static_rows(node: nodes.NodeNG) -> bool:
+    """``idx.t()`` / ``idx.T`` of an index matrix: its rows are the input's dimensions, a static count.
+
+    ``nonzero`` and ``argwhere`` return one row per hit and one column per
+    dimension of their input; transposed, the data-dependent size is the
+    second one, so iterating over the rows needs no concrete value.
+    """
+    if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) and node.func.attrname == "t" and not node.args:
+        matrix = node.func.expr
+    elif isinstance(node, nodes.Attribute) and node.attrname == "T":
+        matrix = node.expr
+    else:
+        return False
+    values = bound_values(matrix) if isinstance(matrix, nodes.Name) else [matrix]
+    return bool(values) and all(map(_index_matrix, values))
+
+
+def _index_matrix(node: nodes.NodeNG) -> bool:
+    """``torch.nonzero(x)``, ``x.nonzero()`` or ``torch.argwhere(x)`` without ``as_tuple``."""
+    if not isinstance(node, nodes.Call) or any(keyword.arg == "as_tuple" for keyword in node.keywords or ()):
+        return False
+    func = node.func
+    return isinstance(func, nodes.Attribute) and func.attrname in _INDEX_MATRIX_FUNCTIONS
 
 
 def concrete_uses(analysis: FileAnalysis, numbers: bool) -> Iterator[nodes.NodeNG]:
@@ -72,7 +103,8 @@ def concrete_uses(analysis: FileAnalysis, numbers: bool) -> Iterator[nodes.NodeN
     for node, _ in analysis.traced_nodes(nodes.If, nodes.While, nodes.IfExp):
         yield from condition_operands(node.test)
     for loop, _ in analysis.traced_nodes(nodes.For, nodes.Comprehension):
-        yield loop.iter
+        if not _static_rows(loop.iter):
+            yield loop.iter
     for check, _ in analysis.traced_nodes(nodes.Assert):
         yield check.test
     for returned, _ in analysis.traced_nodes(nodes.Return) if numbers else ():
@@ -83,6 +115,8 @@ def concrete_uses(analysis: FileAnalysis, numbers: bool) -> Iterator[nodes.NodeN
     for call, _ in analysis.traced_nodes(nodes.Call):
         # torch's functional and utility layers take Python numbers as options (batch_norm's momentum)
         torch_op = is_torch_op(analysis.values, call, excluded=("torch.nn.functional.", "torch.nn.utils."))
+        if builtin_name(call) in _ITERATING_BUILTINS and not numbers and all(map(_static_rows, call.args)):
+            continue
         if (numbers and not torch_op) or _python_call(analysis, call):
             yield from call.args
             yield from (keyword.value for keyword in call.keywords or ())
