@@ -29,6 +29,8 @@ from graphmend_lint.analysis.module_index import MODULE, ModuleIndex
 from graphmend_lint.analysis.resolve import Resolver, Target, What
 
 DISABLE_DECORATORS = frozenset({"torch._dynamo.disable", "torch.compiler.disable", "torch._disable_dynamo"})
+#: Dynamo puts a call to these functions in the graph as one opaque op: their bodies run eagerly, at run time.
+OPAQUE_OP_DECORATORS = frozenset({"torch.library.custom_op", "torch._library.custom_ops.custom_op"})
 #: Dynamo calls these functions eagerly once while tracing and bakes in the result: their bodies are not traced.
 CONSTANT_DECORATORS = frozenset({"torch._dynamo.assume_constant_result", "torch.compiler.assume_constant_result"})
 #: The attribute those decorators set; a project decorator that sets it (transformers'
@@ -257,9 +259,9 @@ class ScopeAnalyzer:
             self._enqueue(inner, chain)
 
     def _stops_tracing(self, decorator: ast.expr) -> bool:
-        """``@torch.compiler.disable``, ``@assume_constant_result`` and project decorators that mark constants."""
+        """``@torch.compiler.disable``, ``@assume_constant_result``, custom ops and project decorators that mark constants."""
         name = self.imports.resolve_node(_decorator_callee(decorator))
-        if name in DISABLE_DECORATORS or name in CONSTANT_DECORATORS:
+        if name in DISABLE_DECORATORS or name in CONSTANT_DECORATORS or name in OPAQUE_OP_DECORATORS:
             return True
         local = dotted_name(_decorator_callee(decorator))
         return local in self.index.functions and _sets_constant_marker(self.index.functions[local])

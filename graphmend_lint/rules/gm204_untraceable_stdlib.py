@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from astroid import nodes
 
+from graphmend_lint.analysis.host_plans import host_plan, module_helper
 from graphmend_lint.analysis.side_effects import Effect, SideEffect
 from graphmend_lint.diagnostics import Fix
+from graphmend_lint.fixes.host_plan_op import host_plan_fix
 from graphmend_lint.fixes.side_effect_fix import SideEffectFixes
 from graphmend_lint.rules.base import Example
 from graphmend_lint.rules.gb_types import gb_types
@@ -19,6 +21,8 @@ _WHY = {
     Effect.DATETIME: "Dynamo does not trace the clock",
     Effect.UUID: "`uuid` reads host entropy Dynamo cannot trace",
 }
+#: Draws a helper may make while it fills an array: the helper can run as one opaque op.
+_PLAN_DRAWS = frozenset({Effect.NUMPY_RANDOM, Effect.RANDOM})
 _INSTEAD = {
     Effect.CLOCK: "time outside the compiled function (around the call), or pass the time in as an argument; "
     "on GPU use `torch.cuda.Event(enable_timing=True)`",
@@ -30,6 +34,13 @@ _INSTEAD = {
     Effect.DATETIME: "pass the time in as an argument",
     Effect.UUID: "create ids outside the compiled function and pass them in",
 }
+
+
+_PLAN = (
+    "import numpy as np\nimport torch\n\n\ndef plan(shape: tuple[int, int], p: float) -> np.ndarray:\n"
+    "    rows, cols = shape\n    mask = np.zeros((rows, cols), dtype=bool)\n    if np.random.rand() < p:\n"
+    "        mask[:, 0] = True\n    return mask\n"
+)
 
 
 class UntraceableStdlibCall(SideEffectRule):
@@ -80,9 +91,29 @@ class UntraceableStdlibCall(SideEffectRule):
     `torch.Generator`), which Dynamo puts in the graph.
 
     ## Fix safety
-    No automatic fix: the value is used by the computation, and where it
-    should come from (an argument, torch's RNG, timing around the call) is a
-    design decision. The diagnostic carries a display-only hint.
+    Mostly no automatic fix: the value is used by the computation, and where
+    it should come from (an argument, torch's RNG, timing around the call) is
+    a design decision. The diagnostic carries a display-only hint.
+
+    One shape gets an **unsafe** fix: a draw inside a *NumPy plan*, a
+    module-level helper that fills one array of a shape its parameters give
+    (`np.zeros(shape)`) and whose traced callers turn the array into a tensor
+    on the next line (`torch.tensor(mask, device=..., dtype=...)`), as
+    wav2vec2's SpecAugment does. The fix wraps helper and conversion in a
+    `torch.library.custom_op` with a fake that returns
+    `torch.empty(shape, ...)`, and calls the op instead. Dynamo keeps the op
+    whole; the draws run at run time, in eager's order. Measured on a tiny
+    wav2vec2 in training (torch 2.13): 3 logged sites to 0, and the compiled
+    output equals eager's with the eager, `aot_eager` and inductor backends,
+    where the unfixed model's compiled output did not (its breaks do not
+    replay NumPy's draws as eager makes them). Unsafe because the op is
+    registered process-wide (under a name made from the module's
+    `__name__`), the annotations it writes (`X | None`) need Python 3.10
+    unless the module spells optionals with `Optional`, and compiled runs now
+    draw as eager does. It is offered only when every parameter has an
+    annotation an op schema can state (ints, floats, bools, strings, int
+    sequences, tensors, each possibly optional) and every traced call has the
+    two-line form; otherwise the hint stays.
     """
 
     code = "GM204"
@@ -106,10 +137,28 @@ class UntraceableStdlibCall(SideEffectRule):
                 "    if np.random.rand() < 0.5:\n        x = x.flip(0)\n    return x\n"),
         Example("import torch\n\n@torch.compile\ndef f(x, seed: int):\n    torch.manual_seed(seed)\n"
                 "    return x + torch.rand_like(x)\n"),
+        # a NumPy plan of known shape, made a tensor at once (wav2vec2's SpecAugment): one custom op (unsafe)
+        Example(
+            _PLAN + "\n\n@torch.compile\ndef f(x):\n    m = plan(x.shape, 0.5)\n    m = torch.tensor(m, dtype=torch.bool)\n"
+            "    return x.masked_fill(m, 0)\n",
+            fixed=_PLAN
+            + '\n\n@torch.library.custom_op("graphmend::" + __name__.replace(".", "_").strip("_") + "_plan", mutates_args=())\n'
+            "def _plan_on_host(shape: list[int], p: float, *, device: torch.device | None, dtype: torch.dtype) -> torch.Tensor:\n"
+            '    """`plan` as one graph op: Dynamo keeps it whole, and its NumPy draws run at run time."""\n'
+            "    array = plan(tuple(shape), p)\n    return torch.tensor(array, device=device, dtype=dtype)\n\n\n"
+            "@_plan_on_host.register_fake\ndef _plan_on_host_fake(shape, p, *, device, dtype):\n"
+            "    rows, cols = shape\n    return torch.empty((rows, cols), device=device, dtype=dtype)\n"
+            "\n\n@torch.compile\ndef f(x):\n    m = _plan_on_host(x.shape, 0.5, device=None, dtype=torch.bool)\n"
+            "    return x.masked_fill(m, 0)\n",
+            unsafe=True,
+        ),
     )
 
     def message(self, effect: SideEffect) -> str:
         return f"`{effect.label}` in compiled code causes a graph break: {_WHY[effect.effect]}"
 
     def fix(self, call: nodes.Call, effect: SideEffect, fixes: SideEffectFixes) -> Fix | None:
-        return Fix.advice(f"no source fix: {_INSTEAD[effect.effect]}")
+        helper = module_helper(call) if effect.effect in _PLAN_DRAWS else None
+        plan = None if helper is None else host_plan(fixes.analysis, helper)
+        fix = None if plan is None else host_plan_fix(fixes.analysis, plan)
+        return fix or Fix.advice(f"no source fix: {_INSTEAD[effect.effect]}")
