@@ -37,10 +37,6 @@ if TYPE_CHECKING:
 _ARRAY_FACTORIES = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full"})
 _CONVERSIONS = frozenset({"torch.tensor", "torch.as_tensor"})
 _CONVERSION_KEYWORDS = frozenset({"device", "dtype"})
-_SCALAR = re.compile(r"^(int|float|bool|str)$")
-_INT_SEQUENCE = re.compile(r"^(?P<kind>tuple|Tuple|list|List|Sequence)\[int(, ?int)*(, ?\.\.\.)?\]$")
-_TENSOR = re.compile(r"^(?P<torch>\w+)\.\w*Tensor$")
-_OPTIONAL = re.compile(r"^(?:Optional\[(?P<inner>.+)\]|(?P<left>.+?) ?\| ?None|None ?\| ?(?P<right>.+))$")
 
 
 @dataclass(frozen=True)
@@ -125,6 +121,13 @@ def _parameters(helper: nodes.FunctionDef) -> tuple[PlanParameter, ...] | None:
         text, as_tuple = op_type
         found.append(PlanParameter(argument.name, text, None if default is None else default.as_string(), as_tuple))
     return tuple(found)
+
+
+#: Annotations an op schema can state.
+_SCALAR = re.compile(r"^(int|float|bool|str)$")
+_INT_SEQUENCE = re.compile(r"^(?P<kind>tuple|Tuple|list|List|Sequence)\[int(, ?int)*(, ?\.\.\.)?\]$")
+_TENSOR = re.compile(r"^(?P<torch>\w+)\.\w*Tensor$")
+_OPTIONAL = re.compile(r"^(?:Optional\[(?P<inner>.+)\]|(?P<left>.+?) ?\| ?None|None ?\| ?(?P<right>.+))$")
 
 
 def _op_type(annotation: str) -> tuple[str, bool] | None:
