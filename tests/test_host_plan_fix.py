@@ -68,3 +68,7 @@ def test_a_shape_read_through_a_call_is_not_known() -> None:
 def test_an_array_returned_from_two_factories_is_not_known() -> None:
     text = source().replace("    return out\n", "    if p > 1:\n        return np.ones((rows, 1), dtype=bool)\n    return out\n")
     assert not rewritten(text)
+
+
+def test_an_array_resized_in_place_is_not_known() -> None:
+    assert not rewritten(source().replace("    return out\n", "    out.resize((rows * cols,))\n    return out\n"))

@@ -17,8 +17,9 @@ things this module checks statically:
   possibly optional) and a constant default, if any;
 * every ``return`` returns the one array made by ``np.zeros`` / ``ones`` /
   ``empty`` / ``full`` whose shape reads only parameters, directly or through
-  plain assignments from them (``batch_size, sequence_length = shape``): so
-  the output's shape is known without running the plan;
+  plain assignments from them (``batch_size, sequence_length = shape``), and
+  which is never rebound or resized: so the output's shape is known without
+  running the plan;
 * every call in traced code is ``name = helper(...)`` followed by
   ``name = torch.tensor(name, dtype=..., device=...)``, which the op replaces.
 """
@@ -154,13 +155,22 @@ def _returned_array(analysis: FileAnalysis, helper: nodes.FunctionDef) -> tuple[
         return None
     (array,) = names
     assignment = _single_assignment(helper, array)
-    if assignment is None or not isinstance(assignment.value, nodes.Call):
+    if assignment is None or not isinstance(assignment.value, nodes.Call) or _resized(helper, array):
         return None
     factory = assignment.value
     if analysis.values.qualified_name(factory.func) not in _ARRAY_FACTORIES:
         return None
     shape = factory.args[0] if factory.args else next((k.value for k in factory.keywords or () if k.arg == "shape"), None)
     return None if shape is None else (array, shape)
+
+
+def _resized(helper: nodes.FunctionDef, array: str) -> bool:
+    """``array.resize(...)``: the one in-place change of an array's shape."""
+    return any(
+        isinstance(call.func, nodes.Attribute) and call.func.attrname == "resize"
+        and isinstance(call.func.expr, nodes.Name) and call.func.expr.name == array
+        for call in helper.nodes_of_class(nodes.Call)
+    )
 
 
 def _single_assignment(helper: nodes.FunctionDef, name: str) -> nodes.Assign | None:
