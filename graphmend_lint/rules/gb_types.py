@@ -36,6 +36,7 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB4347": "Missing tp_iternext",
     "GB4841": "Unsupported python_type() call",
     "GB6215": "Unresolved GetAttrVariable comparison",
+    "GB6297": "autograd.Function.apply: duplicate tensor input",
     "GB9186": "using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`",
     "GB8985": "requires_grad_() intermediate leaked as output",
 }
