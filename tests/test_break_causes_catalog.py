@@ -1,4 +1,4 @@
-"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM508): findings and fixes, without Dynamo.
+"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM509): findings and fixes, without Dynamo.
 
 :data:`CASES` lists, for every program, the findings the linter must report
 and the breaks Dynamo logs, measured on torch 2.13 (CPU, Python 3.11) and
@@ -16,7 +16,7 @@ from catalog_cases import CATALOG, Case, case, check_cases_cover_the_catalog, fi
 from graphmend_lint import fix_source
 from graphmend_lint.config import load_settings
 
-CODES = ("GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506", "GM507", "GM508")
+CODES = ("GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506", "GM507", "GM508", "GM509")
 DEEPCOPY = "copy.py:153 GB4198"  # where Dynamo names a deepcopy break (Python 3.11's copy.py)
 
 CASES: dict[str, Case] = {
@@ -81,6 +81,9 @@ CASES: dict[str, Case] = {
     "GM508/bad_yoso_cumulation.py": case({(47, "GM508")}, {(47, "GB6297")}),
     "GM508/fixed_yoso_cumulation.py": case(),
     "GM508/neg_distinct_masks.py": case(),
+    # the lock is entered on the model's first call, where the hooks are installed; Dynamo runs that frame eagerly
+    "GM509/bad_hook_install_lock.py": case({(17, "GM509")}, {(17, "GB0142")}, frame_skipped=True),
+    "GM509/neg_lock_around_call.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
 SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py"})
