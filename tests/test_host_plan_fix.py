@@ -72,3 +72,14 @@ def test_an_array_returned_from_two_factories_is_not_known() -> None:
 
 def test_an_array_resized_in_place_is_not_known() -> None:
     assert not rewritten(source().replace("    return out\n", "    out.resize((rows * cols,))\n    return out\n"))
+
+
+def test_a_conversion_sharing_its_line_is_not_cut() -> None:
+    body = CALL.replace("dtype=torch.bool)\n", "dtype=torch.bool); y = x + 1\n")
+    assert not rewritten(source(body=body))
+
+
+def test_only_numpy_draws_are_measured_plans() -> None:
+    text = source().replace("np.random.rand() < p", "random.random() < p").replace("import numpy", "import random\nimport numpy")
+    assert [d.code for d in lint_source(text)].count("GM204") == 1
+    assert not rewritten(text)

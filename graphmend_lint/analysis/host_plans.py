@@ -72,8 +72,8 @@ class HostPlan:
     shape_prelude: tuple[nodes.Assign, ...]
     shape: nodes.NodeNG
     calls: tuple[PlanCall, ...]
-    #: ``| None`` or ``Optional[...]``: how the module spells an optional annotation.
-    optional: str
+    #: The helper spells optional annotations ``Optional[...]`` (else ``... | None``).
+    spells_optional: bool
 
 
 def module_helper(node: nodes.NodeNG) -> nodes.FunctionDef | None:
@@ -102,8 +102,8 @@ def _host_plan(analysis: FileAnalysis, helper: nodes.FunctionDef) -> HostPlan | 
     if prelude is None:
         return None
     annotations = [argument.as_string() for argument in helper.args.annotations if argument is not None]
-    optional = "Optional" if any(text.startswith("Optional[") for text in annotations) else "|"
-    return HostPlan(helper, parameters, prelude, shape, calls, optional)
+    spells_optional = any(text.startswith("Optional[") for text in annotations)
+    return HostPlan(helper, parameters, prelude, shape, calls, spells_optional)
 
 
 def _parameters(helper: nodes.FunctionDef) -> tuple[PlanParameter, ...] | None:
@@ -243,14 +243,6 @@ def _plan_call(analysis: FileAnalysis, call: nodes.Call) -> PlanCall | None:
     if not isinstance(converted.args[0], nodes.Name) or converted.args[0].name != target.name:
         return None
     keywords = {keyword.arg: keyword.value for keyword in converted.keywords or ()}
-    if not keywords.keys() <= _CONVERSION_KEYWORDS or "dtype" not in keywords or not _alone_on_its_lines(analysis, conversion):
+    if not keywords.keys() <= _CONVERSION_KEYWORDS or "dtype" not in keywords:
         return None
     return PlanCall(call, conversion, keywords.get("device"), keywords["dtype"])
-
-
-def _alone_on_its_lines(analysis: FileAnalysis, statement: nodes.Statement) -> bool:
-    """Nothing but indentation before the statement and nothing after it on its lines: it can be cut whole."""
-    first = analysis.source.line(statement.lineno)
-    last = analysis.source.line(statement.end_lineno or statement.lineno)
-    end = analysis.end_of(statement).col
-    return not first[: analysis.start_of(statement).col].strip() and not last[end:].strip()

@@ -31,6 +31,7 @@ from graphmend_lint.analysis.host_plans import HostPlan
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
 from graphmend_lint.fixes.host_sync import node_text
+from graphmend_lint.fixes.statement_lines import delete_lines, owns_its_lines
 from graphmend_lint.fixes.torch_name import torch_name_at
 
 MESSAGE = "Run `{helper}` as one graph op (`torch.library.custom_op`): its NumPy draws run at run time, in eager's order"
@@ -48,6 +49,8 @@ def host_plan_fix(analysis: FileAnalysis, plan: HostPlan) -> Fix | None:
     module_names = analysis.module.locals
     if torch is None or torch.edits or op in module_names or f"{op}_fake" in module_names:
         return None
+    if not all(owns_its_lines(analysis, call.conversion) for call in plan.calls):
+        return None  # the conversion is cut whole
     definitions = _definitions(analysis, plan, op, torch.name)
     after_helper = Position((helper.end_lineno or helper.lineno) + 1, 0)
     edits = [Edit(after_helper, after_helper, definitions)]
@@ -58,7 +61,7 @@ def host_plan_fix(analysis: FileAnalysis, plan: HostPlan) -> Fix | None:
 
 def _definitions(analysis: FileAnalysis, plan: HostPlan, op: str, torch: str) -> str:
     helper = plan.helper.name
-    optional = "Optional[{}]" if plan.optional == "Optional" else "{} | None"
+    optional = "Optional[{}]" if plan.spells_optional else "{} | None"
     declared = [
         f"{p.name}: {_optional_spelling(p.op_type, optional).format(torch=torch)}"
         + ("" if p.default is None else f" = {p.default}")
@@ -112,10 +115,8 @@ def _call_site(
     # a call written one argument a line gets its new keywords the same way
     separator = ", " if call.lineno == last.line else ",\n" + line[: len(line) - len(line.lstrip())]
     extra = "".join(separator + keyword for keyword in keywords)
-    cut_from = Position(conversion.lineno, 0)
-    cut_to = Position((conversion.end_lineno or conversion.lineno) + 1, 0)
     return [
         Edit(analysis.start_of(call.func), analysis.end_of(call.func), op),
         Edit(last, last, extra),
-        Edit(cut_from, cut_to, ""),
+        delete_lines(conversion),
     ]

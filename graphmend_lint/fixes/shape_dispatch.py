@@ -37,10 +37,11 @@ from dataclasses import replace
 from astroid import nodes
 
 from graphmend_lint.context import FileAnalysis
-from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
+from graphmend_lint.diagnostics import Applicability, Edit, Fix
 from graphmend_lint.fixer import edited_text
 from graphmend_lint.fixes.expert_loop import ExpertLoop, expert_loop, hit_loop
 from graphmend_lint.fixes.host_sync import node_text
+from graphmend_lint.fixes.statement_lines import delete_lines, indentation_of, owns_its_lines
 from graphmend_lint.fixes.torch_name import torch_name_at
 from graphmend_lint.source import SourceFile
 
@@ -76,10 +77,10 @@ def _rewrite(analysis: FileAnalysis, found: ExpertLoop) -> Fix | None:
     if torch is None or routed is None or not _builtin_range(found.loop):
         return None
     statements = (found.hit, found.unpack, found.select)
-    if not all(_owns_its_lines(analysis, statement) for statement in statements):
+    if not all(owns_its_lines(analysis, statement) for statement in statements):
         return None
     mask, expert = found.mask, found.expert
-    indent = _before(analysis, found.select)
+    indent = indentation_of(analysis, found.select)
     dense_selection = (
         f"{found.positions} = {mask}[{expert}].argmax(0)\n"
         f"{indent}{found.tokens} = {torch.name}.arange({mask}.shape[-1], device={mask}.device)\n"
@@ -88,9 +89,9 @@ def _rewrite(analysis: FileAnalysis, found: ExpertLoop) -> Fix | None:
     keep_routed = f"{torch.name}.where({routed}[:, None], {{}}, 0)"
     edits = (
         *torch.edits,
-        _delete_lines(found.hit),
+        delete_lines(found.hit),
         Edit(analysis.start_of(found.loop.iter), analysis.end_of(found.loop.iter), f"range({mask}.shape[0])"),
-        _delete_lines(found.unpack),
+        delete_lines(found.unpack),
         Edit(analysis.start_of(found.select), analysis.end_of(found.select), dense_selection),
         *(_wrapped(analysis, rows, keep_routed) for rows in (*found.token_rows, found.contribution)),
     )
@@ -125,25 +126,6 @@ def _builtin_range(node: nodes.NodeNG) -> bool:
     except Exception:  # an astroid lookup failure: nothing is known
         return False
     return all(binding.root().name == "builtins" for binding in bindings)
-
-
-def _owns_its_lines(analysis: FileAnalysis, statement: nodes.NodeNG) -> bool:
-    """Nothing but indentation before *statement* and nothing but a comment after it on its lines."""
-    end = analysis.end_of(statement)
-    after = analysis.source.lines[end.line - 1][end.col :].strip()
-    return not _before(analysis, statement).strip() and (not after or after.startswith("#"))
-
-
-def _before(analysis: FileAnalysis, statement: nodes.NodeNG) -> str:
-    """The text of *statement*'s first line before it (its indentation, when it starts the line)."""
-    start = analysis.start_of(statement)
-    return analysis.source.lines[start.line - 1][: start.col]
-
-
-def _delete_lines(statement: nodes.NodeNG) -> Edit:
-    """Remove the whole lines of *statement* (it owns them: :func:`_owns_its_lines`)."""
-    end_line = statement.end_lineno or statement.lineno
-    return Edit(Position(statement.lineno, 0), Position(end_line + 1, 0), "")
 
 
 def _loop_traces_whole(analysis: FileAnalysis, loop: nodes.For, edits: tuple[Edit, ...]) -> bool:

@@ -21,8 +21,8 @@ _WHY = {
     Effect.DATETIME: "Dynamo does not trace the clock",
     Effect.UUID: "`uuid` reads host entropy Dynamo cannot trace",
 }
-#: Draws a helper may make while it fills an array: the helper can run as one opaque op.
-_PLAN_DRAWS = frozenset({Effect.NUMPY_RANDOM, Effect.RANDOM})
+#: Draws a helper may make while it fills an array: the helper can run as one opaque op (measured for NumPy's).
+_PLAN_DRAWS = frozenset({Effect.NUMPY_RANDOM})
 _INSTEAD = {
     Effect.CLOCK: "time outside the compiled function (around the call), or pass the time in as an argument; "
     "on GPU use `torch.cuda.Event(enable_timing=True)`",
