@@ -13,7 +13,9 @@ weights and prints one JSON object:
   ``inf``: is the output finite, and which gradients are finite, in the
   sparse loop, the dense loop, and a dense loop that multiplies by the routed
   mask instead of ``torch.where``;
-* ``duplicate``: the output difference when a token lists one expert twice.
+* ``duplicate``: the output difference when a token lists one expert twice;
+* ``biased_gradients``: ``gradients`` for the gpt-oss spelling of the loop
+  (``bad_moe_biased_experts.py`` / ``fixed_moe_biased_experts.py``).
 """
 
 from __future__ import annotations
@@ -122,7 +124,12 @@ def _duplicate(bad: Any, fixed: Any) -> float:
 def main() -> None:
     torch.manual_seed(0)
     bad, fixed = _load("bad_moe_experts"), _load("fixed_moe_experts")
-    result = {"gradients": _compare(bad, fixed), "hazard": _hazard(bad, fixed), "duplicate": _duplicate(bad, fixed)}
+    result = {
+        "gradients": _compare(bad, fixed),
+        "hazard": _hazard(bad, fixed),
+        "duplicate": _duplicate(bad, fixed),
+        "biased_gradients": _compare(_load("bad_moe_biased_experts"), _load("fixed_moe_biased_experts")),
+    }
     print(json.dumps(result))
 
 

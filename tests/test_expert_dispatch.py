@@ -57,9 +57,17 @@ DECLINED = {
         "torch.nn.functional.one_hot(top_k_index, num_classes=self.num_experts + 1)",
         "top_k_index.unsqueeze(-1).expand(-1, -1, self.num_experts + 1)",
     ),
-    "a matrix product": (
+    "a matrix product with the weight on the left": (
         "nn.functional.linear(current_state, self.gate_up_proj[expert_idx])",
-        "(current_state @ self.gate_up_proj[expert_idx])",
+        "(self.gate_up_proj[expert_idx] @ current_state)",
+    ),
+    "a product with a tensor of the caller": (
+        "current_hidden_states * top_k_weights[token_idx, top_k_pos, None]",
+        "current_hidden_states * top_k_weights[token_idx, top_k_pos, None] * hidden_states",
+    ),
+    "a method the class does not define": (
+        "current_hidden_states = self.act_fn(gate) * up",
+        "current_hidden_states = self.mix(gate) * up",
     ),
     "a module call mixing rows": (
         "current_hidden_states = self.act_fn(gate) * up",
@@ -87,6 +95,75 @@ def test_other_spellings_are_declined(change: tuple[str, str]) -> None:
     assert "expert dispatch loop" in fix.message
 
 
+GATE_UP = (
+    "            gate, up = nn.functional.linear(current_state, self.gate_up_proj[expert_idx]).chunk(2, dim=-1)\n"
+    "            current_hidden_states = self.act_fn(gate) * up\n"
+)
+INTERLEAVED = (
+    "            gate_up = nn.functional.linear(current_state, self.gate_up_proj[expert_idx])\n"
+    "            gate, up = gate_up[..., {gate}], gate_up[..., {up}]\n"
+    "            current_hidden_states = self.act_fn(gate) * up\n"
+)
+ACCEPTED = {
+    "a product with the weight on the right": (
+        "nn.functional.linear(current_state, self.gate_up_proj[expert_idx])",
+        "(current_state @ self.gate_up_proj[expert_idx])",
+    ),
+    "interleaved halves": (GATE_UP, INTERLEAVED.format(gate="::2", up="1::2")),
+    "the input's dtype": (".to(final_hidden_states.dtype)", ".to(hidden_states.dtype)"),
+    "a bias and a float32 cast": (
+        "current_hidden_states = self.act_fn(gate) * up",
+        "current_hidden_states = self.act_fn(gate.float()) * (up + self.up_bias[expert_idx])",
+    ),
+}
+
+
+@pytest.mark.parametrize("change", ACCEPTED.values(), ids=list(ACCEPTED))
+def test_row_wise_spellings_are_rewritten(change: tuple[str, str]) -> None:
+    fix = hit_fix(edited(*change))
+    assert fix.applicability is Applicability.UNSAFE and fix.edits
+
+
+def test_a_slice_of_rows_is_declined() -> None:
+    source = edited(GATE_UP, INTERLEAVED.replace("[..., {gate}]", "[{gate}]").format(gate="::2", up="1::2"))
+    assert hit_fix(source).applicability is Applicability.DISPLAY_ONLY
+
+
+HELPER_CALL = "            current_hidden_states = self.gated(nn.functional.linear(current_state, self.gate_up_proj[expert_idx]))\n"
+
+
+def with_helper(body: str, subclass: str = "") -> str:
+    """BAD with the gate computed by ``self.gated(gate_up)``, a method whose body is *body*."""
+    method = f"    def gated(self, gate_up):\n{body}\n    def forward("
+    source = edited(GATE_UP, HELPER_CALL).replace("    def forward(", method, 1)
+    return source.replace("\n\ndef make():", f"\n\n{subclass}\n\ndef make():", 1) if subclass else source
+
+
+ROW_WISE_GATE = "        gate, up = gate_up.chunk(2, dim=-1)\n        return self.act_fn(gate.clamp(max=7.0)) * (up + 1)\n"
+
+
+def test_a_row_wise_helper_method_is_followed() -> None:
+    fix = hit_fix(with_helper(ROW_WISE_GATE))
+    assert fix.applicability is Applicability.UNSAFE and fix.edits
+
+
+HELPERS_DECLINED = {
+    "a reduction over rows": ROW_WISE_GATE.replace("(up + 1)", "up.sum(0)"),
+    "a call outside the vocabulary": ROW_WISE_GATE.replace("self.act_fn(", "self.norm("),
+    "a statement that is not an assignment": "        print(gate_up)\n" + ROW_WISE_GATE,
+}
+
+
+@pytest.mark.parametrize("body", HELPERS_DECLINED.values(), ids=list(HELPERS_DECLINED))
+def test_helpers_outside_the_vocabulary_are_declined(body: str) -> None:
+    assert hit_fix(with_helper(body)).applicability is Applicability.DISPLAY_ONLY
+
+
+def test_a_helper_a_subclass_overrides_is_declined() -> None:
+    subclass = "class Mixing(Experts):\n    def gated(self, gate_up):\n        return gate_up.sum(0)\n"
+    assert hit_fix(with_helper(ROW_WISE_GATE, subclass)).applicability is Applicability.DISPLAY_ONLY
+
+
 def test_the_routed_name_avoids_names_the_function_uses() -> None:
     first = "        final_hidden_states = torch.zeros_like"
     source = edited(first, "        routed = 1\n" + first)
@@ -103,7 +180,7 @@ def test_the_dense_loop_keeps_gradients_and_no_inf_leaks_into_them() -> None:
     completed = subprocess.run([sys.executable, str(worker)], capture_output=True, text=True, timeout=600, cwd=REPO)
     assert completed.returncode == 0, completed.stderr[-4000:]
     measured = json.loads(completed.stdout)
-    for row in measured["gradients"]:
+    for row in measured["gradients"] + measured["biased_gradients"]:
         assert max(row.values()) < 1e-5, row
     hazard = measured["hazard"]
     assert hazard["sparse"] == hazard["dense"] == {"output_finite": True, "nonfinite_gradients": []}

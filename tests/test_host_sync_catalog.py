@@ -61,6 +61,11 @@ CASES: dict[str, Case] = {
         {(30, "GM401"), (36, "GM401")}, {(30, "GB0036"), (34, "GB0170")}, frame_skipped=True
     ),
     "GM401/fixed_moe_experts.py": case(),
+    # gpt-oss's spelling of the same loop (`@`, biases, a gate helper): the same two breaks
+    "GM401/bad_moe_biased_experts.py": case(
+        {(41, "GM401"), (47, "GM401")}, {(41, "GB0036"), (45, "GB0170")}, frame_skipped=True
+    ),
+    "GM401/fixed_moe_biased_experts.py": case(),
     "GM401/neg_masked_write.py": case(),
     "GM401/bad_masked_layernorm.py": case({(18, "GM401"), (20, "GM401")}, {(18, "GB0036"), (20, "GB0036")}),
     "GM401/fixed_masked_layernorm.py": case(),

@@ -27,16 +27,27 @@ only when:
   ``argmax`` over ``k`` finds a token's route to that expert;
 * ``expert_hit`` lists the experts whose slice is not all zero, so an expert
   left out contributes nothing once its contribution is masked;
-* the body maps each token's row on its own (a *row-wise* body: expert
-  weights selected by the expert index, ``F.linear``, ``self.act_fn``,
-  ``chunk`` on the last dimension, ``*``, ``.to(x.dtype)``), reads the
+* the body maps each token's row on its own (a *row-wise* body), reads the
   selection only as ``hidden[token_idx]`` and ``weights[token_idx, top_k_pos,
   None]``, and ends in one ``index_add_`` over ``token_idx``;
 * nothing the loop binds is read after it.
 
+A row-wise expression is built from the selected rows with: ``F.linear`` by
+an expert weight ``self.w[expert_idx]``, a product ``rows @ self.w[expert_idx]``
+(the expert weight on the right, so rows stay rows), ``*`` and ``+`` with
+another row-wise value or a row-independent one (a constant, ``self.attr``,
+``self.bias[expert_idx]``: a per-expert bias), ``self.act_fn``,
+``torch.sigmoid``/``torch.tanh``, ``.clamp`` with row-independent bounds,
+``.float()``, ``.to(x.dtype)`` (``x`` not bound in the loop), ``chunk`` on
+the last dimension or a constant slice of it (``x[..., ::2]``), and a helper method of the same class whose body is
+itself row-wise (gpt-oss and the OpenAI privacy filter gate with
+``self._apply_gate(gate_up)``). Each of these keeps the zero rows of tokens
+an expert does not serve finite, with finite derivatives, so dropping them
+with ``torch.where`` is exact.
+
 Every other spelling (the 4.52 ``expert_mask[expert_idx].squeeze(0)`` form,
-``self.experts[expert_idx]`` modules, ``@`` products, biases, norms, helper
-methods) is declined: none of them has been measured under Dynamo.
+``self.experts[expert_idx]`` modules, norms, reductions, a weight on the left
+of ``@``) is declined: none of them has been measured under Dynamo.
 """
 
 from __future__ import annotations
@@ -52,6 +63,12 @@ ONE_HOT = "torch.nn.functional.one_hot"
 LINEAR = "torch.nn.functional.linear"
 #: The activation attribute transformers binds to ``ACT2FN[config.hidden_act]`` (element-wise functions).
 ACTIVATION = "act_fn"
+#: Element-wise torch functions with finite values and derivatives at 0 (the rows a dense expert drops).
+ELEMENT_WISE = frozenset({"torch.sigmoid", "torch.tanh"})
+#: Operators that combine rows element-wise, and the product that keeps rows as rows when the weight is on the right.
+_ELEMENT_WISE_OPS = frozenset({"*", "+"})
+#: How deep helper methods may call helper methods before the match gives up.
+_HELPER_DEPTH = 2
 
 
 @dataclass(frozen=True)
@@ -120,7 +137,7 @@ def expert_loop(values: ValueOracle, call: nodes.Call) -> ExpertLoop | None:
     rows = _RowWise(values, expert, positions, tokens)
     if not (all(rows.statement(statement) for statement in middle) and rows.weighted):
         return None
-    if not (_is_name(add.args[1], tokens) and rows.expression(add.args[2], final=add.func.expr.name)):
+    if not (_is_name(add.args[1], tokens) and rows.expression(add.args[2])):
         return None
     if any(_inside(read, add) for read in rows.token_rows):
         return None  # the contribution reads the hidden rows itself: both would be masked, one inside the other
@@ -245,11 +262,14 @@ class _RowWise:
     ``names`` collects the body's own variables (rows of the selected tokens);
     ``token_rows`` the reads ``hidden_states[token_idx]``; ``weighted``
     records that the body multiplies by ``weights[token_idx, top_k_pos,
-    None]``, the ``(tokens, 1)`` column the routed mask mirrors.
+    None]``, the ``(tokens, 1)`` column the routed mask mirrors. A helper
+    method's body is checked by a ``_RowWise`` of its own whose ``names``
+    start with the helper's parameter and that knows no expert or tokens.
     """
 
-    def __init__(self, values: ValueOracle, expert: str, positions: str, tokens: str) -> None:
+    def __init__(self, values: ValueOracle, expert: str, positions: str, tokens: str, depth: int = 0) -> None:
         self.values, self.expert, self.positions, self.tokens = values, expert, positions, tokens
+        self.depth = depth
         self.names: set[str] = set()
         self.token_rows: list[nodes.Subscript] = []
         self.weighted = False
@@ -264,7 +284,7 @@ class _RowWise:
             ok = self.expression(value)
         elif isinstance(target, nodes.Tuple) and all(isinstance(elt, nodes.AssignName) for elt in target.elts):
             targets = list(target.elts)
-            ok = self._chunk(value, len(targets))
+            ok = self._chunk(value, len(targets)) or self._row_wise_tuple(value, len(targets))
         else:
             return False
         reserved = {self.expert, self.positions, self.tokens}
@@ -273,30 +293,84 @@ class _RowWise:
         self.names.update(t.name for t in targets)
         return True
 
-    def expression(self, node: nodes.NodeNG, final: str | None = None) -> bool:
-        """A row-wise expression; *final* names the accumulator whose ``.dtype`` a ``.to`` may read."""
+    def expression(self, node: nodes.NodeNG) -> bool:
+        """A row-wise expression."""
         if isinstance(node, nodes.Name):
             return node.name in self.names
         if isinstance(node, nodes.Subscript):
-            return self._token_rows(node) or self._weight_column(node)
+            return self._token_rows(node) or self._weight_column(node) or self._last_dimension_slice(node)
         if isinstance(node, nodes.BinOp):
-            return node.op == "*" and self.expression(node.left, final) and self.expression(node.right, final)
-        if not isinstance(node, nodes.Call) or node.keywords:
+            return self._combination(node)
+        if not isinstance(node, nodes.Call):
             return False
         func = node.func
+        if isinstance(func, nodes.Attribute) and func.attrname == "clamp":
+            return self._clamp(node)
+        if node.keywords:
+            return False
         if self.values.qualified_name(func) == LINEAR:
-            return len(node.args) == 2 and self.expression(node.args[0], final) and self._expert_weight(node.args[1])
+            return len(node.args) == 2 and self.expression(node.args[0]) and self._expert_weight(node.args[1])
+        if self.values.qualified_name(func) in ELEMENT_WISE:
+            return len(node.args) == 1 and self.expression(node.args[0])
         if not isinstance(func, nodes.Attribute):
             return False
-        if func.attrname == ACTIVATION and _is_self(func.expr):
-            return len(node.args) == 1 and self.expression(node.args[0], final)
-        if func.attrname == "to" and len(node.args) == 1 and final is not None:
+        if func.attrname == "float" and not node.args:
+            return self.expression(func.expr)
+        if _is_self(func.expr) and len(node.args) == 1 and self.expression(node.args[0]):
+            return func.attrname == ACTIVATION or self._row_wise_helper(func)
+        if func.attrname == "to" and len(node.args) == 1:
             dtype = node.args[0]
             return (
-                isinstance(dtype, nodes.Attribute) and dtype.attrname == "dtype" and _is_name(dtype.expr, final)
-                and self.expression(func.expr, final)
+                isinstance(dtype, nodes.Attribute) and dtype.attrname == "dtype" and isinstance(dtype.expr, nodes.Name)
+                and dtype.expr.name not in self.names | {self.expert, self.positions, self.tokens}
+                and self.expression(func.expr)
             )  # fmt: skip
         return False
+
+    def _combination(self, node: nodes.BinOp) -> bool:
+        """``a * b`` / ``a + b`` with a row-wise side and the other row-wise or row-independent; ``rows @ weight``."""
+        left, right = node.left, node.right
+        if node.op == "@":
+            return self.expression(left) and self._independent(right)
+        if node.op not in _ELEMENT_WISE_OPS:
+            return False
+        if self.expression(left):
+            return self.expression(right) or self._independent(right)
+        return self._independent(left) and self.expression(right)
+
+    def _clamp(self, node: nodes.Call) -> bool:
+        """``<row-wise>.clamp(low, high)`` / ``.clamp(min=..., max=...)`` with row-independent bounds."""
+        keywords = node.keywords or []
+        bounds = [*node.args, *(keyword.value for keyword in keywords)]
+        if len(bounds) > 2 or any(keyword.arg not in ("min", "max") for keyword in keywords):
+            return False
+        return self.expression(node.func.expr) and all(self._independent(bound) for bound in bounds)
+
+    def _independent(self, node: nodes.NodeNG) -> bool:
+        """The same for every row: a number or ``None``, ``self.attr``, an expert weight, one negated or ``.float()``."""
+        if isinstance(node, nodes.Const):
+            return node.value is None or isinstance(node.value, (int, float))
+        if isinstance(node, nodes.UnaryOp):
+            return node.op == "-" and self._independent(node.operand)
+        if isinstance(node, nodes.Attribute):
+            return _is_self(node.expr)
+        if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute):
+            plain_float = node.func.attrname == "float" and not node.args and not node.keywords
+            return plain_float and self._independent(node.func.expr)
+        return self._expert_weight(node)
+
+    def _row_wise_helper(self, func: nodes.Attribute) -> bool:
+        """``self.<helper>`` is a plain one-argument method of this class, not overridden in this file, with a row-wise body."""
+        helper = _own_method(func)
+        if helper is None or self.depth >= _HELPER_DEPTH:
+            return False
+        *steps, last = helper.body
+        rows = _RowWise(self.values, expert="", positions="", tokens="", depth=self.depth + 1)
+        rows.names.add(helper.args.args[1].name)
+        return (
+            all(rows.statement(step) for step in steps)
+            and isinstance(last, nodes.Return) and last.value is not None and rows.expression(last.value)
+        )  # fmt: skip
 
     def _chunk(self, node: nodes.NodeNG, parts: int) -> bool:
         """``<row-wise>.chunk(parts, dim=-1)``: a split of the last dimension."""
@@ -307,10 +381,27 @@ class _RowWise:
         keywords = [(kw.arg, kw.value.as_string()) for kw in node.keywords or []]
         return keywords == [("dim", "-1")] and self.expression(node.func.expr)
 
+    def _row_wise_tuple(self, node: nodes.NodeNG, parts: int) -> bool:
+        """``(<row-wise>, <row-wise>)``, unpacked into as many names."""
+        return isinstance(node, nodes.Tuple) and len(node.elts) == parts and all(map(self.expression, node.elts))
+
+    def _last_dimension_slice(self, node: nodes.Subscript) -> bool:
+        """``<row-wise>[..., start:stop:step]`` with constant bounds: gpt-oss's interleaved gate and up halves."""
+        index = node.slice
+        if not (isinstance(index, nodes.Tuple) and len(index.elts) == 2):
+            return False
+        ellipsis, columns = index.elts
+        if not (isinstance(ellipsis, nodes.Const) and ellipsis.value is Ellipsis and isinstance(columns, nodes.Slice)):
+            return False
+        bounds = (columns.lower, columns.upper, columns.step)
+        constant = all(bound is None or isinstance(bound, nodes.Const) and isinstance(bound.value, int) for bound in bounds)
+        return constant and self.expression(node.value)
+
     def _token_rows(self, node: nodes.Subscript) -> bool:
         """``hidden_states[token_idx]``: the selected tokens' rows of a tensor the loop does not bind."""
         found = (
-            isinstance(node.value, nodes.Name)
+            bool(self.tokens)
+            and isinstance(node.value, nodes.Name)
             and node.value.name not in self.names | {self.expert, self.positions, self.tokens}
             and _is_name(node.slice, self.tokens)
         )
@@ -321,7 +412,9 @@ class _RowWise:
     def _weight_column(self, node: nodes.Subscript) -> bool:
         """``weights[token_idx, top_k_pos, None]``: each selected token's routing weight, as a column."""
         index = node.slice
-        if not (isinstance(node.value, nodes.Name) and isinstance(index, nodes.Tuple) and len(index.elts) == 3):
+        if not (self.tokens and isinstance(node.value, nodes.Name) and isinstance(index, nodes.Tuple)):
+            return False
+        if len(index.elts) != 3:
             return False
         token, position, none = index.elts
         found = (
@@ -333,11 +426,44 @@ class _RowWise:
         return found
 
     def _expert_weight(self, node: nodes.NodeNG) -> bool:
-        """``self.<parameter>[expert_idx]``: this expert's weight matrix."""
+        """``self.<parameter>[expert_idx]``: this expert's weight matrix (or bias vector)."""
         return (
-            isinstance(node, nodes.Subscript) and _is_name(node.slice, self.expert)
+            bool(self.expert) and isinstance(node, nodes.Subscript) and _is_name(node.slice, self.expert)
             and isinstance(node.value, nodes.Attribute) and _is_self(node.value.expr)
         )  # fmt: skip
+
+
+def _own_method(func: nodes.Attribute) -> nodes.FunctionDef | None:
+    """The method ``self.<name>`` calls when it is defined once in the caller's class, takes ``(self, x)``
+    plainly, and no class of the file that derives from it defines the name again."""
+    caller = func.frame()
+    owner = caller.parent if isinstance(caller, nodes.FunctionDef) else None
+    if not isinstance(owner, nodes.ClassDef):
+        return None
+    defined = owner.locals.get(func.attrname, [])
+    if len(defined) != 1 or not isinstance(defined[0], nodes.FunctionDef):
+        return None
+    helper = defined[0]
+    arguments = helper.args
+    plain = (
+        not helper.decorators and len(arguments.args or []) == 2 and not arguments.defaults
+        and arguments.vararg is None and arguments.kwarg is None
+        and not arguments.kwonlyargs and not arguments.posonlyargs
+    )  # fmt: skip
+    if not plain or len(helper.body) < 1:
+        return None
+    overridden = any(
+        other is not owner and func.attrname in other.locals and _derives_from(other, owner)
+        for other in owner.root().nodes_of_class(nodes.ClassDef)
+    )
+    return None if overridden else helper
+
+
+def _derives_from(cls: nodes.ClassDef, base: nodes.ClassDef) -> bool:
+    try:
+        return any(ancestor is base for ancestor in cls.ancestors())
+    except Exception:  # astroid could not resolve a base: assume it might derive
+        return True
 
 
 def _is_self(node: nodes.NodeNG) -> bool:

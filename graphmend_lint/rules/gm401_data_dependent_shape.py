@@ -192,13 +192,20 @@ class DataDependentOutputShape(Rule):
 
     The loop must have exactly that shape: the one-hot mask permuted to
     `(experts, k, tokens)`, the unpack, the sentinel `continue`, a row-wise
-    body (`F.linear` on `self.<weights>[expert_idx]`, `self.act_fn`,
-    `.chunk(n, dim=-1)`, `*`, the routing weight `w[token_idx, top_k_pos,
-    None]`, `.to(final.dtype)`), one `index_add_`, nothing read after the
-    loop; and a trial lint of the rewritten file must find no break left in
-    the loop. Every other loop over the experts `nonzero()` selected (the
-    4.52 `mask[e].squeeze(0)` / `self.experts[e]` form, `@` products, biases,
-    norms, helper methods) gets a display-only description of the dense loop.
+    body, one `index_add_`, nothing read after the loop; and a trial lint of
+    the rewritten file must find no break left in the loop. Row-wise means
+    built from the selected rows with `F.linear` on `self.<weights>[expert_idx]`
+    or `rows @ self.<weights>[expert_idx]`, `*` and `+` with rows or with
+    something the same for every row (a number, `self.<attr>`, a per-expert
+    bias `self.<bias>[expert_idx]`), `self.act_fn`, `torch.sigmoid`,
+    `torch.tanh`, `.clamp` with such bounds, `.float()`, `.to(x.dtype)`,
+    `.chunk(n, dim=-1)`, a constant slice of the last dimension
+    (`x[..., ::2]`), the routing weight `w[token_idx, top_k_pos, None]`, and a
+    one-argument helper method of the same class with such a body (gpt-oss's
+    `self._apply_gate`) that no class of the file overrides. Every other loop
+    over the experts `nonzero()` selected (the 4.52 `mask[e].squeeze(0)` /
+    `self.experts[e]` form, a weight on the left of `@`, norms, reductions,
+    other calls) gets a display-only description of the dense loop.
 
     Otherwise, when nothing in the file needs the concrete value or size of a
     data-dependent result (no branch, loop, `assert`, Python or NumPy
