@@ -42,6 +42,11 @@ CASES: dict[str, Case] = {
     "GM302/bad_tolist.py": case({(13, "GM302")}, {(13, "GB0109")}),
     "GM302/bad_numpy_branch.py": case({(18, "GM302"), (20, "GM302")}, {(18, "GB0170"), (20, "GB0033")}),
     "GM302/neg_numpy_traced.py": case(),
+    # the router's `.tolist()` sizes cross two calls and are only split sizes: the capture switch (unsafe)
+    "GM302/bad_router_split_sizes.py": case({(40, "GM302")}, {(40, "GB0033")}),
+    "GM302/fixed_router_split_sizes.py": case(),
+    # the experts branch on a size: under the switch the break would move there (Eq(u0, 0) guard, measured)
+    "GM302/bad_router_sizes_branch.py": case({(42, "GM302")}, {(42, "GB0033")}),
     "GM401/bad_masked_sum.py": case({(15, "GM401")}, {(15, "GB0036")}),
     "GM401/fixed_masked_sum.py": case(),
     "GM401/bad_masked_mean.py": case({(7, "GM401")}, {(7, "GB0036")}),

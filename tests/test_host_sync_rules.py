@@ -154,3 +154,73 @@ def test_expert_dispatch_loop_gets_a_precise_display_only_message() -> None:
     assert "expert dispatch loop (line 8)" in hint.message and "range(num_experts)" in hint.message
     plain = HEAD + "    hit = (mask.sum(-1) > 0).nonzero()\n    return hit\n"
     assert "capture_dynamic_output_shape_ops" in only(plain, "GM401").fix.message
+
+
+_ROUTED = (
+    "import torch\nfrom torch import nn\n\n\n"
+    "class Experts(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n        self.weight = nn.Parameter(torch.randn(4, 8, 8))\n\n"
+    "    def forward(self, inputs, sizes):\n{experts}\n\n"
+    "class Router(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n        self.layer = nn.Linear(8, 4)\n\n"
+    "    def forward(self, x):\n"
+    "        hits = torch.zeros(x.size(0), 4).scatter(1, self.layer(x).argmax(-1, keepdim=True), 1)\n"
+    "        sizes = hits.long().sum(0).tolist()\n{router}\n\n"
+    "class MoE(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n        self.router = Router()\n        self.experts = Experts()\n\n"
+    "    def forward(self, x):\n{caller}\n\n"
+    "compiled = torch.compile(MoE())\n"
+)
+_SPLIT = (
+    "        parts = inputs.split(sizes, dim=0)\n"
+    "        return torch.cat([parts[i] @ self.weight[i] for i in range(4)])"
+)
+_RETURN = "        return x, sizes"
+_CALL = "        order, sizes = self.router(x)\n        return self.experts(x[order.argsort()], sizes)"
+
+
+@pytest.mark.parametrize(
+    ("experts", "router", "caller", "switch"),
+    [
+        (_SPLIT, _RETURN, _CALL, True),  # returned, unpacked, passed on, split: jetmoe's flow
+        (_SPLIT, "        topo = (x, sizes)\n        return topo", "        topo = self.router(x)\n"
+         "        return self.experts(x, topo[1])", True),  # packed in a tuple and indexed back out
+        (_SPLIT, _RETURN, "        order, sizes = self.router(x)\n        return self.experts(x, sizes=sizes)", True),
+        (_SPLIT, _RETURN, "        order, sizes = self.router(x)\n"
+         "        return self.experts(x, sizes), sizes[0] + 1", False),  # an element read as a number
+        (_SPLIT + "\n        for s in sizes:\n            pass", _RETURN, _CALL, False),  # iterated over
+        ("        return inputs.split(sizes[:2])", _RETURN, _CALL, False),  # sliced
+        ("        return [p for p in inputs.split(sizes)]", _RETURN, _CALL, False),  # read in a comprehension
+        (_SPLIT, _RETURN, "        order, sizes = self.router(x)\n        return helper(x, sizes)", False),  # unresolved
+        (_SPLIT, _RETURN, "        order, *rest = self.router(x)\n        return self.experts(x, rest[0])", False),
+        (_SPLIT, _RETURN, "        order, sizes = self.router(x)\n        return self.experts(x, *[sizes])", False),
+    ],
+)
+def test_tolist_sizes_followed_across_calls(experts: str, router: str, caller: str, switch: bool) -> None:
+    """The capture switch for a router's `.tolist()` only when every use, in callers and callees, is split sizes."""
+    source = _ROUTED.format(experts=experts, router=router, caller=caller)
+    diagnostic = only(source, "GM302")
+    assert (diagnostic.fix.applicability is Applicability.UNSAFE) is switch
+    fixed = fix_source(source, unsafe=True).source
+    assert ("torch._dynamo.config.capture_scalar_outputs = True" in fixed) is switch
+    if not switch:
+        assert "; here `" in diagnostic.fix.message  # the declined advice says which use stops it
+
+
+@pytest.mark.parametrize(
+    "receiver",
+    [
+        "x.float().sum(0)",  # float: `tolist()` is never traced (GB0109)
+        "x.sum(0)",  # dtype unknown
+        "x.long().sum(0, dtype=torch.float32)",
+    ],
+)
+def test_tolist_switch_only_for_integer_tensors(receiver: str) -> None:
+    source = HEAD + f"    sizes = {receiver}.tolist()\n    return x.split(sizes)\n"
+    assert only(source, "GM302").fix.applicability is Applicability.DISPLAY_ONLY
+
+
+def test_integer_tolist_is_quiet_under_the_switch() -> None:
+    source = HEAD.replace("import torch\n", "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n", 1)
+    assert "GM302" not in codes(source + "    sizes = mask.long().sum(0).tolist()\n    return x.split(sizes)\n")
+    assert "GM302" in codes(source + "    return x.float().tolist()\n")  # float: still breaks

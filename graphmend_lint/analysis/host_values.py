@@ -396,6 +396,38 @@ def is_float_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> 
     return isinstance(node, nodes.BinOp) and node.op == "/"  # true division of tensors is always floating
 
 
+_INTEGER_DTYPES = frozenset({"torch.long", "torch.int64", "torch.int", "torch.int32", "torch.int16", "torch.short",
+                             "torch.int8", "torch.uint8"})  # fmt: skip
+#: Tensor methods that return an integer tensor whatever the input dtype.
+_INTEGER_METHODS = frozenset({"long", "int", "short", "argmax", "argmin", "argsort"})
+#: Tensor methods whose result keeps an integer receiver integer (``sum`` promotes to int64).
+_INTEGER_PRESERVING_METHODS = frozenset(
+    {"sum", "cumsum", "flatten", "view", "reshape", "squeeze", "unsqueeze", "contiguous", "clone", "detach", "cpu"}
+)
+
+
+def is_integer_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+    """True when *node* is provably a tensor of an integer dtype.
+
+    ``t.tolist()`` of an integer tensor is traced under ``capture_scalar_outputs``
+    (each element an unbacked symbol); of a float tensor it always breaks
+    (GB0109), so the capture switch is only a fix for the former.
+    """
+    if depth > _MAX_DEPTH or not values.is_tensor(node):
+        return False
+    if isinstance(node, nodes.Name):
+        return _all_bindings(values, node, lambda value, d: is_integer_tensor(values, value, d), depth)
+    if not isinstance(node, nodes.Call):
+        return False
+    dtype = _dtype_keyword(values, node) or _conversion_dtype(values, node)
+    if dtype is not None:
+        return dtype in _INTEGER_DTYPES
+    if method_call(node, *_INTEGER_METHODS) is not None:
+        return True
+    preserving = method_call(node, *_INTEGER_PRESERVING_METHODS)
+    return preserving is not None and is_integer_tensor(values, preserving.func.expr, depth + 1)
+
+
 # -- Python numbers ----------------------------------------------------------------
 
 

@@ -662,17 +662,36 @@ class ValueOracle:
         ``hidden, cap_lens, seq_lens = self.rope(...)`` typed the Python lists
         of lengths as tensors (diffusers' Lumina2: four false findings).
         """
-        if not (isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) and func.expr.name == "self"):
+        return _sole_method(self._submodule_class(func), "forward")
+
+    def _submodule_class(self, attribute: nodes.NodeNG) -> nodes.ClassDef | None:
+        """The class of this module that every ``self.<attr> = ...`` of the enclosing class constructs."""
+        if not (isinstance(attribute, nodes.Attribute) and isinstance(attribute.expr, nodes.Name) and attribute.expr.name == "self"):
             return None
         classes = {
             self._local_module_class(value.func) if isinstance(value, nodes.Call) else None
-            for value in self._self_assignments(func)
+            for value in self._self_assignments(attribute)
         }
-        if len(classes) != 1:
-            return None
-        klass = classes.pop()
-        forward = klass.locals.get("forward", []) if klass is not None else []
-        return forward[0] if len(forward) == 1 and isinstance(forward[0], nodes.FunctionDef) else None
+        return classes.pop() if len(classes) == 1 else None
+
+    def called_function(self, call: nodes.Call) -> nodes.FunctionDef | None:
+        """The function of this module that *call* runs, or ``None`` when that is not certain.
+
+        A function, a method of ``self``, a submodule's ``forward``
+        (``self.router(x)``) or another method of a submodule
+        (``self.experts.map(x)``), the submodule's class being the one every
+        ``self.<attr> = ...`` of the enclosing class constructs. Rules that
+        follow a value into its callee or back to its callers (a captured
+        list returned by a router, :mod:`graphmend_lint.analysis.captured_flow`)
+        resolve calls here.
+        """
+        func = call.func
+        found = self._project_function(func)
+        if found is not None:
+            return found
+        if isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Attribute):
+            return _sole_method(self._submodule_class(func.expr), func.attrname)
+        return self._submodule_forward(func)
 
     def _local_module_class(self, func: nodes.NodeNG) -> nodes.ClassDef | None:
         if not isinstance(func, nodes.Name):
@@ -903,6 +922,12 @@ class ValueOracle:
             functions = [f for f in found if isinstance(f, nodes.FunctionDef)]
             return functions[0] if len(functions) == 1 and len(found) == 1 else None
         return None
+
+
+def _sole_method(klass: nodes.ClassDef | None, name: str) -> nodes.FunctionDef | None:
+    """*klass*'s own method *name* when it defines exactly one (no property or reassignment)."""
+    found = klass.locals.get(name, []) if klass is not None else []
+    return found[0] if len(found) == 1 and isinstance(found[0], nodes.FunctionDef) else None
 
 
 def _array_index(index: nodes.NodeNG) -> bool:

@@ -17,7 +17,12 @@ from __future__ import annotations
 from astroid import nodes
 
 from graphmend_lint.analysis.capture_hazards import Origin, capture_moves_breaks
-from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, CAPTURE_SCALAR_OUTPUTS
+from graphmend_lint.analysis.captured_flow import tolist_escape
+from graphmend_lint.analysis.dynamo_settings import (
+    CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS,
+    CAPTURE_SCALAR_OUTPUTS,
+    settings_turned_on,
+)
 from graphmend_lint.analysis.host_values import method_call, scalar_conversion
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Fix
@@ -31,9 +36,25 @@ _MESSAGES = {
 }
 
 
-def _host_copy(node: nodes.NodeNG) -> bool:
-    """``.tolist()``, ``.numpy()``, ``.item()``: under either switch their numbers are symbols Python may need."""
-    return method_call(node, "tolist", "numpy", "item") is not None
+def _host_copy(analysis: FileAnalysis, node: nodes.NodeNG, setting: str) -> bool:
+    """``.tolist()``, ``.numpy()``, ``.item()``: under either switch their numbers are symbols Python may need.
+
+    Not, for ``capture_scalar_outputs``, a ``.tolist()`` whose list only ever
+    becomes split sizes, however many calls it crosses
+    (:mod:`graphmend_lint.analysis.captured_flow`): nothing needs its numbers,
+    so its return or hand-over is no hazard. Only while
+    ``capture_dynamic_output_shape_ops`` is off: with it, the tensor may have
+    a data-dependent length, and so would the list of sizes.
+    """
+    if method_call(node, "tolist", "numpy", "item") is None:
+        return False
+    list_of_sizes = (
+        node.func.attrname == "tolist"
+        and setting == CAPTURE_SCALAR_OUTPUTS
+        and CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS not in settings_turned_on(analysis.values)
+        and tolist_escape(analysis, node) is None
+    )
+    return not list_of_sizes
 
 
 def capture_switch_fix(analysis: FileAnalysis, setting: str, is_captured: Origin) -> Fix | None:
@@ -45,7 +66,7 @@ def capture_switch_fix(analysis: FileAnalysis, setting: str, is_captured: Origin
     """
 
     def captured(node: nodes.NodeNG) -> bool:
-        return is_captured(node) or _host_copy(node)
+        return is_captured(node) or _host_copy(analysis, node, setting)
 
     if capture_moves_breaks(analysis, setting, captured, numbers=setting == CAPTURE_SCALAR_OUTPUTS):
         return None
