@@ -51,6 +51,18 @@ DEFAULT_EXCLUDE = (
 )
 
 
+def running_python() -> str:
+    """``major.minor`` of the interpreter running the linter: the Python fixed code is assumed to run on."""
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _major_minor(version: str, fallback: str) -> tuple[int, int]:
+    """``(major, minor)`` of *version*, or of *fallback* (always ``major.minor``) when it does not parse."""
+    found = _VERSION.match(version)
+    major, minor = (found.group(1), found.group(2)) if found else fallback.split(".")
+    return int(major), int(minor)
+
+
 def installed_torch() -> str:
     """``major.minor`` of the torch installed beside the linter, read from its metadata (never imported)."""
     try:
@@ -84,6 +96,7 @@ class Settings:
     output_format: str = "concise"
     side_effect_fix: str = "auto"
     target_torch: str = installed_torch()
+    target_python: str = running_python()
     assume_tensor_parameters: bool = True
     extra_compile_functions: tuple[str, ...] = ()
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
@@ -102,9 +115,11 @@ class Settings:
 
     @property
     def target_torch_version(self) -> tuple[int, int]:
-        found = _VERSION.match(self.target_torch)
-        major, minor = (found.group(1), found.group(2)) if found else OLDEST_TORCH.split(".")
-        return int(major), int(minor)
+        return _major_minor(self.target_torch, OLDEST_TORCH)
+
+    @property
+    def target_python_version(self) -> tuple[int, int]:
+        return _major_minor(self.target_python, running_python())
 
     @cached_property
     def fingerprint(self) -> str:
@@ -220,6 +235,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("target-torch", VERSION, "The torch version fixed code must run on (`major.minor`); fixes that need a "
            "newer torch are not offered. Default: the torch installed beside the linter, or " + OLDEST_TORCH
            + " when there is none."),
+    Option("target-python", VERSION, "The Python version the linted code runs on (`major.minor`); breaks that "
+           "only happen on some Python versions (GM509's `functools.cached_property`, which takes a lock before "
+           "3.12) are reported for it. Default: the Python running the linter."),
     Option("assume-tensor-parameters", BOOL, "Treat unannotated parameters of compiled functions and `forward` "
            "methods as tensors. Turn off for fewer, surer findings."),
     Option("extra-compile-functions", DOTTED_NAMES, "Functions that behave like `torch.compile` in your code base "

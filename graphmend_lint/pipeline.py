@@ -138,7 +138,7 @@ def _file_analysis(
     from graphmend_lint.analysis.astroid_tree import build_astroid_module
     from graphmend_lint.analysis.values import ValueOracle
 
-    module = build_astroid_module(tree, source.text, module_name, path, scope, is_package)
+    module = build_astroid_module(tree, source.text, module_name, path, scope, imports, is_package)
     values = ValueOracle(module, imports, scope, settings.assume_tensor_parameters)
     def lint_trial(text: SourceFile, trial_settings: Settings, seeds: tuple[Seed, ...]) -> list[Diagnostic]:
         return analyze(text, path, trial_settings, seeds).diagnostics

@@ -1,4 +1,4 @@
-"""The settings an INVALID example is linted with: its own rule options, nothing else."""
+"""The settings an INVALID example is linted with: its own settings and rule options, nothing else."""
 
 from __future__ import annotations
 
@@ -7,4 +7,4 @@ from graphmend_lint.rules.base import Example, Rule
 
 
 def example_settings(rule: type[Rule], example: Example) -> Settings:
-    return Settings(rule_options=((rule.code, tuple(example.options.items())),))
+    return Settings(**example.settings, rule_options=((rule.code, tuple(example.options.items())),))

@@ -18,6 +18,7 @@ from graphmend_lint.config import load_settings
 
 CODES = ("GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506", "GM507", "GM508", "GM509")
 DEEPCOPY = "copy.py:153 GB4198"  # where Dynamo names a deepcopy break (Python 3.11's copy.py)
+CACHED_PROPERTY_LOCK = "functools.py:997 GB0142"  # the `with self.lock:` of Python 3.11's cached_property
 
 CASES: dict[str, Case] = {
     "GM106/bad_assert_fstring.py": case({(11, "GM106")}, {(11, "GB0170")}),
@@ -84,6 +85,11 @@ CASES: dict[str, Case] = {
     # the lock is entered on the model's first call, where the hooks are installed; Dynamo runs that frame eagerly
     "GM509/bad_hook_install_lock.py": case({(17, "GM509")}, {(17, "GB0142")}, frame_skipped=True),
     "GM509/neg_lock_around_call.py": case(),
+    # Python 3.11's cached_property computes under an RLock: Dynamo runs forward (and __get__) eagerly
+    "GM509/bad_cached_property.py": case(
+        {(19, "GM509")}, {(19, "GB0142")}, frame_skipped=True, outside={CACHED_PROPERTY_LOCK}
+    ),
+    "GM509/fixed_cached_property.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
 SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py"})

@@ -4,7 +4,9 @@ astroid costs about 5k lines/s on this project's 2-core machines, roughly ten
 times the stdlib parser. Scope analysis already knows which functions
 torch.compile traces, so astroid only sees those bodies (plus the
 ``__init__`` of their classes, where attributes get their values, and of
-the classes traced code builds). Every other
+the classes traced code builds, and every method of a class with a
+``functools.cached_property``: GM509 reads the getter, and looks for a
+``self.<name> = ...`` that fills the cache). Every other
 function body becomes ``...`` at its original line, so positions still match
 the source. The file is never parsed twice: astroid rebuilds from the same
 ``ast`` tree the scope analysis used.
@@ -18,7 +20,7 @@ import copy
 from astroid import MANAGER, nodes
 from astroid.rebuilder import TreeRebuilder
 
-from graphmend_lint.analysis.imports import child_statements
+from graphmend_lint.analysis.imports import ImportTable, child_statements
 from graphmend_lint.analysis.scope import ScopeFacts
 from graphmend_lint.analysis.torch_stubs import preload_torch_stubs
 
@@ -52,7 +54,14 @@ def _constructed_classes(tree: ast.Module, traced: set[tuple[int, int]]) -> set[
     return constructed
 
 
-def _functions_to_keep(tree: ast.Module, scope: ScopeFacts) -> set[int]:
+CACHED_PROPERTY = "functools.cached_property"
+
+
+def _is_cached_property(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable) -> bool:
+    return any(imports.resolve_node(decorator) == CACHED_PROPERTY for decorator in function.decorator_list)
+
+
+def _functions_to_keep(tree: ast.Module, scope: ScopeFacts, imports: ImportTable) -> set[int]:
     """ids of function nodes whose bodies astroid must see."""
     traced = {(f.line, f.col) for f in scope.functions}
     constructed = _constructed_classes(tree, traced)
@@ -65,6 +74,8 @@ def _functions_to_keep(tree: ast.Module, scope: ScopeFacts) -> set[int]:
             if isinstance(child, ast.ClassDef):
                 methods = [m for m in child.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
                 has_traced = any((m.lineno, m.col_offset) in traced for m in methods)
+                if any(_is_cached_property(m, imports) for m in methods):
+                    keep.update(id(m) for m in methods)  # the getters, and every `self.<name> = ...`
                 contains |= visit(child, has_traced or child.name in constructed)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 inner = visit(child, False)
@@ -106,7 +117,13 @@ def _prune_statement(node: ast.stmt, keep: set[int]) -> ast.stmt:
 
 
 def build_astroid_module(
-    tree: ast.Module, text: str, module_name: str, path: str, scope: ScopeFacts, is_package: bool = False
+    tree: ast.Module,
+    text: str,
+    module_name: str,
+    path: str,
+    scope: ScopeFacts,
+    imports: ImportTable,
+    is_package: bool = False,
 ) -> nodes.Module:
     """An astroid module for *tree* holding only the bodies that matter.
 
@@ -114,7 +131,7 @@ def build_astroid_module(
     files must not keep thousands of trees alive.
     """
     preload_torch_stubs()
-    pruned = _prune(tree, _functions_to_keep(tree, scope))
+    pruned = _prune(tree, _functions_to_keep(tree, scope, imports))
     rebuilder = TreeRebuilder(MANAGER, text)
     module = rebuilder.visit_module(pruned, module_name, path, is_package)
     _bind_imported_names(rebuilder)

@@ -174,16 +174,16 @@ def _is_reduced_item(values: ValueOracle, node: nodes.NodeNG) -> bool:
     """``t.item()`` where ``t`` is 0-d by construction (``y.sum().item()``, ``loss.item()``)."""
     if not (isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) and node.func.attrname == "item"):
         return False
-    return not node.args and _is_zero_dim(values, node.func.expr, 0)
+    return not node.args and is_zero_dim(values, node.func.expr, 0)
 
 
-def _is_zero_dim(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
+def is_zero_dim(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
     """A full reduction (``y.sum()``, ``torch.mean(y)``), a loss function's default result, or a name bound to one."""
     if depth > _MAX_DEPTH:
         return False
     if isinstance(node, nodes.Name):
         bindings = name_bindings(node)
-        return len(bindings) == 1 and _assigned_value_is(bindings[0], lambda v: _is_zero_dim(values, v, depth + 1))
+        return len(bindings) == 1 and _assigned_value_is(bindings[0], lambda v: is_zero_dim(values, v, depth + 1))
     if not isinstance(node, nodes.Call) or any(k.arg in ("dim", "axis", "keepdim") for k in node.keywords or []):
         return False
     if isinstance(node.func, nodes.Attribute) and node.func.attrname in _REDUCTIONS and not node.args:

@@ -7,6 +7,8 @@
   (:mod:`.predicate_cond`), so only the taken side runs. When a branch holds
   nested control flow, ``torch.cond`` cannot take it, but computing both sides
   is still correct when those calls are free of effects (Phi-3's LongRoPE).
+* ``if c: x[mask] = v`` folds ``c`` into the mask under compile and keeps the
+  eager code (:mod:`.predicate_masked`).
 * LayerDrop (``if torch.rand([]) < p: continue`` and its flag forms) keeps its
   eager code and selects with ``torch.where`` under compile
   (:mod:`.predicate_layerdrop`); a flag form it cannot prove falls through.
@@ -25,6 +27,7 @@ from graphmend_lint.analysis.values import Kind
 from graphmend_lint.fixes.predicate import Declined, Predicator, Rewrite, wrap_long_call
 from graphmend_lint.fixes.predicate_cond import NestedControlFlow, callee_effect, cond_rewrite, needs_cond
 from graphmend_lint.fixes.predicate_layerdrop import LayerDropDeclined, is_layerdrop, layerdrop_rewrite
+from graphmend_lint.fixes.predicate_masked import masked_fill, masked_fill_rewrite
 
 BOTH_SIDES_MESSAGE = (
     "Select with `torch.where` (both branches are computed, including the calls `torch.cond` could not take)"
@@ -41,6 +44,9 @@ def if_statement(predicator: Predicator, node: nodes.If) -> Rewrite:
         except Declined:
             if isinstance(node.body[0], nodes.Continue):
                 raise  # nothing else rewrites a `continue`
+    target = masked_fill(node)
+    if target is not None:
+        return masked_fill_rewrite(predicator, node, target)
     guard, tensor_test = static_guard(predicator, node.test)
     if guard:
         return _guarded_where(predicator, node, guard, tensor_test)

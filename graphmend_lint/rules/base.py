@@ -36,7 +36,10 @@ class Example:
     shown but never applied; left unset, it is what a finding without an
     applicable fix usually gets (``fixed is None``). ``options`` are this
     rule's options for the example, as ``[tool.graphmend-lint.rules.<code>]``
-    would set them.
+    would set them; ``settings`` the top-level settings it needs, by
+    :class:`~graphmend_lint.config.Settings` field (``target_python``), so
+    that an example whose break depends on them means the same wherever the
+    tests run.
     """
 
     source: str
@@ -44,6 +47,7 @@ class Example:
     unsafe: bool = False
     advice: bool | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     def applicabilities(self) -> frozenset[Applicability]:
         """The kinds of fix this example says the rule's findings carry."""

@@ -122,6 +122,21 @@ class TensorDependentBranch(Rule):
     expression"). A plain `torch.where` runs every layer eagerly too and
     changes every later dropout mask.
 
+    A guard around one boolean-mask fill, `if c: x[mask] = v` (FastSpeech2's
+    length regulator), folds the condition into the mask under compile:
+    `if torch.compiler.is_compiling(): x[mask & (c)] = v`, followed by the
+    original `if`, now its `elif`, so eager code runs exactly as before.
+    Offered when `mask` is provably a boolean tensor, `c` is 0-d (a full
+    reduction compared with a number, so `&` keeps the mask's shape and the
+    indexing still aligns it with `x`'s leading dimensions) and `v` is a
+    number. Always **unsafe**, for what changes under compile: the fill
+    always runs in place, writing nothing when `c` is false, so when `x` is a
+    leaf that requires grad tracing fails ("a leaf Variable that requires
+    grad is being used in an in-place operation", measured) where the false
+    branch did not write, and `x`'s version counter moves, so a backward
+    that saved `x` before the `if` fails; `mask` is computed even when `c`
+    is false.
+
     No fix is offered (the message says why) when a branch has a side effect,
     control leaves one branch only (`return`, `raise`, `break`, `continue`),
     a value is `None` or not a tensor, a value calls something the linter
@@ -177,6 +192,15 @@ class TensorDependentBranch(Rule):
             "import torch\n\n@torch.compile\ndef f(x, layers, p, seen):\n    h = torch.relu(x)\n    for layer in layers:\n"
             "        if torch.rand([]) < p:\n            continue\n        seen.append(layer)\n        h = layer(h)\n"
             "    return h\n"
+        ),
+        # a guard around a boolean-mask fill: folded into the mask under compile, eager code kept
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x, d):\n    if d.sum() == 0:\n        d[d.sum(dim=1).eq(0)] = 1\n"
+            "    return x * d\n",
+            fixed="import torch\n\n@torch.compile\ndef f(x, d):\n    if torch.compiler.is_compiling():\n"
+            "        d[d.sum(dim=1).eq(0) & (d.sum() == 0)] = 1\n    elif d.sum() == 0:\n        d[d.sum(dim=1).eq(0)] = 1\n"
+            "    return x * d\n",
+            unsafe=True,
         ),
         # declined (display-only): no tensor to select on one side
         Example("import torch\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        return None\n    return x\n"),
