@@ -2,7 +2,8 @@
 
 For each catalog pair (the ``continue``, ``to_drop`` flag and ``skip_the_layer``
 gate forms, a ``continue`` over a layer whose attentions are collected on
-request, and ``if to_drop: <placeholders> else: <layer>``), a fresh
+request, ``if to_drop: <placeholders> else: <layer>``, and WavLM's gate
+over a ``position_bias`` that is ``None`` until the first layer), a fresh
 subprocess (``layerdrop_worker.py``) measures:
 
 * eagerly, the fixed program returns the same outputs, leaves the same
@@ -43,6 +44,7 @@ PAIRS = {
     "bad_layerdrop_gate.py": 34,
     "bad_layerdrop_outputs.py": 32,
     "bad_layerdrop_placeholders.py": 33,
+    "bad_layerdrop_position_bias.py": 39,
 }
 
 

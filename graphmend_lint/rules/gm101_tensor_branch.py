@@ -123,7 +123,12 @@ class TensorDependentBranch(Rule):
     from eager (as it does under inductor anyway). Declined unless the draw is
     `torch.rand(...) < p`, in a `for` loop, guarded by non-tensor `if`s
     without `else`, the skipped statements are assignments to names, and each
-    name they pass on held a tensor before. `torch.cond` over the layer was
+    name they pass on held a tensor before, or `None` (WavLM's `position_bias`,
+    which its first layer computes and LayerDrop never skips): then the
+    compiled path is taken only once the name holds a value
+    (`... and position_bias is not None`, decided while tracing), and the
+    layer's new value is assumed to be a tensor too, as for the others.
+    `torch.cond` over the layer was
     measured and rejected: its backward re-runs the layer's dropout with new
     random numbers, so gradients differ from the outputs' (by up to 1.86 on a
     toy, eager and compiled), and in eager mode a second dropout probability
