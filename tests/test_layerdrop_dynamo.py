@@ -46,6 +46,8 @@ PAIRS = {
     "bad_layerdrop_placeholders.py": 33,
     "bad_layerdrop_position_bias.py": 39,
 }
+#: pairs whose layers the worker's ``torch.cond`` variant cannot call (it passes no ``position_bias``)
+NO_COND_VARIANT = {"bad_layerdrop_position_bias.py"}
 
 
 @pytest.fixture(scope="module", params=sorted(PAIRS))
@@ -53,7 +55,8 @@ def measured(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
     bad = ROOT / "rules" / "GM101" / request.param
     fixed = bad.with_name(request.param.replace("bad_", "fixed_", 1))
     done = subprocess.run(
-        [sys.executable, str(WORKER), str(bad), str(fixed)], capture_output=True, text=True, timeout=900, cwd=ROOT
+        [sys.executable, str(WORKER), str(bad), str(fixed), *(["--no-cond"] if request.param in NO_COND_VARIANT else [])],
+        capture_output=True, text=True, timeout=900, cwd=ROOT
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return request.param, json.loads(done.stdout.strip().splitlines()[-1])
@@ -78,7 +81,9 @@ def test_the_compiled_path_differentiates_what_it_computed(measured: tuple[str, 
 
 
 def test_torch_cond_alternative_changes_the_gradients(measured: tuple[str, dict[str, Any]]) -> None:
-    _, answer = measured
+    name, answer = measured
+    if name in NO_COND_VARIANT:
+        pytest.skip("the cond variant passes no position_bias to the layers")
     assert all(seed["outputs"] for seed in answer["cond"])
     assert not all(seed["gradients_none_as_zero"] for seed in answer["cond"]), (
         "torch.cond's backward now keeps dropout's mask: reconsider cond for LayerDrop (predicate_layerdrop.py)"
