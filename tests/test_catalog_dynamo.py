@@ -27,8 +27,9 @@ from tests.corpus.pool import run_tasks  # noqa: E402
 #: Pairs whose fixed program still breaks, with the breaks left and why no fix removes them.
 BREAKS_LEFT: dict[str, str] = {}
 #: Codes whose fixed programs raise ``RuntimeError`` under compile where the original raised another
-#: type, on the input sets declared in ``RAISING_INPUTS``: GM104's opt-in ``compiled-exception``.
-COMPILED_RUNTIME_ERROR = {"GM104"}
+#: type, on the input sets declared in ``RAISING_INPUTS``: GM104's opt-in ``compiled-exception``, and
+#: GM105's ``assert a and b`` made one device-side check (both unsafe fixes).
+COMPILED_RUNTIME_ERROR = {"GM104", "GM105"}
 
 
 @pytest.fixture(scope="module")

@@ -170,15 +170,30 @@ for layer in self.layers:
     assert "does more than fill in placeholders" in gm101_fix_messages(source.replace("(None, None)", "(None, mask)"))[0]
 
 
+def test_a_name_that_is_none_before_the_loop_takes_the_compiled_path_once_it_holds_a_value() -> None:
+    """WavLM: the first layer computes ``position_bias``; until then the original code (and its break) runs."""
+    source = program("position_bias = None\n" + CONTINUE.replace(
+        "hidden_states = layer(hidden_states, mask)", "hidden_states, position_bias = layer(hidden_states, position_bias)"
+    ))
+    result = fixed(source)
+    assert "                if torch.compiler.is_compiling() and position_bias is not None:\n" in result
+    assert (
+        "                    _gm_kept_hidden_states = hidden_states\n"
+        "                    _gm_kept_position_bias = position_bias\n"
+        "                elif dropout_probability < self.layerdrop:  # skip\n"
+    ) in result
+    assert "                position_bias = torch.where(_gm_dropped, _gm_kept_position_bias, position_bias)\n" in result
+
+
 def test_unproven_shapes_are_declined_with_the_reason() -> None:
     cases = {
         # the skipped statements hold a call for its effect
         CONTINUE.replace("    hidden_states = layer", "    self.seen.append(layer)\n    hidden_states = layer"):
             "only assignments to names and `if <flag>:` on a Python flag are rewritten",
-        # the name the layer passes on has no tensor before the loop
-        "position_bias = None\n" + CONTINUE.replace(
+        # the name the layer passes on holds neither a tensor nor `None` before the loop
+        "position_bias = []\n" + CONTINUE.replace(
             "hidden_states = layer(hidden_states, mask)", "hidden_states, position_bias = layer(hidden_states, position_bias)"
-        ): "`position_bias` is not known to hold a tensor before the loop",
+        ): "`position_bias` is not known to hold a tensor or `None` before the loop",
         # the guard has an `else`
         CONTINUE.replace("    hidden_states = layer", "    else:\n        x = x + 1\n    hidden_states = layer"):
             "`if` guards",

@@ -32,12 +32,12 @@ import io
 import textwrap
 import tokenize
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from astroid import nodes
 
-from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.analysis.values import Kind, ValueOracle, dotted
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
 from graphmend_lint.fixes.torch_name import torch_name_at
@@ -153,11 +153,24 @@ class Predicator:
         text = self.condition(node)
         return Rewrite(self.analysis.start_of(node), self.analysis.end_of(node), text, isinstance(node, nodes.BoolOp))
 
+    def assert_operands(self, node: nodes.Assert) -> Rewrite:
+        """``assert a and b, msg`` → ``assert (a) & (b), msg``: one device-side check instead of a host ``and``.
+
+        Eagerly the assertion passes and fails exactly as before (with the same
+        ``AssertionError``). Under compile Dynamo checks the whole test with an
+        async assert, so a failure of an operand other than the last one raises
+        ``RuntimeError`` where it raised ``AssertionError`` (measured, torch 2.13):
+        always unsafe.
+        """
+        return replace(self.truthiness(node.test), safe=False)
+
     # -- conditions -----------------------------------------------------------------
 
     def condition(self, test: nodes.NodeNG) -> str:
         """*test* as a boolean-tensor expression, with ``and``/``or``/``not`` made elementwise."""
         if isinstance(test, nodes.BoolOp):
+            for operand in test.values[1:]:  # `and`/`or` may have skipped them; `&`/`|` always evaluates them
+                self.check_effects(operand)
             operator = " & " if test.op == "and" else " | "
             return operator.join(self.parenthesised(self.condition(v)) for v in test.values)
         if isinstance(test, nodes.UnaryOp) and test.op == "not":
@@ -316,22 +329,26 @@ class Predicator:
                 continue
             else:
                 raise Declined(f"line {statement.lineno}: `{_first_line(statement)}` is not a plain assignment")
-            if not isinstance(target, nodes.AssignName):
-                raise Declined(f"line {statement.lineno}: only assignments to local names can be selected")
-            reads = {n.name for n in value_node.nodes_of_class(nodes.Name)}
+            name = _selected_name(target)
+            if name is None:
+                raise Declined(f"line {statement.lineno}: only assignments to local names or `self.<name>` can be selected")
+            reads = _reads(value_node)
             if reads & set(values):
-                raise Declined(f"line {statement.lineno}: `{target.name}` reads a name the same branch just assigned")
+                raise Declined(f"line {statement.lineno}: `{name}` reads a name the same branch just assigned")
             self._check_pure(value_node)
             if self.values.kind(value_node) is not Kind.TENSOR and not _is_number(value_node):
                 raise Declined(f"line {statement.lineno}: `{value}` is not a tensor, so `torch.where` cannot select it")
-            values[target.name] = _Selected(value, _cheap(value_node), frozenset(reads), shape_operations(value_node))
+            # an attribute is set through `__setattr__` (a buffer, a property): never offered as safe
+            safe = _cheap(value_node) and isinstance(target, nodes.AssignName)
+            values[name] = _Selected(value, safe, frozenset(reads), shape_operations(value_node, self.values))
         return values
 
     def _else_values(self, orelse: list[nodes.NodeNG]) -> dict[str, _Selected]:
         if not _is_elif(orelse):
             return self._branch_values(orelse)
         inner: nodes.If = orelse[0]
-        condition = self.condition(inner.test)
+        static = self._static_test(inner.test)
+        condition = self.text(inner.test) if static else self.condition(inner.test)
         true_values = self._branch_values(inner.body)
         false_values = self._else_values(list(inner.orelse))
         merged: dict[str, _Selected] = {}
@@ -340,12 +357,26 @@ class Predicator:
             on_false = false_values.get(name) or self.previous_value(inner, name)
             _check_same_shape(name, on_true, on_false)
             reads = on_true.reads | on_false.reads | _names_in(condition)
-            text = self._where(condition, on_true.text, on_false.text)
+            if static:  # Python still picks one side, and evaluates only that one
+                text = f"({on_true.text} if {condition} else {on_false.text})"
+            else:
+                text = self._where(condition, on_true.text, on_false.text)
             merged[name] = _Selected(text, on_true.safe and on_false.safe, reads, on_true.shape)
         return merged
 
+    def _static_test(self, test: nodes.NodeNG) -> bool:
+        """An ``elif`` test Dynamo specialises on and that calls nothing (``self.momentum == -1``).
+
+        It becomes a Python conditional expression inside the select, so it is
+        now evaluated even where the tensor test before it was true: without
+        calls, that evaluation has no effect.
+        """
+        return self.values.kind(test) is Kind.STATIC and not any(True for _ in test.nodes_of_class(nodes.Call))
+
     def previous_value(self, node: nodes.NodeNG, name: str) -> _Selected:
         """The value *name* keeps where it is not assigned (a side of an ``if``, a dropped layer): a tensor already."""
+        if "." in name:
+            raise Declined(f"`{name}` is assigned on one side only; an attribute is selected only where every branch sets it")
         function = node.scope()
         earlier = [
             binding
@@ -617,13 +648,15 @@ class _Selected:
     shape: frozenset[str]
 
 
-def shape_operations(node: nodes.NodeNG) -> frozenset[str]:
+def shape_operations(node: nodes.NodeNG, values: ValueOracle | None = None) -> frozenset[str]:
     """What decides the shape of *node*'s value: the tensors it broadcasts, and opaque reshapes.
 
     Elementwise arithmetic takes the broadcast of its operands; a method such as
     ``h.masked_fill(m, 0)`` keeps its receiver's shape; a full reduction
     (``y.max()``) is a scalar that broadcasts away; slicing, reshaping and
     reductions over a dimension are kept as opaque text (prefixed ``~``).
+    With *values*, ``torch.min(a, b)`` / ``a.max(b)`` whose second operand is
+    known to be a tensor is the elementwise extremum, not a reduction.
     :func:`same_shape` compares two results.
     """
     if isinstance(node, nodes.Const):
@@ -635,26 +668,32 @@ def shape_operations(node: nodes.NodeNG) -> frozenset[str]:
             return frozenset({"~" + node.as_string()})
         return frozenset({node.as_string()})
     if isinstance(node, nodes.UnaryOp):
-        return shape_operations(node.operand)
+        return shape_operations(node.operand, values)
     if isinstance(node, nodes.BinOp):
         if node.op == "@":
             return frozenset({"~" + node.as_string()})
-        return shape_operations(node.left) | shape_operations(node.right)
+        return shape_operations(node.left, values) | shape_operations(node.right, values)
     if isinstance(node, nodes.Call):
-        return _call_shape(node)
+        return _call_shape(node, values)
     return frozenset({"~" + node.as_string()})
 
 
-def _call_shape(call: nodes.Call) -> frozenset[str]:
+def _call_shape(call: nodes.Call, values: ValueOracle | None) -> frozenset[str]:
     func = call.func
     name = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "")
+    is_torch_function = isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) and func.expr.name in {
+        "torch", "F", "self"}  # fmt: skip
+    operands = list(call.args) if is_torch_function else [func.expr, *call.args] if isinstance(func, nodes.Attribute) else []
+    if name in {"min", "max"} and values is not None and len(operands) == 2 and not call.keywords:
+        if values.kind(operands[1]) is Kind.TENSOR:  # the elementwise minimum/maximum of two tensors
+            return shape_operations(operands[0], values) | shape_operations(operands[1], values)
     if name in SHAPE_OPERATIONS:
         if name in FULL_REDUCTIONS and not call.args and not call.keywords:
             return frozenset()
         return frozenset({"~" + call.as_string()})
-    if isinstance(func, nodes.Attribute) and not (isinstance(func.expr, nodes.Name) and func.expr.name in {"torch", "F", "self"}):
-        return shape_operations(func.expr)  # x.relu(), h.masked_fill(m, 0): the receiver's shape
-    shapes = [shape_operations(argument) for argument in call.args]
+    if isinstance(func, nodes.Attribute) and not is_torch_function:
+        return shape_operations(func.expr, values)  # x.relu(), h.masked_fill(m, 0): the receiver's shape
+    shapes = [shape_operations(argument, values) for argument in call.args]
     return frozenset().union(*shapes) if shapes else frozenset({"~" + call.as_string()})
 
 
@@ -726,6 +765,21 @@ def _name_use(binding: nodes.NodeNG, name: str) -> nodes.NodeNG:
         if use.name == name:
             return use
     return binding
+
+
+def _selected_name(target: nodes.NodeNG) -> str | None:
+    """The name a select assigns: a local, or ``self.<attribute>`` (a module's buffer or state)."""
+    if isinstance(target, nodes.AssignName):
+        return target.name
+    if isinstance(target, nodes.AssignAttr) and isinstance(target.expr, nodes.Name) and target.expr.name == "self":
+        return f"self.{target.attrname}"
+    return None
+
+
+def _reads(value: nodes.NodeNG) -> set[str]:
+    """The local names and ``self.<attribute>`` values *value* reads, to compare with what a rewrite re-binds."""
+    attributes = {dotted(a) for a in value.nodes_of_class(nodes.Attribute) if isinstance(a.expr, nodes.Name)}
+    return {n.name for n in value.nodes_of_class(nodes.Name)} | {a for a in attributes if a and a.startswith("self.")}
 
 
 def _names_in(text: str) -> frozenset[str]:

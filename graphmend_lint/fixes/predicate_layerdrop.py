@@ -67,7 +67,11 @@ What is proven:
   gate;
 * the layer is assignments to names, and every name it assigns that is read
   elsewhere (after it, or in the next iteration) holds a tensor before the
-  loop: that value is what a dropped layer keeps;
+  loop: that value is what a dropped layer keeps; or ``None`` (WavLM's
+  ``position_bias``, computed by the first layer, which ``i > 0`` keeps from
+  being dropped): the compiled twin then also needs ``position_bias is not
+  None``, a Python test Dynamo decides while tracing, so a draw that meets it
+  still ``None`` runs the original code;
 * the layer, and the loop body after a flag's gate, may also hold
   ``if output_attentions: ...`` (no ``else``, on a name the loop never binds):
   a dropped layer adds nothing (or its placeholders) there, which a compiled
@@ -121,11 +125,11 @@ def layerdrop_rewrite(predicator: Predicator, node: nodes.If) -> Rewrite:
         if _gate_flag(node) is None:
             loop, top = _enclosing_loop(predicator.values, node)
             drop = _Drop(loop, top, node, node.test, _layer_statements(loop, top, node))
-        kept = _kept_names(predicator, drop)
+        kept, unset = _kept_names(predicator, drop)
         used = {name.name for name in drop.loop.nodes_of_class((nodes.Name, nodes.AssignName))}
         if used & {FLAG, *(KEPT + name for name in kept)}:
             raise Declined(f"the loop already uses `{FLAG}` or `{KEPT}<name>`, which the rewrite needs")
-        return _rewrite(predicator, drop, kept)
+        return _rewrite(predicator, drop, kept, unset)
     except Declined as reason:
         raise LayerDropDeclined(f"LayerDrop: {reason}") from None
 
@@ -323,8 +327,14 @@ def _assigns_constant(statement: nodes.NodeNG, value: bool) -> bool:
     )
 
 
-def _kept_names(predicator: Predicator, drop: _Drop) -> list[str]:
-    """The names the dropped layer assigns and something else reads: a dropped layer keeps their value."""
+def _kept_names(predicator: Predicator, drop: _Drop) -> tuple[list[str], list[str]]:
+    """The names the dropped layer assigns and something else reads (a dropped layer keeps their value), and
+    those of them that are ``None`` before the loop (WavLM's ``position_bias``, which its first layer computes).
+
+    A ``None`` cannot be selected with ``torch.where``, so the compiled twin is taken only once such a
+    name holds a value (``... and position_bias is not None``, which Dynamo decides while tracing):
+    until then the original code runs.
+    """
     loop, top, rest = drop.loop, drop.top, drop.rest
     if not rest:
         raise Declined("no statement follows the LayerDrop `if` in the loop, so there is no layer to drop")
@@ -351,12 +361,13 @@ def _kept_names(predicator: Predicator, drop: _Drop) -> list[str]:
     ]
     if not kept:
         raise Declined("the rest of the loop body assigns nothing read elsewhere, so there is nothing to keep")
-    for name in kept:
-        if not _holds_tensor(predicator, top, name):
+    unset = [name for name in kept if not _holds_tensor(predicator, top, name)]
+    for name in unset:
+        if not _starts_none(top, name):
             raise Declined(
-                f"`{name}` is not known to hold a tensor before the loop, so a dropped layer has no value to keep"
+                f"`{name}` is not known to hold a tensor or `None` before the loop, so a dropped layer has no value to keep"
             )
-    return kept
+    return kept, unset
 
 
 def _output_switches(values: ValueOracle, drop: _Drop) -> list[nodes.If]:
@@ -403,6 +414,21 @@ def _holds_tensor(predicator: Predicator, statement: nodes.NodeNG, name: str) ->
     return True
 
 
+def _starts_none(statement: nodes.NodeNG, name: str) -> bool:
+    """The nearest binding of *name* before *statement* is ``name = None``."""
+    earlier = [
+        binding
+        for binding in statement.scope().nodes_of_class(nodes.AssignName)
+        if binding.name == name and binding.lineno < statement.lineno
+    ]
+    nearest = max(earlier, key=lambda binding: binding.lineno, default=None)
+    return nearest is not None and _assigns(nearest.parent) == name and _assigns_constant_none(nearest.parent)
+
+
+def _assigns_constant_none(statement: nodes.Assign) -> bool:
+    return isinstance(statement.value, nodes.Const) and statement.value.value is None
+
+
 def _assigned_names(statement: nodes.NodeNG) -> list[str] | None:
     """``a = ...`` / ``a, b = ...``: the names; ``None`` for any other statement."""
     if not (isinstance(statement, nodes.Assign) and len(statement.targets) == 1):
@@ -414,7 +440,7 @@ def _assigned_names(statement: nodes.NodeNG) -> list[str] | None:
     return [element.name for element in elements]
 
 
-def _rewrite(predicator: Predicator, drop: _Drop, kept: list[str]) -> Rewrite:
+def _rewrite(predicator: Predicator, drop: _Drop, kept: list[str], unset: list[str]) -> Rewrite:
     """Three insertions, as one replacement from the loop statement holding the draw to the end of the dropped layer.
 
     The decision gets a compiled twin before it: an ``if d < p:`` becomes the ``elif`` of
@@ -430,7 +456,7 @@ def _rewrite(predicator: Predicator, drop: _Drop, kept: list[str]) -> Rewrite:
     rest_indent = _indent(predicator, drop.rest[0])
     compiled = [f"{FLAG} = {predicator.text(drop.test)}", *(f"{KEPT}{name} = {name}" for name in kept)]
     switches = list(dict.fromkeys(predicator.text(s.test) for s in _output_switches(predicator.values, drop)))
-    when = f"{torch}.compiler.is_compiling()"
+    when = " and ".join([f"{torch}.compiler.is_compiling()", *(f"{name} is not None" for name in unset)])
     if switches:
         when += f" and not {Predicator.parenthesised(' or '.join(switches))}"
     twin = [f"if {when}:\n", *(f"{indent}    {line}\n" for line in compiled)]

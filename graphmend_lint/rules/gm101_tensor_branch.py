@@ -68,7 +68,16 @@ class TensorDependentBranch(Rule):
     `elif` chains nest), for an `else`-less update (`x = torch.where(c, f(x), x)`),
     when both branches return (tuples element-wise), when the branches end in
     the same statement (it runs once, after the select) or in the same call
-    with different tensor arguments (the arguments are selected).
+    with different tensor arguments (the arguments are selected). An `elif`
+    whose test is a Python value with no calls (`elif self.momentum == -1:`)
+    becomes a conditional expression inside the select, `a if S else b`, so
+    Python still computes only the side `S` picks.
+
+    Module state (`self.x_min = ...`, I-BERT's running range in buffers) is
+    selected like a local only when every branch assigns it: the attribute
+    is then set once, as before, to `torch.where(c, a, b)`, so a buffer stays
+    a buffer. Always **unsafe**: it is set through `__setattr__`, and a value
+    computed from `self.<name>` is read before the rewrite sets it.
 
     It is **safe** only when both selected values are already-computed names,
     attributes or integer arithmetic over the same single tensor, so the dtype
@@ -114,7 +123,12 @@ class TensorDependentBranch(Rule):
     from eager (as it does under inductor anyway). Declined unless the draw is
     `torch.rand(...) < p`, in a `for` loop, guarded by non-tensor `if`s
     without `else`, the skipped statements are assignments to names, and each
-    name they pass on held a tensor before. `torch.cond` over the layer was
+    name they pass on held a tensor before, or `None` (WavLM's `position_bias`,
+    which its first layer computes and LayerDrop never skips): then the
+    compiled path is taken only once the name holds a value
+    (`... and position_bias is not None`, decided while tracing), and the
+    layer's new value is assumed to be a tensor too, as for the others.
+    `torch.cond` over the layer was
     measured and rejected: its backward re-runs the layer's dropout with new
     random numbers, so gradients differ from the outputs' (by up to 1.86 on a
     toy, eager and compiled), and in eager mode a second dropout probability
@@ -185,6 +199,20 @@ class TensorDependentBranch(Rule):
             "            _gm_dropped = torch.rand([]) < p\n            _gm_kept_h = h\n"
             "        elif torch.rand([]) < p:\n            continue\n        h = layer(h)\n"
             "        if _gm_dropped is not None:\n            h = torch.where(_gm_dropped, _gm_kept_h, h)\n    return h\n",
+            unsafe=True,
+        ),
+        # module state set in every branch; the `elif` on a Python value stays a Python choice
+        Example(
+            "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self, momentum=0.9):\n"
+            "        super().__init__()\n        self.momentum = momentum\n        self.low = nn.Buffer(torch.zeros(1))\n\n"
+            "    def forward(self, x):\n        if self.low.min() == 0:\n            self.low = self.low + x.min()\n"
+            "        elif self.momentum < 0:\n            self.low = torch.min(self.low, x.min())\n        else:\n"
+            "            self.low = self.low * self.momentum\n        return x - self.low\n\n\nmodel = torch.compile(M())\n",
+            fixed="import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self, momentum=0.9):\n"
+            "        super().__init__()\n        self.momentum = momentum\n        self.low = nn.Buffer(torch.zeros(1))\n\n"
+            "    def forward(self, x):\n        self.low = torch.where(\n            self.low.min() == 0,\n"
+            "            self.low + x.min(),\n            (torch.min(self.low, x.min()) if self.momentum < 0 else self.low * self.momentum),\n"
+            "        )\n        return x - self.low\n\n\nmodel = torch.compile(M())\n",
             unsafe=True,
         ),
         # declined: the `continue` skips a statement that is not an assignment

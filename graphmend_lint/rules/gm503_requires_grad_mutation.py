@@ -8,9 +8,10 @@ from astroid import nodes
 
 from graphmend_lint.analysis.host_values import bound_values
 from graphmend_lint.analysis.module_attributes import is_tensor_like
-from graphmend_lint.analysis.values import Kind, ValueOracle, dotted
+from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
+from graphmend_lint.fixes.eager_grad import FACTORIES, eager_grad_fix, enabling_arguments, is_training_flag, is_true
 from graphmend_lint.fixes.guard import guard_statements
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
@@ -19,24 +20,8 @@ NO_FIX = Fix.advice(
     "no source fix: set `requires_grad` before calling the compiled function (create leaves outside it "
     "and pass them in); inside, use `.detach()` to stop gradients",
 )
-#: torch factories that accept ``requires_grad=``.
-_FACTORIES = frozenset(
-    f"torch.{name}"
-    for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
-                 "logspace", "eye", "tensor", "as_tensor", "zeros_like", "ones_like", "empty_like", "full_like",
-                 "rand_like", "randn_like", "randint_like")
-)  # fmt: skip
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
 EAGER_ONLY_MESSAGE = "Make the tensor require grad only when not compiling (`if not torch.compiler.is_compiling():`)"
-
-
-def _is_true(node: nodes.NodeNG) -> bool:
-    return isinstance(node, nodes.Const) and node.value is True
-
-
-def _is_training_flag(node: nodes.NodeNG) -> bool:
-    """``self.training``: true exactly when the module trains (MaskFormer's ``requires_grad=self.training``)."""
-    return isinstance(node, nodes.Attribute) and node.attrname == "training" and dotted(node.expr) == "self"
 
 
 def _directly_returned(node: nodes.NodeNG) -> bool:
@@ -108,20 +93,12 @@ def eager_only_fix(ctx: RuleContext, node: nodes.NodeNG) -> Fix:
         isinstance(node, nodes.AssignAttr)
         and isinstance(statement, nodes.Assign)
         and statement.targets == [node]
-        and _is_true(statement.value)
+        and is_true(statement.value)
         and _computed_local(node.expr)
     ):
         return NO_FIX
     guarded = guard_statements(ctx.analysis, [statement], Applicability.UNSAFE, EAGER_ONLY_MESSAGE)
     return guarded or NO_FIX
-
-
-def _enables_grad(call: nodes.Call) -> bool:
-    """``t.requires_grad_()`` / ``(True)`` / ``(requires_grad=True)``: ``(False)`` is traced (measured)."""
-    if not call.args and not call.keywords:
-        return True
-    arguments = [*call.args, *(k.value for k in call.keywords or [] if k.arg == "requires_grad")]
-    return len(arguments) == 1 and _is_true(arguments[0])
 
 
 def requires_grad_change(values: ValueOracle, node: nodes.NodeNG) -> str | None:
@@ -136,7 +113,7 @@ def requires_grad_change(values: ValueOracle, node: nodes.NodeNG) -> str | None:
     if not isinstance(node, nodes.Call):
         return None
     func = node.func
-    if isinstance(func, nodes.Attribute) and func.attrname == "requires_grad_" and _enables_grad(node):
+    if isinstance(func, nodes.Attribute) and func.attrname == "requires_grad_" and enabling_arguments(node) is not None:
         receiver = func.expr
         if isinstance(receiver, nodes.Attribute) and is_tensor_like(values, receiver):
             return "`requires_grad_()` on a module tensor in compiled code causes a graph break"
@@ -148,11 +125,11 @@ def requires_grad_change(values: ValueOracle, node: nodes.NodeNG) -> str | None:
         if _directly_returned(node) and values.is_tensor(receiver):
             return "`requires_grad_()` on a tensor the compiled function returns causes a graph break"
         return None
-    if values.qualified_name(func) in _FACTORIES:
+    if values.qualified_name(func) in FACTORIES:
         flags = [k.value for k in node.keywords or [] if k.arg == "requires_grad"]
-        if any(_is_true(flag) for flag in flags):
+        if any(is_true(flag) for flag in flags):
             return "creating a tensor with `requires_grad=True` in compiled code causes a graph break"
-        if any(_is_training_flag(flag) for flag in flags):
+        if any(is_training_flag(flag) for flag in flags):
             return "creating a tensor with `requires_grad=self.training` causes a graph break (only in training)"
     return None
 
@@ -215,6 +192,24 @@ class RequiresGradMutation(Rule):
     `h.detach().requires_grad_()` break with GB8985 once the output derives
     from *h*.
 
+    A tensor the function creates with a torch factory and switches on,
+    `torch.zeros_like(q, requires_grad=self.training)` (MaskFormer) or
+    `return torch.zeros_like(q).requires_grad_()` (MRA without its kernel),
+    gets an unsafe fix that makes every switch-on of it false under compile:
+    `requires_grad=self.training and not torch.compiler.is_compiling()`,
+    `t.requires_grad_(not torch.compiler.is_compiling())`. Dynamo folds the
+    test, so it traces a plain factory and a no-op `requires_grad_(False)`;
+    all switches of the tensor change together, since once the factory no
+    longer breaks a later `t.requires_grad_(True)` does (GB8985, measured).
+    Eagerly nothing changes. Under compile the tensor is no leaf that needs
+    grad: it gets no `.grad`, and an output that needed grad only through
+    it (every parameter upstream frozen, or the tensor itself returned)
+    no longer does; since the factory's values have no autograd history,
+    every other gradient is unchanged (measured on transformers 5.23
+    MaskFormer and MRA in training: outputs and gradients equal). Only a
+    tensor whose one binding is the factory is rewritten, so that
+    `requires_grad_(False)` meets a fresh tensor.
+
     Everything else gets advice only: where a leaf is created, or
     gradients are switched on and off, decides what autograd computes, so
     moving it is a design change.
@@ -239,8 +234,18 @@ class RequiresGradMutation(Rule):
             unsafe=True,
         ),
         Example(_HEADER + "    x.requires_grad_()\n    return x * 2\n"),
-        Example(_HEADER + "    z = torch.zeros(4)\n    z.requires_grad_(True)\n    return x + z\n"),
-        Example(_HEADER + "    w = torch.ones(4, requires_grad=True)\n    return x * w\n"),
+        Example(
+            _HEADER + "    z = torch.zeros(4)\n    z.requires_grad_(True)\n    return x + z\n",
+            _HEADER + "    z = torch.zeros(4)\n    z.requires_grad_(not torch.compiler.is_compiling())\n    return x + z\n",
+            unsafe=True,
+        ),
+        Example(
+            _HEADER + "    w = torch.ones(4, requires_grad=True)\n    return x * w\n",
+            _HEADER + "    w = torch.ones(4, requires_grad=not torch.compiler.is_compiling())\n    return x * w\n",
+            unsafe=True,
+        ),
+        # declined: a second binding of the name may not be a fresh tensor
+        Example(_HEADER + "    w = torch.ones(4, requires_grad=True)\n    w = w * x\n    return x * w\n"),
         Example(
             "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
             "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n"
@@ -248,15 +253,25 @@ class RequiresGradMutation(Rule):
             "        return self.fc(x)\n\n\n"
             "model = torch.compile(M())\n"
         ),
-        Example(_HEADER + "    return torch.zeros_like(x).requires_grad_()\n"),
+        Example(
+            _HEADER + "    return torch.zeros_like(x).requires_grad_()\n",
+            _HEADER + "    return torch.zeros_like(x).requires_grad_(not torch.compiler.is_compiling())\n",
+            unsafe=True,
+        ),
         Example(
             "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def forward(self, x):\n"
-            "        queries = torch.zeros_like(x, requires_grad=self.training)\n        return x + queries\n\n\n"
-            "model = torch.compile(M())\n"
+            "        queries = torch.zeros_like(x, requires_grad=self.training)\n        if self.training:\n"
+            "            queries.requires_grad_(True)\n        return x + queries\n\n\nmodel = torch.compile(M())\n",
+            "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def forward(self, x):\n"
+            "        queries = torch.zeros_like(x, requires_grad=self.training and not torch.compiler.is_compiling())\n"
+            "        if self.training:\n            queries.requires_grad_(not torch.compiler.is_compiling())\n"
+            "        return x + queries\n\n\nmodel = torch.compile(M())\n",
+            unsafe=True,
         ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         for node, traced, message in ctx.recognised(requires_grad_change, nodes.AssignAttr, nodes.Call):
             where = node.parent if isinstance(node, nodes.AssignAttr) else node
-            yield ctx.report(where, message, traced, eager_only_fix(ctx, node))
+            fix = eager_only_fix(ctx, node) if isinstance(node, nodes.AssignAttr) else eager_grad_fix(ctx.analysis, ctx.values, node)
+            yield ctx.report(where, message, traced, fix or NO_FIX)
