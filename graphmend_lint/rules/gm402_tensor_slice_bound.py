@@ -12,6 +12,7 @@ from graphmend_lint.analysis.host_values import bound_values, scalar_conversion
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
+from graphmend_lint.fixes.static_slice_bound import static_bound_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -23,6 +24,10 @@ SLICE_FIX = Fix.advice(
     ),
 )
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, m: torch.Tensor):\n"
+_GATE = (
+    "import torch\n\n\ndef gate(a, n):\n    return torch.tanh(a[:, :n])\n\n\n@torch.compile\n"
+    "def f(x: torch.Tensor):\n    channels = torch.IntTensor([2])\n    return gate({arguments})\n"
+)
 
 
 def data_dependent_bound(values: ValueOracle, bound: nodes.NodeNG | None) -> str | None:
@@ -79,7 +84,17 @@ class TensorValuedSliceBound(Rule):
     (the result keeps `x`'s length: callers must accept the padding).
 
     ## Fix safety
-    Display-only: masking changes the output shape, which only the caller
+    A bound that is an element of a tensor built from Python integers
+    (`n = torch.IntTensor([self.hidden_size])`, then `x[:, :n[0]]`, or `n[0]`
+    passed to a function that only slices with it, as VITS does) gets a
+    **safe** fix: the integer itself is passed instead (`self.hidden_size`).
+    Slicing by a 0-d integer tensor and by the integer it holds selects the
+    same elements; the fix is offered only when the tensor is read nowhere
+    but as constant-index elements, the integer is a literal or a `self`
+    attribute the function never assigns, and the parameter (when the bound
+    is one) is used for nothing but slice bounds, at every traced call.
+
+    Every other bound is display-only: masking changes the output shape, which only the caller
     can accept. `torch._dynamo.config.capture_scalar_outputs = True` with
     `torch._check(0 <= n <= x.shape[0])` traces the slice with an unbacked
     size; the host sync stays. It is not offered as a fix: with slices whose
@@ -110,11 +125,19 @@ class TensorValuedSliceBound(Rule):
         Example(_HEADER + "    n = m.sum()\n    return x[:n]\n"),
         Example(_HEADER + "    n = int(m.sum())\n    return x[:, n:]\n"),
         Example(_HEADER + "    return x[: m.sum().item() : 2]\n"),
-        # a legacy typed constructor builds a tensor, and its element is a 0-d tensor
+        # a legacy typed constructor builds a tensor, and its element is a 0-d tensor: the integer is passed
         Example(
-            "import torch\n\n\ndef gate(a, n):\n    return torch.tanh(a[:, :n])\n\n\n@torch.compile\n"
-            "def f(x: torch.Tensor):\n    channels = torch.IntTensor([2])\n    return gate(x, channels[0])\n"
+            _GATE.format(arguments="x, channels[0]"),
+            fixed=_GATE.format(arguments="x, 2"),
         ),
+        Example(
+            _HEADER + "    n = torch.IntTensor([3, 4])\n    return x[:, : n[1]]\n",
+            fixed=_HEADER + "    n = torch.IntTensor([3, 4])\n    return x[:, : 4]\n",
+        ),
+        # the parameter is also used as a number: a tensor there is not the same as the integer
+        Example(_GATE.format(arguments="x, channels[0]").replace("a[:, :n])", "a[:, :n]) * n")),
+        # the tensor is changed in place before the call
+        Example(_GATE.format(arguments="x, channels[0]").replace("    return gate(", "    channels[0] = 1\n    return gate(")),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -130,4 +153,4 @@ class TensorValuedSliceBound(Rule):
                         message = (
                             f"slice bound `{snippet(bound)}` is {why}: data-dependent shape, graph break"
                         )
-                        yield ctx.report(bound, message, traced, SLICE_FIX)
+                        yield ctx.report(bound, message, traced, static_bound_fix(ctx.analysis, bound) or SLICE_FIX)
