@@ -2,8 +2,9 @@
 
 For each catalog pair (the ``continue``, ``to_drop`` flag and ``skip_the_layer``
 gate forms, a ``continue`` over a layer whose attentions are collected on
-request, ``if to_drop: <placeholders> else: <layer>``, and WavLM's gate
-over a ``position_bias`` that is ``None`` until the first layer), a fresh
+request, ``if to_drop: <placeholders> else: <layer>``, WavLM's gate
+over a ``position_bias`` that is ``None`` until the first layer, and FSMT's
+``if self.training and (draw < p): continue``), a fresh
 subprocess (``layerdrop_worker.py``) measures:
 
 * eagerly, the fixed program returns the same outputs, leaves the same
@@ -45,6 +46,7 @@ PAIRS = {
     "bad_layerdrop_outputs.py": 32,
     "bad_layerdrop_placeholders.py": 33,
     "bad_layerdrop_position_bias.py": 39,
+    "bad_layerdrop_training_and.py": 31,
 }
 #: pairs whose layers the worker's ``torch.cond`` variant cannot call (it passes no ``position_bias``)
 NO_COND_VARIANT = {"bad_layerdrop_position_bias.py"}

@@ -120,11 +120,13 @@ def layerdrop_rewrite(predicator: Predicator, node: nodes.If) -> Rewrite:
     if _gate_flag(node) is not None:
         drop = _gate_drop(predicator.values, node)
     else:
-        _check_draw(predicator.values, node.test, node)
+        guards, test = _split_guards(node.test)
+        _check_draw(predicator.values, test, node)
     try:
         if _gate_flag(node) is None:
+            _check_guards(predicator.values, guards)
             loop, top = _enclosing_loop(predicator.values, node)
-            drop = _Drop(loop, top, node, node.test, _layer_statements(loop, top, node))
+            drop = _Drop(loop, top, node, test, _layer_statements(loop, top, node), guards=guards)
         kept, unset = _kept_names(predicator, drop)
         used = {name.name for name in drop.loop.nodes_of_class((nodes.Name, nodes.AssignName))}
         if used & {FLAG, *(KEPT + name for name in kept)}:
@@ -145,6 +147,8 @@ class _Drop:
     rest: list[nodes.NodeNG]  # the dropped layer
     #: Python operands of ``if not flag or synced_gpus:`` that run the layer anyway (they stop the select)
     runs_anyway: tuple[nodes.NodeNG, ...] = ()
+    #: Python operands ``G`` of ``if G and draw < p:`` (``self.training``): the compiled twin needs them too
+    guards: tuple[nodes.NodeNG, ...] = ()
 
 
 def layerdrop_gate(values: ValueOracle, node: nodes.If) -> tuple[nodes.NodeNG, nodes.NodeNG] | None:
@@ -161,6 +165,29 @@ def layerdrop_gate(values: ValueOracle, node: nodes.If) -> tuple[nodes.NodeNG, n
     except Declined:
         return None
     return (node.test.values[0] if isinstance(node.test, nodes.BoolOp) else node.test), drop.decision
+
+
+def _split_guards(test: nodes.NodeNG) -> tuple[tuple[nodes.NodeNG, ...], nodes.NodeNG]:
+    """``(G, ...), draw < p`` of ``G and ... and draw < p``; ``(), test`` for any other test.
+
+    LED's and FSMT's encoders in transformers 4.x write ``if self.training and (dropout_probability <
+    self.layerdrop): continue``.
+    """
+    if isinstance(test, nodes.BoolOp) and test.op == "and":
+        *guards, draw = test.values
+        return tuple(guards), draw
+    return (), test
+
+
+def _check_guards(values: ValueOracle, guards: tuple[nodes.NodeNG, ...]) -> None:
+    """Each ``G`` of ``G and draw < p`` is a plain Python value (no tensor, no call).
+
+    Dynamo decides such a value while tracing, so the compiled twin can test it too (and skip the
+    select where the original never draws), and reading it once more has no effect.
+    """
+    for guard in guards:
+        if values.kind(guard) is Kind.TENSOR or any(True for _ in guard.nodes_of_class(nodes.Call)):
+            raise Declined(f"`{guard.as_string()}` is not a plain Python value, so the twin cannot test it")
 
 
 def _check_draw(values: ValueOracle, test: nodes.NodeNG, statement: nodes.NodeNG) -> None:
@@ -456,7 +483,8 @@ def _rewrite(predicator: Predicator, drop: _Drop, kept: list[str], unset: list[s
     rest_indent = _indent(predicator, drop.rest[0])
     compiled = [f"{FLAG} = {predicator.text(drop.test)}", *(f"{KEPT}{name} = {name}" for name in kept)]
     switches = list(dict.fromkeys(predicator.text(s.test) for s in _output_switches(predicator.values, drop)))
-    when = " and ".join([f"{torch}.compiler.is_compiling()", *(f"{name} is not None" for name in unset)])
+    guards = [Predicator.parenthesised(predicator.text(guard)) for guard in drop.guards]
+    when = " and ".join([f"{torch}.compiler.is_compiling()", *guards, *(f"{name} is not None" for name in unset)])
     if switches:
         when += f" and not {Predicator.parenthesised(' or '.join(switches))}"
     twin = [f"if {when}:\n", *(f"{indent}    {line}\n" for line in compiled)]

@@ -108,7 +108,11 @@ class TensorDependentBranch(Rule):
     `if not to_drop:` or `if to_drop: <placeholders> else: <layer>`;
     `skip_the_layer = torch.rand([]) < p`, then
     `if not skip_the_layer or synced_gpus:`, which is reported even though the
-    flag is `False` or a tensor). The eager code stays as it is, behind
+    flag is `False` or a tensor), and with Python gates in the draw's own test
+    (FSMT's `if self.training and (draw < p): continue`: the compiled path
+    tests them too, `if torch.compiler.is_compiling() and self.training:`, so
+    it never selects where the original draws nothing; each gate must be a
+    plain Python value, no tensor and no call). The eager code stays as it is, behind
     `if torch.compiler.is_compiling():`, and the compiled path always runs the
     layer, then `h = torch.where(dropped, h_before, h)`. Where the layer feeds
     `if output_attentions:`-style switches, the compiled path is taken only
@@ -200,6 +204,22 @@ class TensorDependentBranch(Rule):
             "        elif torch.rand([]) < p:\n            continue\n        h = layer(h)\n"
             "        if _gm_dropped is not None:\n            h = torch.where(_gm_dropped, _gm_kept_h, h)\n    return h\n",
             unsafe=True,
+        ),
+        # LayerDrop gated in its own test: the compiled path tests the Python gate too
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x, layers, p, training):\n    h = torch.relu(x)\n    for layer in layers:\n"
+            "        d = torch.rand([])\n        if training and (d < p):\n            continue\n        h = layer(h)\n    return h\n",
+            fixed="import torch\n\n@torch.compile\ndef f(x, layers, p, training):\n    h = torch.relu(x)\n    for layer in layers:\n"
+            "        d = torch.rand([])\n        _gm_dropped = None\n        if torch.compiler.is_compiling() and training:\n"
+            "            _gm_dropped = d < p\n            _gm_kept_h = h\n"
+            "        elif training and (d < p):\n            continue\n        h = layer(h)\n"
+            "        if _gm_dropped is not None:\n            h = torch.where(_gm_dropped, _gm_kept_h, h)\n    return h\n",
+            unsafe=True,
+        ),
+        # declined: a gate of the draw is a tensor, which the compiled path cannot test
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x, layers, p):\n    h = torch.relu(x)\n    for layer in layers:\n"
+            "        d = torch.rand([])\n        if h.sum() > 0 and (d < p):\n            continue\n        h = layer(h)\n    return h\n"
         ),
         # module state set in every branch; the `elif` on a Python value stays a Python choice
         Example(
