@@ -49,6 +49,11 @@ CASES: dict[str, Case] = {
     "GM503/bad_freeze_in_forward.py": case({(14, "GM503")}, {(14, "GB0206")}, frame_skipped=True),
     "GM503/bad_leaf_in_forward.py": case({(6, "GM503"), (7, "GM503")}, {(6, "GB0225"), (7, "GB0125")}),
     "GM503/neg_requires_grad_off.py": case(),
+    # MaskFormer's query leaf and MRA's returned leaf: requires grad only when not compiling (unsafe)
+    "GM503/bad_query_leaf.py": case({(15, "GM503")}, {(15, "GB0225")}),
+    "GM503/fixed_query_leaf.py": case(),
+    "GM503/bad_returned_leaf.py": case({(10, "GM503")}, {(10, "GB8985")}),
+    "GM503/fixed_returned_leaf.py": case(),
     "GM504/bad_ctrl_pos_encoding.py": case({(21, "GM504")}, {(21, "GB4841")}),
     "GM504/fixed_ctrl_pos_encoding.py": case(),
     "GM504/neg_register_buffer.py": case(),
