@@ -100,8 +100,21 @@ class FileAnalysis:
                     continue
                 index.setdefault(type(node), []).append((order, node, traced))
                 order += 1
-                stack.extend(reversed(list(node.get_children())))
+                stack.extend(reversed(self._compiled_children(node)))
         return index
+
+    def _compiled_children(self, node: nodes.NodeNG) -> list[nodes.NodeNG]:
+        """The children of *node* that run under compile: not the arm of ``a if torch.jit.is_tracing() else b``
+        Dynamo folds away, nor the operands after ``not is_torchdynamo_compiling() and ...`` decides."""
+        if isinstance(node, nodes.IfExp):
+            folded = self.values.compiled_constant(node.test)
+            if folded is not None:
+                return [node.test, node.body if folded else node.orelse]
+        elif isinstance(node, nodes.BoolOp):
+            for position, operand in enumerate(node.values):
+                if self.values.compiled_constant(operand) is (node.op == "or"):
+                    return node.values[: position + 1]
+        return list(node.get_children())
 
     def start_of(self, node: nodes.NodeNG) -> Position:
         return Position(node.lineno, self.source.char_column(node.lineno, node.col_offset))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from astroid import nodes
 
-from graphmend_lint.analysis.scope import COMPILING_PREDICATES, SCRIPTING_PREDICATES
 from graphmend_lint.analysis.values import Kind, ValueOracle
 
 
@@ -22,27 +21,12 @@ def tensor_condition_parts(values: ValueOracle, test: nodes.NodeNG) -> list[node
         parts = []
         for value in test.values:
             parts += tensor_condition_parts(values, value)
-            if compiled_constant(values, value) is (test.op == "or"):
+            if values.compiled_constant(value) is (test.op == "or"):
                 break  # ``False and ...`` / ``True or ...``: the rest is never evaluated under compile
         return parts
     if isinstance(test, nodes.UnaryOp) and test.op == "not":
         return tensor_condition_parts(values, test.operand)
     return [test] if values.kind(test) is Kind.TENSOR else []
-
-
-def compiled_constant(values: ValueOracle, node: nodes.NodeNG) -> bool | None:
-    """The value Dynamo folds *node* to (``is_compiling()`` is True, ``torch.jit.is_scripting()`` False), else None."""
-    if isinstance(node, nodes.UnaryOp) and node.op == "not":
-        inner = compiled_constant(values, node.operand)
-        return None if inner is None else not inner
-    if not isinstance(node, nodes.Call) or node.args or node.keywords:
-        return None
-    name = values.qualified_name(node.func)
-    if name is None:
-        return None
-    if name.rpartition(".")[2] in COMPILING_PREDICATES:
-        return True
-    return False if name in SCRIPTING_PREDICATES else None
 
 
 def only_raises(body: list[nodes.NodeNG]) -> bool:

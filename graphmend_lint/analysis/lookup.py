@@ -25,12 +25,72 @@ _FIELDS_ATTRIBUTE = "_graphmend_block_fields"
 
 
 def reaching_bindings(node: nodes.Name | nodes.AssignName) -> list[nodes.NodeNG]:
-    """The binding nodes of ``node.name`` that may reach *node*, in source order (astroid's answer)."""
-    shortcut = _straight_line_bindings(node)
-    if shortcut is not None:
-        return shortcut
-    _, found = node.lookup(node.name)
+    """The binding nodes of ``node.name`` that may reach *node*, in source order.
+
+    astroid's answer, less the bindings an ``if``/``else`` before the use
+    overwrites on every path (see :func:`_overwritten_before`).
+    """
+    return _overwritten_before(astroid_bindings(node), node)
+
+
+def astroid_bindings(node: nodes.Name | nodes.AssignName) -> list[nodes.NodeNG]:
+    """astroid's answer: its ``lookup``, or the same answer found linearly for a name rebound many times."""
+    found = _straight_line_bindings(node)
+    if found is None:
+        _, found = node.lookup(node.name)
     return list(found)
+
+
+def _overwritten_before(found: list[nodes.NodeNG], node: nodes.Name | nodes.AssignName) -> list[nodes.NodeNG]:
+    """*found* without the bindings every path to *node* assigns again (or leaves) before reaching it.
+
+    astroid keeps a parameter, or an assignment made before ``if c: x = a``
+    ``else: x = b``, among the bindings of a later read of ``x`` (ViLT's
+    ``max_image_length``: the parameter's ``200`` beside the two tensors both
+    branches assign). A statement that precedes the read in its own block, or
+    in a block enclosing it, and that assigns the name on every path through
+    it, or leaves the block (``return``, ``raise``, ``break``,
+    ``continue``), hides every binding made before it.
+    """
+    if len(found) < 2:
+        return found
+    cut: tuple[int, int] | None = None
+    current: nodes.NodeNG = node.statement()
+    while current.parent is not None and not isinstance(current, (nodes.FunctionDef, nodes.Module, nodes.ClassDef)):
+        block = _block_of(current)
+        if block is not None:
+            for earlier in block[: block.index(current)]:
+                if (cut is None or _position(earlier) > cut) and _always_assigns([earlier], node.name):
+                    cut = _position(earlier)
+        current = current.parent
+    if cut is None:
+        return found
+    return [binding for binding in found if _position(binding.statement()) >= cut]
+
+
+def _block_of(statement: nodes.NodeNG) -> list[nodes.NodeNG] | None:
+    """The statement list (``body``, ``orelse``...) of its parent that holds *statement*."""
+    field = _block_fields(statement.parent).get(id(statement))
+    return getattr(statement.parent, field) if field else None
+
+
+def _always_assigns(block: list[nodes.NodeNG], name: str) -> bool:
+    """Every path through *block* assigns *name* or leaves the block (no path falls through with the old value)."""
+    for statement in block:
+        if isinstance(statement, (nodes.Return, nodes.Raise, nodes.Break, nodes.Continue)):
+            return True
+        if isinstance(statement, (nodes.Assign, nodes.AnnAssign, nodes.AugAssign)) and (
+            getattr(statement, "value", None) is not None
+            and any(target.name == name for target in statement.nodes_of_class(nodes.AssignName))
+        ):
+            return True
+        if isinstance(statement, nodes.If) and statement.orelse and _always_assigns(statement.body, name) and (
+            _always_assigns(statement.orelse, name)
+        ):
+            return True
+        if isinstance(statement, nodes.With) and _always_assigns(statement.body, name):
+            return True
+    return False
 
 
 def _straight_line_bindings(node: nodes.Name | nodes.AssignName) -> list[nodes.NodeNG] | None:

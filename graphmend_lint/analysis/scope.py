@@ -37,7 +37,10 @@ CONSTANT_DECORATORS = frozenset({"torch._dynamo.assume_constant_result", "torch.
 #: ``_make_compile_constant``, written so that ``import_utils`` need not import torch) works the same.
 CONSTANT_MARKER = "_dynamo_marked_constant"
 COMPILING_PREDICATES = frozenset({"is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling"})
-SCRIPTING_PREDICATES = frozenset({"torch.jit.is_scripting"})
+#: Predicates Dynamo folds to ``False``: the TorchScript scripting and tracing checks (measured, torch 2.13:
+#: ``t.sum() if torch.jit.is_tracing() else 3`` and ``if torch.jit.is_tracing(): print(...)`` compile with
+#: ``fullgraph=True``), so their branches never run compiled (transformers' ``torch_int``, Swin's windows).
+SCRIPTING_PREDICATES = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing"})
 _COMPILE_CALL_HINT = re.compile(r"\b(compile|optimize|optimize_assert)\b")
 #: Imported callees never worth routing to another file.
 _NOT_SEEDED = ("torch.", "builtins.", "functools.")
@@ -93,8 +96,9 @@ def compiled_value(test: ast.expr, imports: ImportTable) -> bool | None:
     """The value *test* has while Dynamo traces, when it is a constant there.
 
     ``torch.compiler.is_compiling()`` (and its aliases) is ``True``;
-    ``torch.jit.is_scripting()`` is ``False`` (Dynamo folds it; the scripting
-    branch never runs compiled, measured on torchvision's GoogLeNet).
+    ``torch.jit.is_scripting()`` and ``torch.jit.is_tracing()`` are ``False``
+    (Dynamo folds them; the scripting branch never runs compiled, measured on
+    torchvision's GoogLeNet).
     """
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         value = compiled_value(test.operand, imports)

@@ -24,7 +24,7 @@ from astroid import nodes
 from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.lookup import reaching_bindings
-from graphmend_lint.analysis.scope import ScopeFacts
+from graphmend_lint.analysis.scope import COMPILING_PREDICATES, SCRIPTING_PREDICATES, ScopeFacts
 from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts, split_kind
 from graphmend_lint.analysis.walk import descendants
 
@@ -269,6 +269,27 @@ class ValueOracle:
         name = dotted(node)
         return None if name is None else self.imports.resolve(name)
 
+    def compiled_constant(self, node: nodes.NodeNG) -> bool | None:
+        """The value Dynamo folds *node* to (``is_compiling()`` is True, ``torch.jit.is_scripting()`` /
+        ``is_tracing()`` False), else None."""
+        if isinstance(node, nodes.UnaryOp) and node.op == "not":
+            inner = self.compiled_constant(node.operand)
+            return None if inner is None else not inner
+        if isinstance(node, nodes.BoolOp):
+            folded = [self.compiled_constant(value) for value in node.values]
+            decisive = node.op == "or"  # ``or`` is decided by a True operand, ``and`` by a False one
+            if decisive in folded:
+                return decisive
+            return None if None in folded else not decisive
+        if not isinstance(node, nodes.Call) or node.args or node.keywords:
+            return None
+        name = self.qualified_name(node.func)
+        if name is None:
+            return None
+        if name.rpartition(".")[2] in COMPILING_PREDICATES:
+            return True
+        return False if name in SCRIPTING_PREDICATES else None
+
     # -- dispatch -----------------------------------------------------------------
 
     def _kind(self, node: nodes.NodeNG) -> Kind | None:
@@ -313,6 +334,9 @@ class ValueOracle:
                 return Kind.STATIC
             return self._operands(node.left, *(right for _, right in node.ops))
         if isinstance(node, nodes.IfExp):
+            folded = self.compiled_constant(node.test)
+            if folded is not None:  # ``torch.min(...) if torch.jit.is_tracing() else min(...)``: one arm runs compiled
+                return self._kind(node.body if folded else node.orelse)
             return join([self._kind(node.body), self._kind(node.orelse)])
         if isinstance(node, nodes.NamedExpr):
             return self._kind(node.value)
@@ -402,7 +426,36 @@ class ValueOracle:
         if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "range":
             return Kind.STATIC
         kind = self._kind(iterable)
-        return Kind.TENSOR if kind is Kind.TENSOR else Kind.UNKNOWN
+        if kind is Kind.TENSOR or self._holds_tensors(iterable):
+            return Kind.TENSOR  # rows of a tensor, or the items of a list of tensors
+        return Kind.UNKNOWN
+
+    def _holds_tensors(self, iterable: nodes.NodeNG, depth: int = 0) -> bool:
+        """*iterable* is a list, tuple, set or comprehension built here whose every item is a tensor.
+
+        ``pad_nums = [max_len - v for v in nums]`` then ``for p in pad_nums:``
+        (ViLT), ``indices = [i for i in indices if i != blank]`` (a CTC
+        decoder): a name is followed to its assignments, all of which must
+        hold tensors.
+        """
+        if depth > _EVIDENCE_DEPTH:
+            return False
+        if isinstance(iterable, (nodes.ListComp, nodes.SetComp, nodes.GeneratorExp)):
+            return self._kind(iterable.elt) is Kind.TENSOR
+        if isinstance(iterable, (nodes.List, nodes.Tuple, nodes.Set)):
+            return bool(iterable.elts) and all(self._kind(item) is Kind.TENSOR for item in iterable.elts)
+        if not isinstance(iterable, nodes.Name):
+            return False
+        try:
+            bindings = reaching_bindings(iterable)[:_MAX_LOOKUPS]
+        except Exception:  # astroid lookups can fail on odd code; stay quiet
+            return False
+        return bool(bindings) and all(
+            isinstance(binding, nodes.AssignName)
+            and isinstance(binding.parent, nodes.Assign)
+            and self._holds_tensors(binding.parent.value, depth + 1)
+            for binding in bindings
+        )
 
     def _parameter(self, name: nodes.AssignName, arguments: nodes.Arguments) -> Kind | None:
         function = arguments.parent
@@ -564,22 +617,27 @@ class ValueOracle:
         return result
 
     def _call_site_kinds(self, function: nodes.NodeNG, parameter: str) -> frozenset[Kind]:
+        kinds = (self._kind(argument) for argument in self._call_site_arguments(function, parameter))
+        return frozenset(kind for kind in kinds if kind is not None)
+
+    def _call_site_arguments(self, function: nodes.NodeNG, parameter: str) -> list[nodes.NodeNG]:
+        """What the calls of *function* in this module pass for *parameter* (by position or keyword)."""
         if not isinstance(function, nodes.FunctionDef) or function.name == "forward":
-            return frozenset()
+            return []
         positional = [a.name for a in (function.args.args or [])]
         is_method = bool(positional) and positional[0] in {"self", "cls"}
         if is_method:
             positional = positional[1:]
-        kinds: list[Kind | None] = []
+        arguments: list[nodes.NodeNG] = []
         for call in self._sites(function.name)[:_MAX_LOOKUPS]:
             for keyword in call.keywords or []:
                 if keyword.arg == parameter:
-                    kinds.append(self._kind(keyword.value))
+                    arguments.append(keyword.value)
             if parameter in positional:
                 index = positional.index(parameter)
                 if index < len(call.args) and not isinstance(call.args[index], nodes.Starred):
-                    kinds.append(self._kind(call.args[index]))
-        return frozenset(kind for kind in kinds if kind is not None)
+                    arguments.append(call.args[index])
+        return arguments
 
     def _sites(self, function_name: str) -> list[nodes.Call]:
         if self._call_sites is None:
@@ -891,10 +949,15 @@ class ValueOracle:
                 bindings = reaching_bindings(value)
             except Exception:
                 return None
-            sources = [
-                b.parent.value if isinstance(b, nodes.AssignName) and isinstance(b.parent, (nodes.Assign, nodes.AnnAssign)) else None
-                for b in bindings[:_MAX_LOOKUPS]
-            ]
+            sources = []
+            for b in bindings[:_MAX_LOOKUPS]:
+                if isinstance(b, nodes.AssignName) and isinstance(b.parent, (nodes.Assign, nodes.AnnAssign)):
+                    sources.append(b.parent.value)
+                elif isinstance(b, nodes.AssignName) and isinstance(b.parent, nodes.Arguments):
+                    # ``padding_left, padding_right = paddings``: what every call passes (EnCodec's ``_pad1d``)
+                    sources.extend(self._call_site_arguments(b.parent.parent, b.name) or [None])
+                else:
+                    sources.append(None)
         elif isinstance(value, nodes.Call):
             function = self._project_function(value.func)
             if function is not None and function.name in {"forward", "__call__"}:

@@ -3,11 +3,11 @@
 GM505 needs to know whether a comprehension's body, a loop's body or the code
 a ``try`` block calls will break the graph: Dynamo then compiles a
 comprehension's frame on its own. It asks the same questions the rules that
-report those breaks ask (a conversion to a Python scalar, a data-dependent
-output size, ``torch.equal``, a 0-d index, a branch on a tensor, a print or
-log call, an RNN module), without reporting anything. Calls into functions
-and methods of the same file are followed a few levels; what cannot be
-resolved in the file is *unknown*.
+report those breaks ask (a conversion to a Python scalar, a tensor given as a
+size, a data-dependent output size, ``torch.equal``, a 0-d index, a branch on
+a tensor, a print or log call, an RNN module), without reporting anything.
+Calls into functions and methods of the same file are followed a few levels;
+what cannot be resolved in the file is *unknown*.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from graphmend_lint.analysis.conditions import tensor_condition_parts
 from graphmend_lint.analysis.host_values import scalar_conversion
 from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.analysis.side_effects import SideEffectFinder
+from graphmend_lint.analysis.tensor_sizes import tensor_size
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.rules.gm303_tensor_comparison_to_bool import tensor_predicate
 from graphmend_lint.rules.gm401_data_dependent_shape import boolean_index, dynamic_operator
@@ -81,6 +82,7 @@ class BreakFinder:
         if isinstance(node, nodes.Call):
             return (
                 scalar_conversion(values, node) is not None
+                or tensor_size(values, node) is not None
                 or dynamic_operator(values, node) is not None
                 or tensor_predicate(values, node) is not None
                 or self.side_effects.classify(node) is not None

@@ -177,8 +177,31 @@ class TensorDependentBranch(Rule):
         "import torch\n\n@torch.compile\ndef f(x):\n    if x.shape[0] > 1:\n        x = x * 2\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, mask=None):\n    if mask is not None:\n        x = x * mask\n    return x\n",
         "import torch\n\ndef f(x):\n    if x.sum() > 0:\n        x = x * 2\n    return x\n",
+        # Dynamo folds ``torch.jit.is_tracing()`` to False: ``k`` is 3 under compile (measured)
+        "import torch\n\n@torch.compile\ndef f(x):\n    k = x.sum() if torch.jit.is_tracing() else 3\n"
+        "    if k > 2:\n        x = x * 2\n    return x\n",
     )
     invalid = (
+        # both branches overwrite the parameter with a tensor: its default no longer reaches the test
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x, limit=200):\n    if limit < 0:\n        limit = x.max()\n"
+            "    else:\n        limit = torch.clamp(x.max(), max=limit)\n    if limit > 0:\n        x = x * 2\n    return x\n",
+            fixed="import torch\n\n@torch.compile\ndef f(x, limit=200):\n    if limit < 0:\n        limit = x.max()\n"
+            "    else:\n        limit = torch.clamp(x.max(), max=limit)\n    x = torch.where(limit > 0, x * 2, x)\n    return x\n",
+        ),
+        # the items of a list built from tensors, and a tuple of tensors every caller passes, are tensors
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x, sizes):\n    m = x.max()\n    for p in [m - s for s in tuple(sizes)]:\n"
+            "        if p > 0:\n            x = x + 1\n    return x\n",
+            fixed="import torch\n\n@torch.compile\ndef f(x, sizes):\n    m = x.max()\n    for p in [m - s for s in tuple(sizes)]:\n"
+            "        x = torch.where(p > 0, x + 1, x)\n    return x\n",
+        ),
+        Example(
+            "import torch\n\ndef pad_right(x, paddings):\n    left, right = paddings\n    if right > 0:\n        x = x * 2\n"
+            "    return x\n\n@torch.compile\ndef f(x):\n    return pad_right(x, (x.min(), x.max()))\n",
+            fixed="import torch\n\ndef pad_right(x, paddings):\n    left, right = paddings\n    x = torch.where(right > 0, x * 2, x)\n"
+            "    return x\n\n@torch.compile\ndef f(x):\n    return pad_right(x, (x.min(), x.max()))\n",
+        ),
         Example(
             "import torch\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x = x * 2\n    return x\n",
             fixed="import torch\n\n@torch.compile\ndef f(x):\n    x = torch.where(x.sum() > 0, x * 2, x)\n    return x\n",

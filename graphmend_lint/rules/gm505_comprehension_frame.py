@@ -27,6 +27,11 @@ _HEADER = (
     "        {comprehension}\n        try:\n            out = self.inner(x)\n        finally:\n"
     "            keys.clear()\n        return out\n\n\nmodel = torch.compile(Wrapped())\n"
 )
+_SIZES = (
+    "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\n"
+    "def f(x: torch.Tensor, hs: torch.Tensor, ws: torch.Tensor):\n"
+    "    return [F.interpolate(x, size=(h, w)) for h, w in {pairs}]\n"
+)
 _ITEMS = (
     "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, weights: list):\n"
     "    return [(x * w).sum().item() for w in {sizes}]\n"
@@ -170,6 +175,14 @@ class ComprehensionFrame(Rule):
             fixed=_HEADER.format(layer="GRU", comprehension="keys = [x for _ in tuple(FLAGS.items())]"),
         ),
         Example(_ITEMS.format(sizes="weights"), fixed=_ITEMS.format(sizes="tuple(weights)"), unsafe=True),
+        # a tensor given as a size breaks inside the comprehension (ViLT's position embeddings, measured)
+        Example(
+            _SIZES.format(pairs="zip(hs, ws)"),
+            fixed=_SIZES.format(pairs="tuple(zip(hs, ws))").replace(
+                "as F\n\n", "as F\n\ntorch._dynamo.config.capture_scalar_outputs = True\n\n", 1  # GM301's switch, same round
+            ),
+            unsafe=True,
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
