@@ -58,7 +58,7 @@ def _compared_parameter(test: nodes.NodeNG, function: nodes.FunctionDef) -> tupl
     return test.left.name, right.value, operator == "=="
 
 
-def _argument(call: nodes.Call, function: nodes.FunctionDef, parameter: str) -> nodes.NodeNG | None:
+def passed_argument(call: nodes.Call, function: nodes.FunctionDef, parameter: str) -> nodes.NodeNG | None:
     """The expression *call* passes for *parameter* (its default when it passes none), else ``None``."""
     if any(isinstance(a, nodes.Starred) for a in call.args) or any(k.arg is None for k in call.keywords or ()):
         return None
@@ -80,7 +80,7 @@ def _passed_texts(function: nodes.FunctionDef, parameter: str) -> set[str] | Non
     """Every string the file's calls of *function*'s name pass for *parameter*; ``None`` when one is not a constant."""
     texts: set[str] = set()
     for call in _calls_named(function.root(), function.name):
-        argument = _argument(call, function, parameter)
+        argument = passed_argument(call, function, parameter)
         if isinstance(argument, nodes.Const) and isinstance(argument.value, str):
             texts.add(argument.value)
             continue

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from astroid import nodes
 
-from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.analysis.side_effects import is_builtin_call
+from graphmend_lint.analysis.values import ELEMENTWISE_BUILTINS, HOST_CONVERSIONS, Kind, ValueOracle
 from graphmend_lint.analysis.walk import descendants
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix
 
 #: Builtins a cheap getter may call: pure functions of their arguments.
-_PURE_BUILTINS = frozenset({"abs", "bool", "float", "int", "len", "max", "min", "round"})
+_PURE_BUILTINS = ELEMENTWISE_BUILTINS | HOST_CONVERSIONS | {"len", "round"}
 _EXPRESSIONS = (
     nodes.Const,
     nodes.Name,
@@ -86,8 +87,7 @@ def _is_cheap_expression(values: ValueOracle, getter: nodes.FunctionDef, express
             isinstance(node.func, nodes.Name)
             and node.func.name in _PURE_BUILTINS
             and not node.keywords
-            and node.func.name not in getter.locals
-            and not _shadowed(node.func.name, getter)
+            and is_builtin_call(node, node.func.name)
         ):
             return False
     return True

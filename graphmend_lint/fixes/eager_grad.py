@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import bound_values
+from graphmend_lint.analysis.host_values import bound_values, sole_binding
 from graphmend_lint.analysis.values import ValueOracle, dotted
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
@@ -118,7 +118,7 @@ def _fresh_tensor(values: ValueOracle, node: nodes.Call) -> tuple[nodes.Call | N
         statement = node.parent
         if isinstance(statement, nodes.Assign) and statement.value is node and len(statement.targets) == 1:
             target = statement.targets[0]
-            if isinstance(target, nodes.AssignName) and _single_binding(target):
+            if isinstance(target, nodes.AssignName) and sole_binding(target):
                 return node, target
         return (None, None) if isinstance(statement, nodes.Assign) else (node, None)
     if enabling_arguments(node) is None:
@@ -132,13 +132,8 @@ def _fresh_tensor(values: ValueOracle, node: nodes.Call) -> tuple[nodes.Call | N
             factory = bound[0]
             target = factory.parent.targets[0] if isinstance(factory.parent, nodes.Assign) else None
             if values.qualified_name(factory.func) in FACTORIES and isinstance(target, nodes.AssignName):
-                return (factory, target) if _single_binding(target) else (None, None)
+                return (factory, target) if sole_binding(target) else (None, None)
     return None, None
-
-
-def _single_binding(target: nodes.AssignName) -> bool:
-    """*target*'s name is bound nowhere else in its function."""
-    return sum(1 for b in target.frame().nodes_of_class(nodes.AssignName) if b.name == target.name) == 1
 
 
 def _switches_of(target: nodes.AssignName) -> list[nodes.Call] | None:

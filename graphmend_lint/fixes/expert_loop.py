@@ -317,7 +317,7 @@ class _RowWise:
         if func.attrname == "float" and not node.args:
             return self.expression(func.expr)
         if _is_self(func.expr) and len(node.args) == 1 and self.expression(node.args[0]):
-            return func.attrname == ACTIVATION or self._row_wise_helper(func)
+            return func.attrname == ACTIVATION or self._row_wise_helper(node)
         if func.attrname == "to" and len(node.args) == 1:
             dtype = node.args[0]
             return (
@@ -359,9 +359,10 @@ class _RowWise:
             return plain_float and self._independent(node.func.expr)
         return self._expert_weight(node)
 
-    def _row_wise_helper(self, func: nodes.Attribute) -> bool:
-        """``self.<helper>`` is a plain one-argument method of this class, not overridden in this file, with a row-wise body."""
-        helper = _own_method(func)
+    def _row_wise_helper(self, call: nodes.Call) -> bool:
+        """``self.<helper>(rows)`` runs a plain one-argument method of this class, not overridden in this file,
+        with a row-wise body."""
+        helper = _own_method(self.values, call)
         if helper is None or self.depth >= _HELPER_DEPTH:
             return False
         *steps, last = helper.body
@@ -433,30 +434,24 @@ class _RowWise:
         )  # fmt: skip
 
 
-def _own_method(func: nodes.Attribute) -> nodes.FunctionDef | None:
-    """The method ``self.<name>`` calls when it is defined once in the caller's class, takes ``(self, x)``
-    plainly, and no class of the file that derives from it defines the name again."""
-    caller = func.frame()
-    owner = caller.parent if isinstance(caller, nodes.FunctionDef) else None
-    if not isinstance(owner, nodes.ClassDef):
+def _own_method(values: ValueOracle, call: nodes.Call) -> nodes.FunctionDef | None:
+    """The method ``self.<name>(x)`` runs when its class defines it once, takes ``(self, x)`` plainly, and no
+    class of the file that derives from that class defines the name again."""
+    helper = values.called_function(call)
+    owner = helper.parent if helper is not None else None
+    if helper is None or not isinstance(owner, nodes.ClassDef) or len(owner.locals.get(helper.name, [])) != 1:
         return None
-    defined = owner.locals.get(func.attrname, [])
-    if len(defined) != 1 or not isinstance(defined[0], nodes.FunctionDef):
-        return None
-    helper = defined[0]
     arguments = helper.args
     plain = (
         not helper.decorators and len(arguments.args or []) == 2 and not arguments.defaults
         and arguments.vararg is None and arguments.kwarg is None
         and not arguments.kwonlyargs and not arguments.posonlyargs
     )  # fmt: skip
-    if not plain or len(helper.body) < 1:
-        return None
     overridden = any(
-        other is not owner and func.attrname in other.locals and _derives_from(other, owner)
+        other is not owner and helper.name in other.locals and _derives_from(other, owner)
         for other in owner.root().nodes_of_class(nodes.ClassDef)
     )
-    return None if overridden else helper
+    return helper if plain and not overridden else None
 
 
 def _derives_from(cls: nodes.ClassDef, base: nodes.ClassDef) -> bool:

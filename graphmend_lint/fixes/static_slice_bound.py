@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from astroid import nodes
 
+from graphmend_lint.analysis.dead_branches import passed_argument
 from graphmend_lint.analysis.host_values import bound_values, reads_of
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import FileAnalysis
@@ -117,7 +118,7 @@ def _arguments_for_parameter(analysis: FileAnalysis, bound: nodes.NodeNG) -> lis
         return []
     values = analysis.values
     calls = [call for call, _ in analysis.traced_nodes(nodes.Call) if values.called_function(call) is function]
-    arguments = [_argument_of(function, call, parameter) for call in calls]
+    arguments = [passed_argument(call, function, parameter.name) for call in calls]
     return [] if not arguments or None in arguments else arguments  # type: ignore[return-value]
 
 
@@ -137,13 +138,3 @@ def _only_slice_bounds(function: nodes.FunctionDef, name: str) -> bool:
     """Every read of *name* in *function* is a start, stop or step of a slice."""
     reads = [n for n in function.nodes_of_class(nodes.Name) if n.name == name]
     return bool(reads) and all(isinstance(read.parent, nodes.Slice) for read in reads)
-
-
-def _argument_of(function: nodes.FunctionDef, call: nodes.Call, parameter: nodes.AssignName) -> nodes.NodeNG | None:
-    """The expression *call* passes for *parameter* (positionally or by keyword), or ``None``."""
-    if any(isinstance(a, nodes.Starred) for a in call.args) or any(k.arg is None for k in call.keywords or []):
-        return None
-    position = function.args.args.index(parameter)
-    if position < len(call.args):
-        return call.args[position]
-    return next((k.value for k in call.keywords or [] if k.arg == parameter.name), None)
