@@ -41,7 +41,10 @@ class TensorTruthiness(Rule):
     """## What it does
     Flags `t and u`, `t or u` and `not t` on tensors when the result is used
     as a value (assigned, returned, passed on), not as the condition of an
-    `if` or `while` (those are GM101-GM104). `bool(t)` is GM301's. In an
+    `if` or `while` (those are GM101-GM104), when an operand it tests is a
+    tensor: `not` tests its operand, `and`/`or` every operand but the last,
+    which they return as it is (`n > 0 or t.any()` with a Python `n` does not
+    break). `bool(t)` is GM301's. In an
     `assert a and b` it flags each tensor operand but the last: the `assert`
     itself checks the last one on the device, but `and`/`or` must decide on
     the host whether to look at the next operand.
@@ -90,6 +93,7 @@ class TensorTruthiness(Rule):
         "import torch\n\n@torch.compile\ndef f(x):\n    if (x > 0).any() and x.sum() > 1:\n        x = x * 2\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, n: int):\n    assert n > 0 and (x > -9).all()\n    assert x.isnan().sum() == 0, 'nan'\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, a: bool, b: bool):\n    ok = a and b\n    return x * ok\n",
+        "import torch\n\n@torch.compile\ndef f(x):\n    has_pads = x.device.type == 'xla' or (x == 0).any()\n    return x, has_pads\n",
     )
     invalid = (
         Example(
@@ -118,8 +122,9 @@ class TensorTruthiness(Rule):
                 continue
             if isinstance(node.parent, (nodes.BoolOp, nodes.UnaryOp)) or _is_condition(node):
                 continue  # reported once, at the outermost expression; conditions are GM101's
-            operands = node.values if isinstance(node, nodes.BoolOp) else [node.operand]
-            if not any(ctx.values.kind(operand) is Kind.TENSOR for operand in operands):
+            # `and`/`or` test every operand but the last, which they return untested
+            tested = node.values[:-1] if isinstance(node, nodes.BoolOp) else [node.operand]
+            if not any(ctx.values.kind(operand) is Kind.TENSOR for operand in tested):
                 continue
             fix = predicated_fix(ctx.analysis, Predicator.truthiness, node, "Use elementwise `&`, `|`, `~`")
             operator = node.op
