@@ -43,6 +43,8 @@ class DrawArithmetic:
 
 def draw_arithmetic(values: ValueOracle, node: nodes.NodeNG) -> DrawArithmetic | None:
     """The draw *node* (a ``BinOp``, unary ``-``/``+`` or ``AugAssign``) does Python arithmetic on, if any."""
+    if not _imports_random(values):
+        return None  # the common case, decided without a name lookup per operand
     if isinstance(node, nodes.BinOp):
         return _binary(values, node.left, node.right) or _binary(values, node.right, node.left)
     if isinstance(node, nodes.UnaryOp) and node.op in _UNARY:
@@ -52,6 +54,11 @@ def draw_arithmetic(values: ValueOracle, node: nodes.NodeNG) -> DrawArithmetic |
         draw = _single_draw(values, node.target, bindings)
         return _described(values, draw) if draw is not None and _host_number(values, node.value) else None
     return None
+
+
+def _imports_random(values: ValueOracle) -> bool:
+    """The module imports ``random`` or one of its traced draws."""
+    return any(target == "random" or target in TRACED_RANDOM for target in values.imports.aliases.values())
 
 
 def _binary(values: ValueOracle, operand: nodes.NodeNG, other: nodes.NodeNG) -> DrawArithmetic | None:
