@@ -25,6 +25,9 @@ BREAKS = {
     "GM204/bad_numpy_random.py": {(8, "GB0033"), (9, "GB0294")},
     "GM204/bad_manual_seed.py": {(13, "GB0007")},
     "GM204/neg_numpy_random_traced.py": set(),
+    # Python arithmetic on a draw Dynamo traces (Mixup's `1 - lam`); scaling tensors by draws does not break
+    "GM204/bad_random_draw_arithmetic.py": {(17, "GB0213")},
+    "GM204/neg_random_draw_scales_tensor.py": set(),
     # the SpecAugment plan's draws; its fixed twin (one custom op) is checked with the other pairs
     "GM204/bad_spec_augment_plan.py": {(16, "GB0033"), (23, "GB0033")},
 }

@@ -38,6 +38,7 @@ FINDINGS: dict[str, set[tuple[int, str]]] = {
     "GM203/bad_open.py": {(9, "GM203"), (10, "GM203")},
     "GM204/bad_perf_counter.py": {(9, "GM204"), (11, "GM204")},
     "GM204/bad_random.py": {(9, "GM204")},
+    "GM204/bad_random_draw_arithmetic.py": {(17, "GM204")},
     "GM204/bad_datetime.py": {(9, "GM204")},
     "GM204/bad_numpy_random.py": {(8, "GM204"), (9, "GM204")},
     "GM204/bad_manual_seed.py": {(13, "GM204")},
@@ -220,12 +221,35 @@ def test_stdlib_calls_resolve_through_imports_and_skip_traced_random() -> None:
         def f(x):
             a = clock()
             b = random.choice([1, 2])
-            c = random.randint(1, 3) + random.uniform(0, 1) + random.randrange(4)
+            c = x * random.randint(1, 3) + x * random.uniform(0, 1) + x * random.randrange(4)
             d = uuid.uuid1()
-            return x * c, a, b, d
+            return c, a, b, d
         """
     )
     assert codes(source) == [(9, "GM204"), (10, "GM204"), (12, "GM204")]
+
+
+def test_python_arithmetic_on_traced_draws_is_flagged() -> None:
+    # measured (torch 2.13): a Python operator between a traced draw and a plain number or another draw
+    # breaks (GB0213); a draw bound at import time is a plain float, and one scaling a tensor stays traced
+    source = src(
+        """
+        import random
+
+        import torch
+
+        SCALE = random.uniform(0, 1)
+
+        @torch.compile
+        def f(x, img):
+            c = random.randint(1, 3) + random.uniform(0, 1)
+            lam = random.uniform(0, 1)
+            lam *= 2
+            y = -random.randrange(4)
+            return x * (1 - SCALE) + img * random.uniform(0.8, 1.2) + x * lam, c, y
+        """
+    )
+    assert codes(source) == [(9, "GM204"), (11, "GM204"), (12, "GM204")]
 
 
 # -- GM201: the print op --------------------------------------------------------------

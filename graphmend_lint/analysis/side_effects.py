@@ -147,7 +147,7 @@ class SideEffectFinder:
         if not isinstance(func, nodes.Attribute):
             return None
         qualified = self.values.qualified_name(func)
-        if qualified is not None and _imported(func):
+        if qualified is not None and imported(func):
             found = self._qualified(qualified, func)
             if found is not None:
                 return found
@@ -165,7 +165,7 @@ class SideEffectFinder:
             if is_builtin_call(call, name):
                 return SideEffect(effect, f"{name}()")
         qualified = self.values.qualified_name(call.func)  # from time import perf_counter
-        if qualified is not None and _imported(call.func):
+        if qualified is not None and imported(call.func):
             return self._qualified(qualified, call.func)
         return None
 
@@ -279,7 +279,7 @@ def _numpy_random_breaks(func: nodes.NodeNG, name: str) -> bool:
     )
 
 
-def _imported(func: nodes.NodeNG) -> bool:
+def imported(func: nodes.NodeNG) -> bool:
     """The name at the root of ``a.b.c`` is bound by an import (not a parameter or local)."""
     while isinstance(func, nodes.Attribute):
         func = func.expr

@@ -402,8 +402,11 @@ class ValueOracle:
             element = self._element(value, index)
             if element is not None:
                 return element  # ``n, x, mask = self._pad(...)``: what the helper returns at that position
-            if self._kind(value) is Kind.TENSOR:
+            kind = self._kind(value)
+            if kind is Kind.TENSOR:
                 return Kind.TENSOR  # unpacking a tensor, or a call returning tensors
+            if kind is Kind.STATIC:
+                return Kind.STATIC  # ``b, c, h, w = x.shape``: the items of a Python value Dynamo specialises on
             return Kind.UNKNOWN
         return Kind.UNKNOWN
 
@@ -635,7 +638,9 @@ class ValueOracle:
                     arguments.append(keyword.value)
             if parameter in positional:
                 index = positional.index(parameter)
-                if index < len(call.args) and not isinstance(call.args[index], nodes.Starred):
+                # after a ``*args`` the positions no longer line up with the parameters
+                leading = call.args[:index + 1]
+                if index < len(call.args) and not any(isinstance(a, nodes.Starred) for a in leading):
                     arguments.append(call.args[index])
         return arguments
 

@@ -27,6 +27,7 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB0170": "Data-dependent branching",
     "GB0206": "setattr() on Tensor.requires_grad",
     "GB0208": "torch.* op returned non-Tensor",
+    "GB0213": "unimplemented builtin op on tensor arguments",
     "GB0225": "Attempted to use tensor creation function with requires_grad=True",
     "GB0264": "Attempted to use `torch.nn.Parameter()` constructor with Dynamo",
     "GB0291": "logging.Logger method not supported for non-export cases",

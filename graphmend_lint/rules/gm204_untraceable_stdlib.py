@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from astroid import nodes
 
 from graphmend_lint.analysis.host_plans import host_plan, module_helper
+from graphmend_lint.analysis.random_draws import draw_arithmetic
 from graphmend_lint.analysis.side_effects import Effect, SideEffect
-from graphmend_lint.diagnostics import Fix
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.host_plan_op import host_plan_fix
 from graphmend_lint.fixes.side_effect_fix import SideEffectFixes
 from graphmend_lint.rules.base import Example
@@ -52,6 +56,9 @@ class UntraceableStdlibCall(SideEffectRule):
     `np.random.beta(...)`, `np.random.choice(...)`, `np.random.rand(1).item()`),
     seeding torch's RNG (`torch.manual_seed(...)`),
     `datetime.now()`/`utcnow()`/`today()` and `uuid.uuid1()`...`uuid5()`.
+    Also flags Python arithmetic on a draw Dynamo does trace
+    (`random.uniform(a, b) * area`, `1 - lam`, `-lam`, `lam *= 2` after
+    `lam = random.uniform(0, 1)`).
 
     ## Why is this bad
     Each call ends the graph, runs eagerly and starts a new graph after it:
@@ -66,7 +73,13 @@ class UntraceableStdlibCall(SideEffectRule):
     sized draw. Measured exceptions: Dynamo traces `random.randint`,
     `random.randrange` and `random.uniform` itself, and `np.random.seed`,
     `np.random.shuffle` and sized draws that stay arrays
-    (`np.random.normal(size=3)`), so they are not flagged.
+    (`np.random.normal(size=3)`), so they are not flagged. But the number
+    such a traced draw returns is held in a graph tensor: Python arithmetic
+    on it with another Python number (`+ - * / **`, a unary `-`, an
+    augmented assignment) has no tracing rule and breaks at the operation
+    (GB0213, "unimplemented builtin op on tensor arguments"). Multiplying a
+    tensor by the draw (`x * random.uniform(0.8, 1.2)`) stays in the graph,
+    so an operand that may be a tensor is not flagged.
 
     ## Example
     ```python
@@ -119,10 +132,13 @@ class UntraceableStdlibCall(SideEffectRule):
     code = "GM204"
     name = "untraceable-stdlib-call"
     summary = "clock, host RNG, `datetime.now` or `uuid` call in compiled code splits the graph"
-    dynamo_gb = gb_types("GB0007", "GB0156", "GB0033", "GB0294")
+    dynamo_gb = gb_types("GB0007", "GB0156", "GB0033", "GB0294", "GB0213")
     effects = frozenset(_WHY)
     valid = (
         "import random\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * random.randint(1, 3)\n",
+        "import random\nimport torch\n\n@torch.compile\ndef f(x):\n    lam = random.uniform(0, 1)\n    return x * lam\n",
+        "import random\nimport torch\n\nLAM = random.uniform(0, 1)\n\n@torch.compile\ndef f(x):\n    return x * (1 - LAM)\n",
+        "import random\nimport torch\n\n@torch.compile\ndef f(x, img):\n    return x + img * random.uniform(0.8, 1.2)\n",
         "import time\nimport torch\n\ndef f(x):\n    return x * time.time()\n",
         "import torch\n\n@torch.compile\ndef f(x, time):\n    return x * time.time()\n",
         "import numpy as np\nimport torch\n\n@torch.compile\ndef f(x):\n    np.random.seed(0)\n"
@@ -133,6 +149,10 @@ class UntraceableStdlibCall(SideEffectRule):
         Example("from random import random\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * random()\n"),
         Example("from datetime import datetime\nimport torch\n\n@torch.compile\ndef f(x):\n    return x, datetime.now()\n"),
         Example("import uuid\nimport torch\n\n@torch.compile\ndef f(x):\n    return x, uuid.uuid4()\n"),
+        Example("import random\nimport torch\n\n@torch.compile\ndef f(x):\n    area = x.shape[0] * x.shape[1]\n"
+                "    target = random.uniform(0.02, 0.3) * area\n    return x[: int(target)]\n"),
+        Example("import random\nimport torch\n\n@torch.compile\ndef f(x, y):\n    lam = random.uniform(0, 1)\n"
+                "    return x * lam + y * (1 - lam)\n"),
         Example("import numpy as np\nimport torch\n\n@torch.compile\ndef f(x):\n"
                 "    if np.random.rand() < 0.5:\n        x = x.flip(0)\n    return x\n"),
         Example("import torch\n\n@torch.compile\ndef f(x, seed: int):\n    torch.manual_seed(seed)\n"
@@ -162,3 +182,14 @@ class UntraceableStdlibCall(SideEffectRule):
         plan = None if helper is None else host_plan(fixes.analysis, helper)
         fix = None if plan is None else host_plan_fix(fixes.analysis, plan)
         return fix or Fix.advice(f"no source fix: {_INSTEAD[effect.effect]}")
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        yield from super().check(ctx)
+        for node, traced, found in ctx.recognised(draw_arithmetic, nodes.BinOp, nodes.UnaryOp, nodes.AugAssign):
+            yield ctx.report(
+                node,
+                f"Python arithmetic on the `{found.label}` draw causes a graph break: Dynamo holds the draw "
+                "in a tensor and cannot apply a Python operator to it and a plain number",
+                traced,
+                Fix.advice(f"no source fix: {_INSTEAD[Effect.RANDOM]}"),
+            )
