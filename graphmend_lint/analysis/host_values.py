@@ -329,20 +329,20 @@ _OPEN_DTYPE_ANNOTATIONS = frozenset({"Tensor", "torch.Tensor", "BoolTensor", "to
 
 
 def mask_named_parameter(values: ValueOracle, node: nodes.NodeNG) -> bool:
-    """*node* is a parameter whose name says it holds a boolean mask: ``mask``, ``input_features_mask``, ``mask_bool``.
+    """*node* is a parameter whose name says it holds a *boolean* mask: ``mask_bool``, ``bool_mask``.
 
     Weaker than :func:`is_bool_tensor`, so for detection only, never for a
-    fix that relies on the dtype: indexing a tensor with an integer 0/1 tensor
-    gathers rows 0 and 1, which is never what code that names its index
-    ``*_mask`` means (it converts with ``.bool()`` first), so a parameter so
-    named that indexes a tensor directly is a boolean mask. Unannotated, or
-    annotated ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``); any default
-    but ``None``, another annotation, or a rebinding in the body says nothing.
+    fix that relies on the dtype. A bare ``mask`` / ``attention_mask`` is no
+    evidence (transformers' attention masks are 0/1 integers, and an integer
+    tensor index gathers); the name must say both mask and bool. Unannotated,
+    or annotated ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``); any
+    default but ``None``, another annotation, or a rebinding in the body says
+    nothing.
     """
     if not isinstance(node, nodes.Name):
         return False
-    words = node.name.lower().strip("_").split("_")
-    if not (words[-1] == "mask" or ("mask" in words and words[-1] in {"bool", "boolean"})):
+    words = set(node.name.lower().strip("_").split("_"))
+    if not ({"mask", "masks"} & words and {"bool", "boolean"} & words):
         return False
     try:
         bindings = reaching_bindings(node)

@@ -110,8 +110,8 @@ def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.N
 
     Detection only: the dtype is not proven, so no rewrite that assumes it.
     The indexed value must be a tensor, or the mask one: only an array is
-    indexed by a tensor mask (``audio_features[input_features_mask]`` after
-    ``input_features_mask.int().sum(dim=1)``).
+    indexed by a tensor mask (``feats[feats_mask_bool]`` after
+    ``feats_mask_bool.int().sum()``).
     """
     if subscript.ctx is not Context.Load or values.kind(subscript.value) is Kind.STATIC:
         return None
@@ -129,8 +129,8 @@ class DataDependentOutputShape(Rule):
     Flags operators whose output size depends on the values in a tensor:
     `torch.nonzero` / `.nonzero()`, `torch.argwhere`, boolean-mask indexing
     `x[mask]` (read, or `x[mask] += v`; the mask a comparison, a `.bool()`,
-    a `torch.BoolTensor` parameter, or a parameter whose name says mask:
-    `mask`, `input_features_mask`, `mask_bool`; also `x[x >= 0]` on an `x` of
+    a `torch.BoolTensor` parameter, or a parameter whose name says boolean
+    mask: `mask_bool`, `bool_mask`; a bare `mask` may be an integer index); also `x[x >= 0]` on an `x` of
     unknown type, since only an array is ordered against a number and
     indexed by the result), `torch.masked_select`,
     `torch.unique` / `unique_consecutive`, single-argument `torch.where(c)`,
@@ -272,8 +272,8 @@ class DataDependentOutputShape(Rule):
         "import torch\n\n\ndef f(x):\n    return x[x > 0].sum(), torch.nonzero(x)\n",
         _CAPTURE + "    idx = torch.nonzero(x > 0)\n    return x[x > 0].sum() + len(idx), torch.unique(r)\n",
         # a name is evidence only for an unannotated (or ``torch.Tensor``) parameter that indexes as it came in
-        "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, mask: torch.LongTensor, mask_indices, keep_mask):\n"
-        "    keep_mask = keep_mask.long()\n    x[mask_indices] = 0\n    return x[mask], x[mask_indices], x[keep_mask]\n",
+        "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, mask, input_mask, mask_bool: torch.LongTensor, bool_mask):\n"
+        "    bool_mask = bool_mask.long()\n    x[mask] = 0\n    return x[mask], x[input_mask], x[mask_bool], x[bool_mask]\n",
     )
     invalid = (
         # the read breaks inside a tensor method's arguments: the resumed call is logged again at its first line
@@ -310,8 +310,8 @@ class DataDependentOutputShape(Rule):
         # an index its parameter name calls a mask selects (the dtype is not proven, so no `torch.where` rewrite)
         _switched("import torch\n\n\n@torch.compile\ndef f(h: torch.Tensor, mask_bool):\n    return h[mask_bool].sum()\n"),
         _switched(
-            "import torch\n\n\n@torch.compile\ndef f(feats, feats_mask=None):\n"
-            "    n = feats_mask.int().sum()\n    return feats[feats_mask], n\n"
+            "import torch\n\n\n@torch.compile\ndef f(feats, bool_mask=None):\n"
+            "    n = bool_mask.int().sum()\n    return feats[bool_mask], n\n"
         ),
         Example(
             _HEADER + "    out = []\n    for i, (row, reps) in enumerate(zip(x, r)):\n"
