@@ -178,6 +178,58 @@ def test_disabled_functions_and_eager_only_branches_stop_reachability() -> None:
     assert facts.is_eager_only(15) and facts.is_eager_only(19) and not facts.is_eager_only(17)
 
 
+@pytest.mark.parametrize(
+    "alias",
+    [
+        "torch.compiler.disable",
+        "getattr(getattr(torch, 'compiler', None), 'disable', None) or nullwrap",  # timm's disable_compiler
+        "getattr(compiler, 'disable')",
+    ],
+)
+def test_an_alias_of_disable_stops_reachability_and_is_recorded(alias: str) -> None:
+    source = f"""
+    import torch
+    from torch import compiler
+    def nullwrap(fn):
+        return fn
+    disable_compiler = {alias}
+    def inner(x):
+        return x
+    @disable_compiler
+    def skipped(x):
+        return inner(x)
+    @torch.compile
+    def f(x):
+        return skipped(x)
+    """
+    facts = scope_of(source)
+    assert {f.qualname for f in facts.functions} == {"f"}
+    assert facts.disabled == ((10, 0),)
+
+
+@pytest.mark.parametrize(
+    "alias",
+    ["nullwrap or torch.compiler.disable", "getattr(torch.compiler, 'enable', None)", "pick(torch.compiler.disable)"],
+)
+def test_what_is_not_provably_disable_keeps_tracing(alias: str) -> None:
+    source = f"""
+    import torch
+    def nullwrap(fn):
+        return fn
+    def pick(fn):
+        return nullwrap
+    wrap = {alias}
+    @wrap
+    def helper(x):
+        return x
+    @torch.compile
+    def f(x):
+        return helper(x)
+    """
+    facts = scope_of(source)
+    assert "helper" in {f.qualname for f in facts.functions} and not facts.disabled
+
+
 def test_scope_chain_names_the_entry_point() -> None:
     facts = scope_of(MODEL + "compiled = torch.compile(Net())")
     chain = {f.qualname: f.chain for f in facts.functions}["Block.act"]

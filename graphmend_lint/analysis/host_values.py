@@ -324,6 +324,44 @@ def _annotated_bool_tensor(parameter: nodes.AssignName, arguments: nodes.Argumen
     return parts in ({"torch.BoolTensor"}, {"BoolTensor"})
 
 
+#: Annotations that leave a parameter's dtype open: a name can then say it is a mask.
+_OPEN_DTYPE_ANNOTATIONS = frozenset({"Tensor", "torch.Tensor", "BoolTensor", "torch.BoolTensor"})
+
+
+def mask_named_parameter(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    """*node* is a parameter whose name says it holds a *boolean* mask: ``mask_bool``, ``bool_mask``.
+
+    Weaker than :func:`is_bool_tensor`, so for detection only, never for a
+    fix that relies on the dtype. A bare ``mask`` / ``attention_mask`` is no
+    evidence (transformers' attention masks are 0/1 integers, and an integer
+    tensor index gathers); the name must say both mask and bool. Unannotated,
+    or annotated ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``); any
+    default but ``None``, another annotation, or a rebinding in the body says
+    nothing.
+    """
+    if not isinstance(node, nodes.Name):
+        return False
+    words = set(node.name.lower().strip("_").split("_"))
+    if not ({"mask", "masks"} & words and {"bool", "boolean"} & words):
+        return False
+    try:
+        bindings = reaching_bindings(node)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+        return False
+    if len(bindings) != 1 or not isinstance(bindings[0].parent, nodes.Arguments):
+        return False
+    parameter, arguments = bindings[0], bindings[0].parent
+    default = ValueOracle._default_of(parameter, arguments)
+    if default is not None and not (isinstance(default, nodes.Const) and default.value is None):
+        return False
+    annotation = ValueOracle._annotation_of(parameter, arguments)
+    if annotation is not None:
+        parts = {part.strip() for part in re.split(r"[|\[\],]", annotation.as_string())}
+        if not parts - {"", "None", "Optional", "typing.Optional"} <= _OPEN_DTYPE_ANNOTATIONS:
+            return False
+    return values.kind(node) is not Kind.STATIC
+
+
 def compares_itself_with_number(container: nodes.NodeNG, mask: nodes.NodeNG) -> bool:
     """``x[x >= 0]`` (or ``m = x >= 0`` ... ``x[m]``): *mask* orders the very *container* against a number.
 

@@ -131,6 +131,40 @@ class Resolver:
             return None
         return self.imports.resolve(name)
 
+    def denoted_import(self, expr: ast.expr, scope: str, depth: int = 0) -> str | None:
+        """The imported object *expr* denotes, also through the aliases real code writes for it.
+
+        ``torch.compiler.disable`` itself; a module-level alias bound once
+        (``disable = torch.compiler.disable``); a guarded lookup that works on
+        older torch (``getattr(getattr(torch, "compiler", None), "disable", None)``,
+        timm's ``disable_compiler``); a fallback after ``or`` (``... or nullwrap``),
+        which only runs when the lookup finds nothing, so the first operand is
+        what a torch that has the attribute gets. ``None`` when unsure.
+        """
+        if depth > 4:
+            return None
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            imported = self.imported_name(expr, scope)
+            if imported is not None:
+                return imported
+            if isinstance(expr, ast.Attribute):  # ``compiler.disable`` with ``compiler = getattr(torch, "compiler")``
+                base = self.denoted_import(expr.value, scope, depth + 1)
+                return None if base is None else f"{base}.{expr.attr}"
+            found = self.lookup(expr.id, scope)
+            if found is None or found.parameter or found.function or found.klass or len(found.bindings) != 1:
+                return None
+            binding = found.bindings[0]
+            if binding.path or binding.element:
+                return None
+            return self.denoted_import(binding.value, found.scope, depth + 1)
+        if isinstance(expr, ast.Call) and _is_builtin_getattr(expr) and self.lookup("getattr", scope) is None:
+            base = self.denoted_import(expr.args[0], scope, depth + 1)
+            attribute = expr.args[1].value  # type: ignore[attr-defined]
+            return None if base is None else f"{base}.{attribute}"
+        if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
+            return self.denoted_import(expr.values[0], scope, depth + 1)
+        return None
+
     # -- compile functions ------------------------------------------------------------
 
     def compiler(self, expr: ast.expr, scope: str, depth: int = 0) -> Compiler | None:
@@ -449,3 +483,15 @@ def _named_source(value: ast.expr) -> str | None:
     if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name):
         return value.args[0].id
     return None
+
+
+def _is_builtin_getattr(call: ast.Call) -> bool:
+    """``getattr(obj, "name")`` or ``getattr(obj, "name", default)`` with a literal attribute name."""
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "getattr"
+        and 2 <= len(call.args) <= 3
+        and not call.keywords
+        and isinstance(call.args[1], ast.Constant)
+        and isinstance(call.args[1].value, str)
+    )

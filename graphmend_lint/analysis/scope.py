@@ -72,6 +72,9 @@ class ScopeFacts:
     functions: tuple[TracedFunction, ...] = ()
     eager_only: tuple[tuple[int, int], ...] = ()
     seeds: tuple[Seed, ...] = ()
+    #: ``def`` positions of functions traced code calls that a decorator marks ``torch.compiler.disable``:
+    #: Dynamo runs them eagerly, and each call from traced code breaks the graph.
+    disabled: tuple[tuple[int, int], ...] = ()
 
     def function_at(self, line: int, col: int) -> TracedFunction | None:
         return self._by_position.get((line, col))
@@ -82,6 +85,9 @@ class ScopeFacts:
 
     def is_eager_only(self, line: int) -> bool:
         return any(start <= line <= end for start, end in self.eager_only)
+
+    def is_disabled(self, line: int, col: int) -> bool:
+        return (line, col) in self.disabled
 
 
 def is_compiling_check(node: ast.expr, imports: ImportTable) -> bool:
@@ -145,6 +151,7 @@ class ScopeAnalyzer:
         self._queue: deque[tuple[str, tuple[str, ...]]] = deque()
         self._eager: list[tuple[int, int]] = []
         self._seeds: dict[tuple[str, bool], Seed] = {}
+        self._disabled: set[tuple[int, int]] = set()
 
     # -- public -----------------------------------------------------------------
 
@@ -159,6 +166,7 @@ class ScopeAnalyzer:
             functions=tuple(functions),
             eager_only=tuple(sorted(set(self._eager))),
             seeds=tuple(self._seeds.values()),
+            disabled=tuple(sorted(self._disabled)),
         )
 
     def _reach_seed(self, seed: Seed) -> None:
@@ -250,7 +258,10 @@ class ScopeAnalyzer:
     def _reach(self, qualname: str, chain: tuple[str, ...]) -> None:
         function = self.index.functions[qualname]
         where = self.index.enclosing_scope(qualname) or MODULE
-        if any(self._stops_tracing(decorator) for decorator in function.decorator_list):
+        stops = [self._stops_tracing(decorator, where) for decorator in function.decorator_list]
+        if DISABLE_DECORATORS.intersection(stops):
+            self._disabled.add((function.lineno, function.col_offset))
+        if any(stops):
             return
         chain = chain + (qualname,)
         self._traced[qualname] = TracedFunction(qualname, function.lineno, function.col_offset, chain)
@@ -262,13 +273,21 @@ class ScopeAnalyzer:
         for inner in self.index.nested.get(qualname, []):
             self._enqueue(inner, chain)
 
-    def _stops_tracing(self, decorator: ast.expr) -> bool:
-        """``@torch.compiler.disable``, ``@assume_constant_result``, custom ops and project decorators that mark constants."""
-        name = self.imports.resolve_node(_decorator_callee(decorator))
+    def _stops_tracing(self, decorator: ast.expr, scope: str) -> str | None:
+        """What stops Dynamo tracing the decorated function, else ``None``.
+
+        ``@torch.compiler.disable`` (also through an alias, see
+        ``Resolver.denoted_import``), ``@assume_constant_result``, custom ops,
+        and project decorators that mark constants.
+        """
+        callee = _decorator_callee(decorator)
+        name = self.resolver.denoted_import(callee, scope) or self.imports.resolve_node(callee)
         if name in DISABLE_DECORATORS or name in CONSTANT_DECORATORS or name in OPAQUE_OP_DECORATORS:
-            return True
-        local = dotted_name(_decorator_callee(decorator))
-        return local in self.index.functions and _sets_constant_marker(self.index.functions[local])
+            return name
+        local = dotted_name(callee)
+        if local in self.index.functions and _sets_constant_marker(self.index.functions[local]):
+            return CONSTANT_MARKER
+        return None
 
     def _reach_decorator(self, decorator: ast.expr, scope: str, chain: tuple[str, ...]) -> None:
         """Reach the wrapper a project decorator puts around a traced function."""

@@ -9,7 +9,9 @@ Each entry was measured on torch 2.13 (CPU) with the id Dynamo logs:
 * ``with torch.backends.cudnn.flags(...)``: an unsupported context manager
   (GB0142, and GB0208 on the same line);
 * a call of a function of this file decorated ``@torch.compiler.disable`` or
-  ``@torch._dynamo.disable``: Dynamo runs it eagerly between two graphs
+  ``@torch._dynamo.disable`` (or an alias of them, e.g. timm's
+  ``disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap``,
+  measured GB0098): Dynamo runs it eagerly between two graphs
   (GB0098; GB0099 when the call is inlined from another frame);
 * ``module.register_forward_hook(...)`` (and the other ``nn.Module`` hook
   registrations): torch's ``RemovableHandle`` sets an attribute on a type,
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
+from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.values import ValueOracle, enclosing_class
 
 TRACE_AUTOGRAD_OPS = "trace_autograd_ops"
@@ -121,10 +124,14 @@ def _disabled_callee(values: ValueOracle, call: nodes.Call) -> nodes.FunctionDef
 
 
 def _is_disabled(values: ValueOracle, function: nodes.FunctionDef) -> bool:
-    for decorator in function.decorators.nodes if function.decorators else ():
-        if isinstance(decorator, nodes.Call) and decorator.keywords:
-            continue  # ``disable(recursive=False)`` and other variants were not measured
-        target = decorator.func if isinstance(decorator, nodes.Call) else decorator
-        if values.qualified_name(target) in _DISABLE_DECORATORS:
-            return True
-    return False
+    """Decorated ``torch.compiler.disable``, by name or through an alias scope analysis resolved
+    (``disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap``)."""
+    decorators = function.decorators.nodes if function.decorators else []
+    if any(isinstance(decorator, nodes.Call) and decorator.keywords for decorator in decorators):
+        return False  # ``disable(recursive=False)`` and other variants were not measured
+    if values.scope.is_disabled(*def_position(function)):
+        return True
+    return any(
+        values.qualified_name(decorator.func if isinstance(decorator, nodes.Call) else decorator) in _DISABLE_DECORATORS
+        for decorator in decorators
+    )

@@ -644,6 +644,10 @@ class ValueOracle:
                     arguments.append(call.args[index])
         return arguments
 
+    def calls_named(self, name: str) -> list[nodes.Call]:
+        """Calls in this module whose callee is spelled *name* (``name(...)`` or ``obj.name(...)``)."""
+        return self._sites(name)
+
     def _sites(self, function_name: str) -> list[nodes.Call]:
         if self._call_sites is None:
             self._call_sites = {}

@@ -10,7 +10,7 @@ from astroid.const import Context
 from graphmend_lint.analysis.captured_values import dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
-from graphmend_lint.analysis.host_values import compares_itself_with_number, is_bool_tensor
+from graphmend_lint.analysis.host_values import compares_itself_with_number, is_bool_tensor, mask_named_parameter
 from graphmend_lint.analysis.resumed_calls import interrupted_method_call
 from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.analysis.values import Kind, ValueOracle
@@ -105,11 +105,32 @@ def boolean_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.Node
     return next((part for part in parts if is_bool_tensor(values, part)), None)
 
 
+def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.NodeNG | None:
+    """The mask in a tensor read ``x[mask]`` whose index only its parameter name calls a mask.
+
+    Detection only: the dtype is not proven, so no rewrite that assumes it.
+    The indexed value must be a tensor, or the mask one: only an array is
+    indexed by a tensor mask (``feats[feats_mask_bool]`` after
+    ``feats_mask_bool.int().sum()``).
+    """
+    if subscript.ctx is not Context.Load or values.kind(subscript.value) is Kind.STATIC:
+        return None
+    index = subscript.slice
+    parts = index.elts if isinstance(index, nodes.Tuple) else [index]
+    container_is_tensor = values.is_tensor(subscript.value)
+    return next(
+        (part for part in parts if mask_named_parameter(values, part) and (container_is_tensor or values.is_tensor(part))),
+        None,
+    )
+
+
 class DataDependentOutputShape(Rule):
     """## What it does
     Flags operators whose output size depends on the values in a tensor:
     `torch.nonzero` / `.nonzero()`, `torch.argwhere`, boolean-mask indexing
-    `x[mask]` (read, or `x[mask] += v`; also `x[x >= 0]` on an `x` of
+    `x[mask]` (read, or `x[mask] += v`; the mask a comparison, a `.bool()`,
+    a `torch.BoolTensor` parameter, or a parameter whose name says boolean
+    mask: `mask_bool`, `bool_mask`; a bare `mask` may be an integer index); also `x[x >= 0]` on an `x` of
     unknown type, since only an array is ordered against a number and
     indexed by the result), `torch.masked_select`,
     `torch.unique` / `unique_consecutive`, single-argument `torch.where(c)`,
@@ -161,7 +182,9 @@ class DataDependentOutputShape(Rule):
     `sum` is `0` and an empty `mean` is `nan` in both. It is offered only when
     the mask is provably elementwise in `x` (`torch.where` broadcasts from the
     right, indexing from the left) and, for `max`/`min`, `x` is provably
-    floating; otherwise it is shown, not applied.
+    floating; otherwise it is shown, not applied. A mask only its parameter
+    name vouches for is never rewritten (`torch.where` of an integer index
+    would change the result); it gets the capture switch, like the operators.
 
     The eager experts loop of transformers 5.x (`MixtralExperts.forward`,
     copied into 53 modeling files of 5.23: `expert_hit = torch.greater(mask.sum(dim=(-1, -2)),
@@ -248,6 +271,9 @@ class DataDependentOutputShape(Rule):
         _HEADER + "    idx = r.eq(2).to(torch.long)\n    return x[idx.to(x.device)]\n",
         "import torch\n\n\ndef f(x):\n    return x[x > 0].sum(), torch.nonzero(x)\n",
         _CAPTURE + "    idx = torch.nonzero(x > 0)\n    return x[x > 0].sum() + len(idx), torch.unique(r)\n",
+        # a name is evidence only for an unannotated (or ``torch.Tensor``) parameter that indexes as it came in
+        "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, mask, input_mask, mask_bool: torch.LongTensor, bool_mask):\n"
+        "    bool_mask = bool_mask.long()\n    x[mask] = 0\n    return x[mask], x[input_mask], x[mask_bool], x[bool_mask]\n",
     )
     invalid = (
         # the read breaks inside a tensor method's arguments: the resumed call is logged again at its first line
@@ -281,6 +307,12 @@ class DataDependentOutputShape(Rule):
             "    if mask is None:\n        return x\n    mask = mask.to(x.device)\n    return x[~mask].sum()\n"
         ),
         _switched("import torch\n\n\n@torch.compile\ndef f(x, mask):\n    return x.masked_select(mask), mask.nonzero()\n"),
+        # an index its parameter name calls a mask selects (the dtype is not proven, so no `torch.where` rewrite)
+        _switched("import torch\n\n\n@torch.compile\ndef f(h: torch.Tensor, mask_bool):\n    return h[mask_bool].sum()\n"),
+        _switched(
+            "import torch\n\n\n@torch.compile\ndef f(feats, bool_mask=None):\n"
+            "    n = bool_mask.int().sum()\n    return feats[bool_mask], n\n"
+        ),
         Example(
             _HEADER + "    out = []\n    for i, (row, reps) in enumerate(zip(x, r)):\n"
             "        out.append(torch.repeat_interleave(row, reps, dim=0))\n    return out\n"
@@ -320,10 +352,14 @@ class DataDependentOutputShape(Rule):
                     yield from self._interrupted_call(ctx, node, traced)
                 continue
             mask = boolean_index(values, node)
+            found = None
             if mask is None:
-                continue
-            # torch.where on something not provably a tensor (a NumPy array) would change what eager code returns
-            found = masked_reduction(values, node) if values.is_tensor(node.value) else None
+                mask = named_mask_index(values, node)
+                if mask is None:
+                    continue
+            elif values.is_tensor(node.value):
+                # torch.where on something not provably a tensor (a NumPy array) would change what eager code returns
+                found = masked_reduction(values, node)
             fix = masked_reduction_fix(ctx.analysis, found) if found is not None else None
             message = (
                 f"boolean-mask indexing with `{snippet(mask)}` has a data-dependent output size: graph break"

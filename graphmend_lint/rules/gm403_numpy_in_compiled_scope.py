@@ -8,6 +8,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.host_values import feeds_tensor_ops_only
+from graphmend_lint.analysis.numpy_int_casts import forced_integer_cast
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
@@ -35,6 +36,10 @@ _MODULE = (
 UNTRACED = Fix.advice(
     "no source fix: compute it with torch ops (or `math`/builtins on Python values), "
     "or outside the compiled function",
+)
+FORCED_CAST = Fix.advice(
+    "no source fix: compute the integer with `math` on Python numbers "
+    "(`math.ceil(math.log1p(n))` for `np.ceil(np.log1p(n)).astype(int).item()`), or keep it a tensor",
 )
 
 
@@ -76,6 +81,11 @@ class NumpyInCompiledScope(Rule):
     `np.delete`, `np.digitize`, `np.interp`, `np.isin`, the `nan*`
     reductions, set operations, `poly*`...) breaks at the call itself
     (GB0294), on arrays and Python values alike: those are flagged too.
+    A NumPy value cast to an integer dtype and forced into a Python number
+    (`np.ceil(np.log1p(n)).astype("int").item()`, `int(np.int32(n))`) is
+    refused as well (GB0208, at the line that forces it; a float cast, a
+    plain `.item()` and `.tolist()` trace): it is flagged whatever the
+    NumPy functions before the cast.
     transformers' reformer computes its chunk length with
     `np.lcm(config.lsh_attn_chunk_length, config.local_attn_chunk_length)`.
     With `math.lcm` the value is a Python int that Dynamo folds.
@@ -96,7 +106,7 @@ class NumpyInCompiledScope(Rule):
     ```
 
     ## Fix safety
-    Only the callee changes (and `import math` is added when missing).
+    A forced integer cast gets a display-only hint. Otherwise only the callee changes (and `import math` is added when missing).
     **Safe** for `lcm`, `gcd`, `abs`, `maximum`/`minimum`, `sum`, `prod`,
     `max`/`min` when every argument is provably a Python int (literals, `len`,
     shape elements, int-annotated parameters): the values are equal; only the
@@ -122,6 +132,9 @@ class NumpyInCompiledScope(Rule):
         # the result stays in the graph: tensor arithmetic and torch ops take it (measured)
         _HEADER + "    n = np.lcm(k, x.shape[0])\n    return x.reshape(-1, n) / np.sqrt(x.shape[-1])\n",
         _HEADER + "    r = np.log(k)\n    return torch.empty(2).uniform_(-r, r) * -(np.log(2.0) / (k - 1))\n",
+        # float casts, a plain ``.item()`` and ``.tolist()`` trace (measured); arrays made from tensors are GM302's
+        _HEADER + "    n = x.size(1)\n    a = float(np.log1p(n).astype(np.float32)) + np.ceil(np.log1p(n)).item()\n"
+        "    return x * a, np.ceil(np.log1p(n)).astype(int).tolist(), x.numpy().max().astype(int).item()\n",
     )
     invalid = (
         Example(_LCM.format(call="np.lcm"), fixed="import math\n" + _LCM.format(call="math.lcm")),
@@ -131,6 +144,9 @@ class NumpyInCompiledScope(Rule):
         Example(_PLAN.format(call="np.sum"), fixed=_PLAN.format(call="sum"), unsafe=True),
         Example(_HEADER + "    starts = np.arange(k)[::-1]\n    return x, np.insert(starts[:-1], 0, 0)\n"),
         Example(_HEADER + "    return x * float(np.interp(0.5, [0.0, 1.0], [1.0, 2.0]))\n"),
+        # transformers' Informer: an integer cast of a NumPy value forced into Python (GB0208)
+        Example(_HEADER + "    n = x.size(1)\n    u = np.ceil(np.log1p(n)).astype(\"int\").item()\n    return x[:, :u]\n"),
+        Example(_HEADER + "    v = np.ceil(x.size(1) / 2)\n    return x * int(v.astype(np.int64)), x * np.int32(k).item()\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -143,3 +159,9 @@ class NumpyInCompiledScope(Rule):
                 "Python use of the result breaks the graph"
             )
             yield ctx.report(call, message, traced, numpy_twin_fix(ctx.analysis, found))
+        for call, traced, cast in ctx.recognised(forced_integer_cast, nodes.Call):
+            message = (
+                f"`{snippet(cast)}` casts a NumPy value to an integer dtype and `{snippet(call.func)}` forces it "
+                "into Python: Dynamo does not trace that, graph break"
+            )
+            yield ctx.report(call, message, traced, FORCED_CAST)

@@ -10,9 +10,10 @@ from astroid.const import Context
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.host_values import bound_values
 from graphmend_lint.analysis.module_attributes import is_tensor_like
+from graphmend_lint.analysis.python_sequences import python_sequence
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Diagnostic
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.index_select import index_select_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
@@ -20,6 +21,10 @@ from graphmend_lint.rules.gb_types import gb_types
 #: Reductions over the whole tensor that return a 0-d tensor of non-negative int64 positions.
 _POSITION_REDUCTIONS = frozenset({"argmax", "argmin"})
 _MAX_DEPTH = 4
+SEQUENCE_INDEX = Fix.advice(
+    "no source fix: keep the lookup outside the compiled function (decode after it returns), "
+    "or turn the sequence into a tensor and index that"
+)
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, table: torch.Tensor):\n"
 
 
@@ -66,6 +71,13 @@ class ZeroDimTensorIndex(Rule):
     dependent operator"). Indexing with a 1-d integer tensor (`x[idx]`) is
     traced and is not flagged.
 
+    A Python tuple, list or string indexed by a tensor (`self.labels[i]`
+    with `i` an element of a tensor, as torchaudio's `GreedyCTCDecoder`
+    decodes) is flagged too: the index goes through `__index__` the same
+    way, and Dynamo breaks with GB0124 (measured). Only when the sequence is
+    provably one (a literal, or a name, `self` attribute or parameter only
+    ever given one in this module): a dict indexed by a tensor hashes it.
+
     ## Example
     ```python
     @torch.compile
@@ -89,16 +101,22 @@ class ZeroDimTensorIndex(Rule):
     `x`; an out-of-range index raises `RuntimeError` instead of `IndexError`.
     Negative indices would differ (`index_select` rejects them), so the fix is
     offered only for `argmax`/`argmin` positions, which are never negative.
+    A Python sequence indexed by a tensor gets a display-only hint.
     """
 
     code = "GM404"
     name = "zero-dim-tensor-index"
     summary = "indexing with a 0-d tensor copies it to a Python int and splits the graph"
-    dynamo_gb = gb_types("GB0033")
+    dynamo_gb = gb_types("GB0033", "GB0124")
     valid = (
         _HEADER + "    idx = x.argmax(-1)\n    return table[idx], table[x.argsort()], table[0]\n",
         "import torch\n\n\ndef f(x, table):\n    return table[x.argmax()]\n",
         _HEADER + "    table[x.argmax()] = 0\n    return table\n",
+        # a mapping hashes a tensor key; a sequence passed in from an unseen caller is not provably one
+        _HEADER + "    names = {0: 'a'}\n    return names[x.argmax()], ('a', 'b')[0]\n",
+        "import torch\n\n\nclass Decoder(torch.nn.Module):\n    def __init__(self, labels):\n        super().__init__()\n"
+        "        self.labels = labels\n\n    def forward(self, x):\n        return self.labels[x.argmax()]\n\n\n"
+        "model = torch.compile(Decoder(make_labels()))\n",
     )
     invalid = (
         Example(
@@ -112,13 +130,31 @@ class ZeroDimTensorIndex(Rule):
             fixed=_HEADER + "    return table.index_select(0, torch.argmin(x).reshape(1)).squeeze(0)\n",
             unsafe=True,
         ),
+        # torchaudio's GreedyCTCDecoder: each element of a tensor indexes the labels tuple (GB0124)
+        Example(
+            "import torch\n\nLABELS = ('-', 'a', 'b')\n\n\nclass Decoder(torch.nn.Module):\n"
+            "    def __init__(self, labels):\n        super().__init__()\n        self.labels = labels\n\n"
+            "    def forward(self, emission):\n        indices = torch.unique_consecutive(emission.argmax(-1))\n"
+            "        return ''.join([self.labels[i] for i in indices])\n\n\n"
+            "decoder = torch.compile(Decoder(labels=LABELS))\n"
+        ),
+        Example(_HEADER + "    sizes = [2, 3, 4]\n    return x * sizes[table[0]]\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         values = ctx.values
         for subscript, traced in ctx.traced_nodes(nodes.Subscript):
             index = subscript.slice
-            if subscript.ctx is not Context.Load or not is_tensor_like(values, subscript.value):
+            if subscript.ctx is not Context.Load:
+                continue
+            if values.is_tensor(index) and python_sequence(values, subscript.value):
+                message = (
+                    f"indexing the Python sequence `{snippet(subscript.value)}` with the tensor `{snippet(index)}` "
+                    "copies it to a Python int: graph break and host sync"
+                )
+                yield ctx.report(subscript, message, traced, SEQUENCE_INDEX)
+                continue
+            if not is_tensor_like(values, subscript.value):
                 continue
             if not zero_dim_position(values, index):
                 continue

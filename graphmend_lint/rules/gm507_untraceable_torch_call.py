@@ -15,6 +15,13 @@ from graphmend_lint.rules.gb_types import gb_types
 
 _HEADER = "import torch\nfrom torch import nn\n\n\n@torch.compile\ndef f(x: torch.Tensor, lengths: torch.Tensor):\n"
 
+#: A method decorated through a module-level alias of ``torch.compiler.disable`` (``{alias}``), called from forward.
+_ALIASED_DISABLE = (
+    "import torch\nfrom torch import nn\n\n\ndef nullwrap(fn):\n    return fn\n\n\ndisable_compiler = {alias}\n\n\n"
+    "class Embed(nn.Module):\n    @disable_compiler\n    def add_pos(self, x):\n        return x + x.sum().item()\n\n"
+    "    def forward(self, x):\n        return self.add_pos(x * 2)\n\n\nmodel = torch.compile(Embed())\n"
+)
+
 
 class UntraceableTorchCall(Rule):
     """## What it does
@@ -22,7 +29,9 @@ class UntraceableTorchCall(Rule):
     in code that `torch.compile` traces: `torch._dynamo.graph_break()`,
     `torch.nn.utils.rnn.pack_padded_sequence`, `torch.autograd.grad`,
     `with torch.backends.cudnn.flags(...)`, calls of a function of the
-    same file decorated `@torch.compiler.disable` / `@torch._dynamo.disable`,
+    same file decorated `@torch.compiler.disable` / `@torch._dynamo.disable`
+    (also through an alias such as timm's `disable_compiler =
+    getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap`),
     and `nn.Module` hook registrations (`m.register_forward_hook(...)` and
     the pre/backward variants).
 
@@ -74,6 +83,8 @@ class UntraceableTorchCall(Rule):
         "import torch\n\ntorch._dynamo.config.trace_autograd_ops = True\n\n\n@torch.compile\ndef f(x, w):\n"
         "    return torch.autograd.grad((x * w).sum(), [w])\n",
         "import torch\n\n\ndef helper(x):\n    return x.sum()\n\n\n@torch.compile\ndef f(x):\n    return helper(x)\n",
+        # the alias is the no-op wrapper: ``or`` only falls back to torch's disable when it is falsy
+        _ALIASED_DISABLE.format(alias="nullwrap or getattr(torch.compiler, 'disable', None)"),
     )
     invalid = (
         Example(_HEADER + "    y = x + 1\n    torch._dynamo.graph_break()\n    return y + 1\n"),
@@ -88,6 +99,7 @@ class UntraceableTorchCall(Rule):
             "import torch\n\n\n@torch.compiler.disable\ndef helper(x):\n    return x.sum().item()\n\n\n"
             "@torch.compile\ndef f(x):\n    y = x * 2\n    return y + helper(y)\n"
         ),
+        Example(_ALIASED_DISABLE.format(alias="getattr(getattr(torch, 'compiler', None), 'disable', None) or nullwrap")),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
