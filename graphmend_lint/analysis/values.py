@@ -90,6 +90,8 @@ MODULE_METHODS = frozenset(
 DISTRIBUTION_TENSOR_METHODS = frozenset(
     {"sample", "rsample", "sample_n", "log_prob", "cdf", "icdf", "entropy", "perplexity"}
 )
+#: Annotations of Python numbers and flags that code sometimes passes a tensor for all the same.
+SCALAR_ANNOTATIONS = frozenset({"bool", "int", "float"})
 TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
 STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool"})
 _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
@@ -359,7 +361,92 @@ class ValueOracle:
             return Kind.UNKNOWN
         if not assignments:
             return Kind.STATIC if node.name in {"True", "False", "None"} else Kind.UNKNOWN
-        return join(self._binding(a) for a in assignments[:_MAX_LOOKUPS])
+        kinds = [(a, self._binding(a)) for a in assignments[:_MAX_LOOKUPS]]
+        joined = join(kind for _, kind in kinds)
+        if joined is not Kind.TENSOR and self._tensor_on_some_path(node, kinds):
+            return Kind.TENSOR
+        return joined
+
+    def _tensor_on_some_path(self, use: nodes.Name, kinds: list[tuple[nodes.NodeNG, Kind | None]]) -> bool:
+        """*use* is a tensor on some paths, and no other binding says it holds a Python value there.
+
+        ``prev_t = self.timesteps[i] if ... else timestep`` (diffusers' LCM
+        step): a tensor, or a parameter nothing says more about. A parameter
+        some call passes a Python value for, an annotated one, or an
+        assignment of anything else (``x = x.tolist()``) is evidence against,
+        and the name stays unknown. A literal (``done = False``) gives way
+        only to a tensor assigned on every turn of a loop around the use
+        (astroid does not see that one when it comes after the use): from
+        the second turn on the name holds the tensor.
+        """
+        literals = [binding for binding, kind in kinds if kind is Kind.STATIC and _literal_binding(binding)]
+        tensors = [binding for binding, kind in kinds if kind is Kind.TENSOR]
+        if literals:
+            tensors = [*tensors, *(b for b in self._carried_bindings(use) if self._binding(b) is Kind.TENSOR)]
+            if not self._loop_carried(use, tensors, literals):
+                return False
+        if not tensors:
+            return False
+        for binding, kind in kinds:
+            if kind is Kind.TENSOR or kind is None or binding in literals:
+                continue
+            if kind is not Kind.UNKNOWN or not self._unevidenced(binding):
+                return False
+        return True
+
+    @staticmethod
+    def _carried_bindings(use: nodes.Name) -> list[nodes.AssignName]:
+        """Bindings of *use*'s name on every turn of a loop around it, after it: the next turn sees them."""
+        found: list[nodes.AssignName] = []
+        child: nodes.NodeNG = use
+        loop = use.parent
+        while loop is not None and not isinstance(loop, (nodes.FunctionDef, nodes.Lambda, nodes.Module, nodes.ClassDef)):
+            # a ``while`` test runs again each turn, a ``for`` iterable once
+            if isinstance(loop, (nodes.For, nodes.While)) and (child in loop.body or child is getattr(loop, "test", None)):
+                for statement in loop.body:
+                    if isinstance(statement, nodes.Assign) and statement.fromlineno > use.lineno:
+                        found += [t for t in statement.targets if isinstance(t, nodes.AssignName) and t.name == use.name]
+            child, loop = loop, loop.parent
+        return found[:_MAX_LOOKUPS]
+
+    def _unevidenced(self, binding: nodes.NodeNG, depth: int = 0) -> bool:
+        """*binding* gives its name a parameter's value that nothing types: no annotation, no Python
+        value from any call site, no default but ``None`` (directly or through ``y = x``)."""
+        if depth > _EVIDENCE_DEPTH or not isinstance(binding, nodes.AssignName):
+            return False
+        parent = binding.parent
+        if isinstance(parent, nodes.Arguments):
+            function = parent.parent
+            if binding.name in {"self", "cls"} or self._annotation_of(binding, parent) is not None:
+                return False
+            default = self._default_of(binding, parent)
+            if default is not None and not (isinstance(default, nodes.Const) and default.value is None):
+                return False
+            return Kind.STATIC not in self._argument_kinds(function, binding.name)
+        if isinstance(parent, nodes.Assign) and isinstance(parent.value, nodes.Name):
+            try:
+                sources = reaching_bindings(parent.value)[:_MAX_LOOKUPS]
+            except Exception:  # astroid lookups can fail on odd code; stay quiet
+                return False
+            return bool(sources) and all(self._unevidenced(source, depth + 1) for source in sources)
+        return False
+
+    @staticmethod
+    def _loop_carried(use: nodes.Name, tensors: list[nodes.NodeNG], literals: list[nodes.NodeNG]) -> bool:
+        """A tensor binding runs on every turn of a loop that holds *use*, and the *literals* lie before it.
+
+        ``done = False`` then ``while not done: ... done = (x > 0).all()``:
+        every test after the first sees the tensor.
+        """
+        for tensor in tensors:
+            statement = tensor.statement()
+            loop = statement.parent
+            if not isinstance(loop, (nodes.For, nodes.While)) or statement not in loop.body:
+                continue
+            if not _inside(use, loop) or any(_inside(literal, loop) for literal in literals):
+                continue
+            return True
+        return False
 
     def _binding(self, assignment: nodes.NodeNG) -> Kind | None:
         """The kind of the value a binding site gives its name."""
@@ -461,7 +548,12 @@ class ValueOracle:
         function = arguments.parent
         annotation = self._annotation_of(name, arguments)
         if annotation is not None:
-            return self._annotation_kind(annotation)
+            declared = self._annotation_kind(annotation)
+            if annotation.as_string() in SCALAR_ANNOTATIONS and self._argument_kinds(function, name.name) == {Kind.TENSOR}:
+                # ``this_peer_finished: bool`` that every call passes a tensor (transformers' generate loop):
+                # Dynamo sees the tensor, whatever the annotation says
+                return Kind.TENSOR
+            return declared
         if name.name in {"self", "cls"}:
             return Kind.UNKNOWN
         if name.name == "config" or name.name.endswith("_config"):
@@ -479,9 +571,31 @@ class ValueOracle:
         # assignments (``half = n // 2`` ... ``emb = emb.exp()``) is too weak against them (measured on
         # transformers: fsmt's ``embedding_dim``, vitdet's ``q_size``).
         reach = 0 if from_calls else _EVIDENCE_DEPTH
-        if self.assume_tensor_parameters and self._is_traced(function) and self._used_as_tensor(function, name.name, reach):
+        if (
+            self.assume_tensor_parameters
+            and self._is_traced(function)
+            and (self._used_as_tensor(function, name.name, reach) or self._rebound_to_tensor(function, name))
+        ):
             return Kind.TENSOR
         return Kind.UNKNOWN
+
+    def _rebound_to_tensor(self, function: nodes.FunctionDef, parameter: nodes.AssignName) -> bool:
+        """The function itself assigns the parameter's name tensors, and nothing else but ``None``.
+
+        ``if cache_position is None: ... else: cache_position = torch.arange(...)``
+        (Mamba), ``if max_length is None: max_length = length.max()``: the name
+        holds one type, a tensor. A value computed from the parameter itself
+        (``lengths = torch.tensor(lengths)``, ``x = x.tolist()``) converts it
+        and says nothing about what was passed.
+        """
+        bindings = [b for b in function.locals.get(parameter.name, [])[:_MAX_LOOKUPS] if b is not parameter]
+        if not all(isinstance(b, nodes.AssignName) and isinstance(b.parent, nodes.Assign) for b in bindings):
+            return False  # ``for x in ...``, ``x += 1``, ``a, x = ...``: not one value to judge
+        values = [b.parent.value for b in bindings if not (isinstance(b.parent.value, nodes.Const) and b.parent.value.value is None)]
+        return bool(values) and all(
+            not any(use.name == parameter.name for use in descendants(value, nodes.Name)) and self._kind(value) is Kind.TENSOR
+            for value in values
+        )
 
     def _used_as_tensor(self, function: nodes.NodeNG, name: str, reach: int, depth: int = 0) -> bool:
         """Evidence in the body that an unannotated parameter holds a tensor.
@@ -904,7 +1018,14 @@ class ValueOracle:
             return Kind.UNKNOWN
         if any(value is None for value in returns):
             return Kind.UNKNOWN
-        return join(self._kind(value) for value in returns[:_MAX_LOOKUPS])
+        kinds = [(value, self._kind(value)) for value in returns[:_MAX_LOOKUPS]]
+        if any(kind is Kind.TENSOR for _, kind in kinds) and all(
+            kind is Kind.TENSOR or (isinstance(value, nodes.Const) and type(value.value) is bool) for value, kind in kinds
+        ):
+            # ``if ...: return False`` ... ``return mask.any()`` (transformers' ``_is_packed_sequence``):
+            # a predicate that decides on the tensor's data past its early exits
+            return Kind.TENSOR
+        return join(kind for _, kind in kinds)
 
     def _returned(self, function: nodes.FunctionDef) -> list[nodes.NodeNG | None]:
         """The values of *function*'s own ``return`` statements (``None`` for a bare one), found once."""
@@ -985,6 +1106,26 @@ class ValueOracle:
             functions = [f for f in found if isinstance(f, nodes.FunctionDef)]
             return functions[0] if len(functions) == 1 and len(found) == 1 else None
         return None
+
+
+def _literal_binding(binding: nodes.NodeNG) -> bool:
+    """``x = None`` / ``False`` / ``0``: a name bound to a literal constant."""
+    parent = binding.parent
+    return (
+        isinstance(binding, nodes.AssignName)
+        and isinstance(parent, (nodes.Assign, nodes.AnnAssign))
+        and isinstance(parent.value, nodes.Const)
+        and type(parent.value.value) in (bool, int, float, type(None))
+    )
+
+
+def _inside(node: nodes.NodeNG, ancestor: nodes.NodeNG) -> bool:
+    current: nodes.NodeNG | None = node
+    while current is not None:
+        if current is ancestor:
+            return True
+        current = current.parent
+    return False
 
 
 def _sole_method(klass: nodes.ClassDef | None, name: str) -> nodes.FunctionDef | None:
