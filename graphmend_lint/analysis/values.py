@@ -234,6 +234,10 @@ class ValueOracle:
         self._cycles_seen = 0
         self._call_sites: dict[str, list[nodes.Call]] | None = None
         self._argument_memo: dict[tuple[nodes.NodeNG, str], frozenset[Kind]] = {}
+        # Tensors only on some paths (a Python value on others), and what was worked out from them: see ``partial``
+        self._partial: set[nodes.NodeNG] = set()
+        self._partial_arguments: set[tuple[nodes.NodeNG, str]] = set()
+        self._partial_seen = 0
         self._uses: dict[nodes.NodeNG, dict[str, list[nodes.Name]]] = {}
         self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int, int], bool] = {}
         self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
@@ -266,6 +270,15 @@ class ValueOracle:
     def is_tensor(self, node: nodes.NodeNG) -> bool:
         return self.kind(node) is Kind.TENSOR
 
+    def partial(self, node: nodes.NodeNG) -> bool:
+        """*node* is a tensor only on some paths, by the evidence ``kind`` used: on the others it may be a
+        Python value (a literal before a loop's first turn, an early ``return False``, an untyped parameter).
+
+        A rewrite into tensor operations (``torch.where(cond, ...)``) would fail on those paths in eager
+        code, so fixes built on such a node are only shown, never applied.
+        """
+        return self.kind(node) is Kind.TENSOR and node in self._partial
+
     def qualified_name(self, node: nodes.NodeNG) -> str | None:
         """``torch.where`` for ``T.where`` / ``where`` imported from torch."""
         name = dotted(node)
@@ -296,6 +309,8 @@ class ValueOracle:
 
     def _kind(self, node: nodes.NodeNG) -> Kind | None:
         if node in self._memo:
+            if node in self._partial:
+                self._partial_seen += 1
             return self._memo[node]
         if node in self._in_progress:
             self._cycles_seen += 1
@@ -303,11 +318,14 @@ class ValueOracle:
         if len(self._in_progress) >= _MAX_NESTING:
             raise _TooDeep(node)
         cycles_before = self._cycles_seen
+        partial_before = self._partial_seen
         self._in_progress.add(node)
         try:
             result = self._classify(node)
         finally:
             self._in_progress.discard(node)
+        if self._partial_seen != partial_before and result is Kind.TENSOR:
+            self._partial.add(node)  # leaned on a tensor of some paths only
         if self._cycles_seen == cycles_before or not self._in_progress:
             self._memo[node] = result  # only results that did not lean on an open cycle are final
         return result
@@ -345,8 +363,11 @@ class ValueOracle:
         return Kind.UNKNOWN
 
     def _operands(self, *operands: nodes.NodeNG) -> Kind | None:
+        partial_before = self._partial_seen
         kinds = [self._kind(operand) for operand in operands]
         if Kind.TENSOR in kinds:
+            if any(kind is Kind.TENSOR and operand not in self._partial for operand, kind in zip(operands, kinds)):
+                self._partial_seen = partial_before  # ``x.sum() > prev``: a tensor on every path whatever ``prev`` is
             return Kind.TENSOR
         if None in kinds:
             return None  # depends on a value still being worked out
@@ -364,6 +385,7 @@ class ValueOracle:
         kinds = [(a, self._binding(a)) for a in assignments[:_MAX_LOOKUPS]]
         joined = join(kind for _, kind in kinds)
         if joined is not Kind.TENSOR and self._tensor_on_some_path(node, kinds):
+            self._partial_seen += 1
             return Kind.TENSOR
         return joined
 
@@ -720,14 +742,19 @@ class ValueOracle:
         """
         key = (function, parameter)
         if key in self._argument_memo:
+            if key in self._partial_arguments:
+                self._partial_seen += 1
             return self._argument_memo[key]
         self._argument_memo[key] = frozenset()  # bottom while in progress: a cycle adds nothing
+        partial_before = self._partial_seen
         try:
             result = self._call_site_kinds(function, parameter)
         except _TooDeep:
             del self._argument_memo[key]  # set aside, not answered: ask again later
             raise
         self._argument_memo[key] = result
+        if self._partial_seen != partial_before:
+            self._partial_arguments.add(key)
         return result
 
     def _call_site_kinds(self, function: nodes.NodeNG, parameter: str) -> frozenset[Kind]:
@@ -1024,6 +1051,8 @@ class ValueOracle:
         ):
             # ``if ...: return False`` ... ``return mask.any()`` (transformers' ``_is_packed_sequence``):
             # a predicate that decides on the tensor's data past its early exits
+            if join(kind for _, kind in kinds) is not Kind.TENSOR:
+                self._partial_seen += 1
             return Kind.TENSOR
         return join(kind for _, kind in kinds)
 
