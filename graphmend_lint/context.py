@@ -22,7 +22,7 @@ from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.scope import ScopeFacts, Seed, TracedFunction
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.config import Settings
-from graphmend_lint.diagnostics import Diagnostic, Fix, Position
+from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix, Position
 from graphmend_lint.source import SourceFile
 
 if TYPE_CHECKING:
@@ -32,6 +32,9 @@ NodeT = TypeVar("NodeT", bound=nodes.NodeNG)
 T = TypeVar("T")
 MatchT = TypeVar("MatchT")
 _SCOPE_BOUNDARIES = (nodes.FunctionDef, nodes.ClassDef)
+
+#: Why a fix on a tensor of some paths only is shown and not applied.
+PARTIAL_NOTE = " (shown only: on some paths the value is a Python value, which the rewrite does not accept)"
 
 
 @dataclass
@@ -177,6 +180,13 @@ class RuleContext:
         for index, part in enumerate(parts):
             yield self.report(part, message.format(snippet(part)), traced, fix if index == 0 else None)
 
+    def _shown_only_when_partial(self, node: nodes.NodeNG, fix: Fix | None) -> Fix | None:
+        """*fix* as display-only when *node* is a tensor on some paths only (:meth:`ValueOracle.partial`):
+        the rewrite would hand tensor operations a Python value on the other paths."""
+        if fix is None or fix.applicability is Applicability.DISPLAY_ONLY or not self.values.partial(node):
+            return fix
+        return Fix(fix.edits, Applicability.DISPLAY_ONLY, fix.message + PARTIAL_NOTE)
+
     def report(
         self,
         node: nodes.NodeNG,
@@ -198,6 +208,6 @@ class RuleContext:
             path=self.analysis.path,
             start=self.analysis.break_start(node),
             end=self.analysis.end_of(node),
-            fix=fix,
+            fix=self._shown_only_when_partial(node, fix),
             scope_chain=traced.chain if traced else (),
         )

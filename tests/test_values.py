@@ -324,3 +324,165 @@ def test_distribution_draws_are_tensors() -> None:
         "model = torch.compile(Mix(1.0))\n"
     )
     assert kinds == {"self._dist.sample(())": T, "normal.rsample()": T, "self.other.sample(())": U}
+
+
+def test_a_name_that_is_a_tensor_on_some_paths_and_an_untyped_parameter_on_the_others() -> None:
+    """diffusers' LCM ``prev_timestep``: a schedule entry, or the timestep nothing else types."""
+    kinds = kinds_of(
+        "import torch\n"
+        "def step(schedule, timestep, i, n):\n"
+        "    if i < n:\n"
+        "        prev = schedule[i].sum()\n"
+        "    else:\n"
+        "        prev = timestep\n"
+        "    listed = prev if i else prev.tolist()\n"
+        "    probe(prev)\n"
+        "    return prev\n"
+        "def size(length, max_length=None, given=None):\n"
+        "    if max_length is None:\n"
+        "        max_length = length.max()\n"
+        "    if given is None:\n"
+        "        given = length.max()\n"
+        "    probe(max_length, given)\n"
+        "    return max_length\n"
+        "@torch.compile\n"
+        "def f(x, t, i):\n"
+        "    return step(x, t, i, 3) + size(x) + size(x, given=x.shape[0])\n"
+    )
+    assert kinds["prev"] is T
+    assert kinds["max_length"] is T  # no call passes it: None, then the tensor
+    assert kinds["given"] is U  # one call passes a Python int: stays quiet
+
+
+def test_a_python_value_or_a_conversion_beside_the_tensor_keeps_the_name_unknown() -> None:
+    kinds = kinds_of(
+        "import torch\n"
+        "def unpad(x, size, flag):\n"
+        "    if flag:\n"
+        "        size = size.tolist()\n"
+        "    extra = 0\n"
+        "    if x.shape[0] > 2:\n"
+        "        extra = x.sum()\n"
+        "    probe(size, extra)\n"
+        "    return x\n"
+        "@torch.compile\n"
+        "def f(x, s):\n"
+        "    return unpad(x, s, True)\n"
+    )
+    assert kinds == {"size": U, "extra": U}
+
+
+def test_a_literal_gives_way_to_a_tensor_assigned_on_every_turn_of_the_loop() -> None:
+    """transformers' ``this_peer_finished = False`` ... ``this_peer_finished = unfinished.max() == 0``."""
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(x):\n"
+        "    done = False\n"
+        "    seen = False\n"
+        "    while probe(done):\n"
+        "        x = x + 1\n"
+        "        done = (x > 3).all()\n"
+        "        if x.shape[0] > 1:\n"
+        "            seen = x.any()\n"
+        "        probe(seen)\n"
+        "    for row in probe(done is None):\n"
+        "        done = row.all()\n"
+        "    return x\n"
+    )
+    assert kinds["done"] is T  # the while test sees the tensor from the second turn on
+    assert kinds["seen"] is U  # assigned only on some turns
+
+
+def test_a_for_loop_iterable_is_evaluated_once_so_nothing_is_carried_into_it() -> None:
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(x):\n"
+        "    total = 0\n"
+        "    for row in probe(total):\n"
+        "        total = row.sum()\n"
+        "    return x\n"
+    )
+    assert kinds == {"total": S}
+
+
+def test_a_parameter_the_function_rebinds_only_to_tensors_is_a_tensor() -> None:
+    """Mamba's ``cache_position``: ``else: cache_position = torch.arange(...)``."""
+    kinds = kinds_of(
+        "import torch\n"
+        "def prepare(ids, cache_position=None, lengths=None, n=None):\n"
+        "    if cache_position is not None:\n"
+        "        probe(cache_position[0])\n"
+        "    else:\n"
+        "        cache_position = torch.arange(0, 4)\n"
+        "    probe(lengths, n)\n"
+        "    lengths = torch.tensor(lengths)\n"
+        "    if n is None:\n"
+        "        n = ids.shape[0]\n"
+        "    return ids\n"
+        "@torch.compile\n"
+        "def f(ids, c, l):\n"
+        "    return prepare(ids, cache_position=c, lengths=l)\n"
+    )
+    assert kinds["cache_position[0]"] is T
+    assert kinds["lengths"] is U  # ``torch.tensor(lengths)`` converts what was passed
+    assert kinds["n"] is U  # rebound to a Python int
+
+
+def test_a_scalar_annotation_loses_to_call_sites_that_all_pass_tensors() -> None:
+    kinds = kinds_of(
+        "import torch\n"
+        "def finished(flag: bool, other: bool) -> bool:\n"
+        "    probe(flag, other)\n"
+        "    return True\n"
+        "@torch.compile\n"
+        "def f(x):\n"
+        "    return finished((x > 0).all(), (x > 0).all()) and finished(x.sum() > 0, True)\n"
+    )
+    assert kinds == {"flag": T, "other": S}
+
+
+def test_a_predicate_with_early_literal_exits_returns_a_tensor() -> None:
+    """transformers' ``_is_packed_sequence``: ``return False`` early, else ``(...).bool()``."""
+    kinds = kinds_of(
+        "import torch\n"
+        "def packed(p, b):\n"
+        "    if p is None or b != 1:\n"
+        "        return False\n"
+        "    return (p.diff() != 1).any()\n"
+        "def mixed(p):\n"
+        "    if p is None:\n"
+        "        return 0\n"
+        "    return p.sum()\n"
+        "@torch.compile\n"
+        "def f(x):\n"
+        "    probe(packed(x, 1), mixed(x))\n"
+        "    return x\n"
+    )
+    assert kinds == {"packed(x, 1)": T, "mixed(x)": U}
+
+
+def test_tensors_of_some_paths_only_are_partial_so_fixes_are_only_shown() -> None:
+    source = (
+        "import torch\n"
+        "def packed(p):\n"
+        "    if p is None:\n"
+        "        return False\n"
+        "    return (p.diff() != 1).any()\n"
+        "@torch.compile\n"
+        "def f(x, t, i):\n"
+        "    if i:\n"
+        "        prev = x.max()\n"
+        "    else:\n"
+        "        prev = t\n"
+        "    probe(packed(x), packed(x) & prev, prev >= 0, x.sum() > prev)\n"
+        "    return x\n"
+    )
+    tree = ast.parse(source)
+    imports = ImportTable.from_tree(tree, "partial_case")
+    scope = analyze_scope(tree, imports, "partial_case.py")
+    analysis = _file_analysis(tree, SourceFile(source), "partial_case.py", "partial_case", False, imports, scope, Settings())
+    probe = next(c for c in analysis.module.nodes_of_class(nodes.Call) if getattr(c.func, "name", "") == "probe")
+    assert [analysis.values.kind(a) for a in probe.args] == [T, T, T, T]
+    assert [analysis.values.partial(a) for a in probe.args] == [True, True, True, False]

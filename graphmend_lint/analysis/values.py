@@ -90,6 +90,8 @@ MODULE_METHODS = frozenset(
 DISTRIBUTION_TENSOR_METHODS = frozenset(
     {"sample", "rsample", "sample_n", "log_prob", "cdf", "icdf", "entropy", "perplexity"}
 )
+#: Annotations of Python numbers and flags that code sometimes passes a tensor for all the same.
+SCALAR_ANNOTATIONS = frozenset({"bool", "int", "float"})
 TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
 STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool"})
 _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
@@ -232,6 +234,10 @@ class ValueOracle:
         self._cycles_seen = 0
         self._call_sites: dict[str, list[nodes.Call]] | None = None
         self._argument_memo: dict[tuple[nodes.NodeNG, str], frozenset[Kind]] = {}
+        # Tensors only on some paths (a Python value on others), and what was worked out from them: see ``partial``
+        self._partial: set[nodes.NodeNG] = set()
+        self._partial_arguments: set[tuple[nodes.NodeNG, str]] = set()
+        self._partial_seen = 0
         self._uses: dict[nodes.NodeNG, dict[str, list[nodes.Name]]] = {}
         self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int, int], bool] = {}
         self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
@@ -264,6 +270,15 @@ class ValueOracle:
     def is_tensor(self, node: nodes.NodeNG) -> bool:
         return self.kind(node) is Kind.TENSOR
 
+    def partial(self, node: nodes.NodeNG) -> bool:
+        """*node* is a tensor only on some paths, by the evidence ``kind`` used: on the others it may be a
+        Python value (a literal before a loop's first turn, an early ``return False``, an untyped parameter).
+
+        A rewrite into tensor operations (``torch.where(cond, ...)``) would fail on those paths in eager
+        code, so fixes built on such a node are only shown, never applied.
+        """
+        return self.kind(node) is Kind.TENSOR and node in self._partial
+
     def qualified_name(self, node: nodes.NodeNG) -> str | None:
         """``torch.where`` for ``T.where`` / ``where`` imported from torch."""
         name = dotted(node)
@@ -294,6 +309,8 @@ class ValueOracle:
 
     def _kind(self, node: nodes.NodeNG) -> Kind | None:
         if node in self._memo:
+            if node in self._partial:
+                self._partial_seen += 1
             return self._memo[node]
         if node in self._in_progress:
             self._cycles_seen += 1
@@ -301,11 +318,14 @@ class ValueOracle:
         if len(self._in_progress) >= _MAX_NESTING:
             raise _TooDeep(node)
         cycles_before = self._cycles_seen
+        partial_before = self._partial_seen
         self._in_progress.add(node)
         try:
             result = self._classify(node)
         finally:
             self._in_progress.discard(node)
+        if self._partial_seen != partial_before and result is Kind.TENSOR:
+            self._partial.add(node)  # leaned on a tensor of some paths only
         if self._cycles_seen == cycles_before or not self._in_progress:
             self._memo[node] = result  # only results that did not lean on an open cycle are final
         return result
@@ -343,8 +363,11 @@ class ValueOracle:
         return Kind.UNKNOWN
 
     def _operands(self, *operands: nodes.NodeNG) -> Kind | None:
+        partial_before = self._partial_seen
         kinds = [self._kind(operand) for operand in operands]
         if Kind.TENSOR in kinds:
+            if any(kind is Kind.TENSOR and operand not in self._partial for operand, kind in zip(operands, kinds)):
+                self._partial_seen = partial_before  # ``x.sum() > prev``: a tensor on every path whatever ``prev`` is
             return Kind.TENSOR
         if None in kinds:
             return None  # depends on a value still being worked out
@@ -359,7 +382,93 @@ class ValueOracle:
             return Kind.UNKNOWN
         if not assignments:
             return Kind.STATIC if node.name in {"True", "False", "None"} else Kind.UNKNOWN
-        return join(self._binding(a) for a in assignments[:_MAX_LOOKUPS])
+        kinds = [(a, self._binding(a)) for a in assignments[:_MAX_LOOKUPS]]
+        joined = join(kind for _, kind in kinds)
+        if joined is not Kind.TENSOR and self._tensor_on_some_path(node, kinds):
+            self._partial_seen += 1
+            return Kind.TENSOR
+        return joined
+
+    def _tensor_on_some_path(self, use: nodes.Name, kinds: list[tuple[nodes.NodeNG, Kind | None]]) -> bool:
+        """*use* is a tensor on some paths, and no other binding says it holds a Python value there.
+
+        ``prev_t = self.timesteps[i] if ... else timestep`` (diffusers' LCM
+        step): a tensor, or a parameter nothing says more about. A parameter
+        some call passes a Python value for, an annotated one, or an
+        assignment of anything else (``x = x.tolist()``) is evidence against,
+        and the name stays unknown. A literal (``done = False``) gives way
+        only to a tensor assigned on every turn of a loop around the use
+        (astroid does not see that one when it comes after the use): from
+        the second turn on the name holds the tensor.
+        """
+        literals = [binding for binding, kind in kinds if kind is Kind.STATIC and _literal_binding(binding)]
+        tensors = [binding for binding, kind in kinds if kind is Kind.TENSOR]
+        if literals:
+            tensors = [*tensors, *(b for b in self._carried_bindings(use) if self._binding(b) is Kind.TENSOR)]
+            if not self._loop_carried(use, tensors, literals):
+                return False
+        if not tensors:
+            return False
+        for binding, kind in kinds:
+            if kind is Kind.TENSOR or kind is None or binding in literals:
+                continue
+            if kind is not Kind.UNKNOWN or not self._unevidenced(binding):
+                return False
+        return True
+
+    @staticmethod
+    def _carried_bindings(use: nodes.Name) -> list[nodes.AssignName]:
+        """Bindings of *use*'s name on every turn of a loop around it, after it: the next turn sees them."""
+        found: list[nodes.AssignName] = []
+        child: nodes.NodeNG = use
+        loop = use.parent
+        while loop is not None and not isinstance(loop, (nodes.FunctionDef, nodes.Lambda, nodes.Module, nodes.ClassDef)):
+            # a ``while`` test runs again each turn, a ``for`` iterable once
+            if isinstance(loop, (nodes.For, nodes.While)) and (child in loop.body or child is getattr(loop, "test", None)):
+                for statement in loop.body:
+                    if isinstance(statement, nodes.Assign) and statement.fromlineno > use.lineno:
+                        found += [t for t in statement.targets if isinstance(t, nodes.AssignName) and t.name == use.name]
+            child, loop = loop, loop.parent
+        return found[:_MAX_LOOKUPS]
+
+    def _unevidenced(self, binding: nodes.NodeNG, depth: int = 0) -> bool:
+        """*binding* gives its name a parameter's value that nothing types: no annotation, no Python
+        value from any call site, no default but ``None`` (directly or through ``y = x``)."""
+        if depth > _EVIDENCE_DEPTH or not isinstance(binding, nodes.AssignName):
+            return False
+        parent = binding.parent
+        if isinstance(parent, nodes.Arguments):
+            function = parent.parent
+            if binding.name in {"self", "cls"} or self._annotation_of(binding, parent) is not None:
+                return False
+            default = self._default_of(binding, parent)
+            if default is not None and not (isinstance(default, nodes.Const) and default.value is None):
+                return False
+            return Kind.STATIC not in self._argument_kinds(function, binding.name)
+        if isinstance(parent, nodes.Assign) and isinstance(parent.value, nodes.Name):
+            try:
+                sources = reaching_bindings(parent.value)[:_MAX_LOOKUPS]
+            except Exception:  # astroid lookups can fail on odd code; stay quiet
+                return False
+            return bool(sources) and all(self._unevidenced(source, depth + 1) for source in sources)
+        return False
+
+    @staticmethod
+    def _loop_carried(use: nodes.Name, tensors: list[nodes.NodeNG], literals: list[nodes.NodeNG]) -> bool:
+        """A tensor binding runs on every turn of a loop that holds *use*, and the *literals* lie before it.
+
+        ``done = False`` then ``while not done: ... done = (x > 0).all()``:
+        every test after the first sees the tensor.
+        """
+        for tensor in tensors:
+            statement = tensor.statement()
+            loop = statement.parent
+            if not isinstance(loop, (nodes.For, nodes.While)) or statement not in loop.body:
+                continue
+            if not _inside(use, loop) or any(_inside(literal, loop) for literal in literals):
+                continue
+            return True
+        return False
 
     def _binding(self, assignment: nodes.NodeNG) -> Kind | None:
         """The kind of the value a binding site gives its name."""
@@ -464,7 +573,12 @@ class ValueOracle:
         function = arguments.parent
         annotation = self._annotation_of(name, arguments)
         if annotation is not None:
-            return self._annotation_kind(annotation)
+            declared = self._annotation_kind(annotation)
+            if annotation.as_string() in SCALAR_ANNOTATIONS and self._argument_kinds(function, name.name) == {Kind.TENSOR}:
+                # ``this_peer_finished: bool`` that every call passes a tensor (transformers' generate loop):
+                # Dynamo sees the tensor, whatever the annotation says
+                return Kind.TENSOR
+            return declared
         if name.name in {"self", "cls"}:
             return Kind.UNKNOWN
         if name.name == "config" or name.name.endswith("_config"):
@@ -482,9 +596,31 @@ class ValueOracle:
         # assignments (``half = n // 2`` ... ``emb = emb.exp()``) is too weak against them (measured on
         # transformers: fsmt's ``embedding_dim``, vitdet's ``q_size``).
         reach = 0 if from_calls else _EVIDENCE_DEPTH
-        if self.assume_tensor_parameters and self._is_traced(function) and self._used_as_tensor(function, name.name, reach):
+        if (
+            self.assume_tensor_parameters
+            and self._is_traced(function)
+            and (self._used_as_tensor(function, name.name, reach) or self._rebound_to_tensor(function, name))
+        ):
             return Kind.TENSOR
         return Kind.UNKNOWN
+
+    def _rebound_to_tensor(self, function: nodes.FunctionDef, parameter: nodes.AssignName) -> bool:
+        """The function itself assigns the parameter's name tensors, and nothing else but ``None``.
+
+        ``if cache_position is None: ... else: cache_position = torch.arange(...)``
+        (Mamba), ``if max_length is None: max_length = length.max()``: the name
+        holds one type, a tensor. A value computed from the parameter itself
+        (``lengths = torch.tensor(lengths)``, ``x = x.tolist()``) converts it
+        and says nothing about what was passed.
+        """
+        bindings = [b for b in function.locals.get(parameter.name, [])[:_MAX_LOOKUPS] if b is not parameter]
+        if not all(isinstance(b, nodes.AssignName) and isinstance(b.parent, nodes.Assign) for b in bindings):
+            return False  # ``for x in ...``, ``x += 1``, ``a, x = ...``: not one value to judge
+        values = [b.parent.value for b in bindings if not (isinstance(b.parent.value, nodes.Const) and b.parent.value.value is None)]
+        return bool(values) and all(
+            not any(use.name == parameter.name for use in descendants(value, nodes.Name)) and self._kind(value) is Kind.TENSOR
+            for value in values
+        )
 
     def _used_as_tensor(self, function: nodes.NodeNG, name: str, reach: int, depth: int = 0) -> bool:
         """Evidence in the body that an unannotated parameter holds a tensor.
@@ -609,14 +745,19 @@ class ValueOracle:
         """
         key = (function, parameter)
         if key in self._argument_memo:
+            if key in self._partial_arguments:
+                self._partial_seen += 1
             return self._argument_memo[key]
         self._argument_memo[key] = frozenset()  # bottom while in progress: a cycle adds nothing
+        partial_before = self._partial_seen
         try:
             result = self._call_site_kinds(function, parameter)
         except _TooDeep:
             del self._argument_memo[key]  # set aside, not answered: ask again later
             raise
         self._argument_memo[key] = result
+        if self._partial_seen != partial_before:
+            self._partial_arguments.add(key)
         return result
 
     def _call_site_kinds(self, function: nodes.NodeNG, parameter: str) -> frozenset[Kind]:
@@ -913,7 +1054,16 @@ class ValueOracle:
             return Kind.UNKNOWN
         if any(value is None for value in returns):
             return Kind.UNKNOWN
-        return join(self._kind(value) for value in returns[:_MAX_LOOKUPS])
+        kinds = [(value, self._kind(value)) for value in returns[:_MAX_LOOKUPS]]
+        if any(kind is Kind.TENSOR for _, kind in kinds) and all(
+            kind is Kind.TENSOR or (isinstance(value, nodes.Const) and type(value.value) is bool) for value, kind in kinds
+        ):
+            # ``if ...: return False`` ... ``return mask.any()`` (transformers' ``_is_packed_sequence``):
+            # a predicate that decides on the tensor's data past its early exits
+            if join(kind for _, kind in kinds) is not Kind.TENSOR:
+                self._partial_seen += 1
+            return Kind.TENSOR
+        return join(kind for _, kind in kinds)
 
     def _returned(self, function: nodes.FunctionDef) -> list[nodes.NodeNG | None]:
         """The values of *function*'s own ``return`` statements (``None`` for a bare one), found once."""
@@ -994,6 +1144,26 @@ class ValueOracle:
             functions = [f for f in found if isinstance(f, nodes.FunctionDef)]
             return functions[0] if len(functions) == 1 and len(found) == 1 else None
         return None
+
+
+def _literal_binding(binding: nodes.NodeNG) -> bool:
+    """``x = None`` / ``False`` / ``0``: a name bound to a literal constant."""
+    parent = binding.parent
+    return (
+        isinstance(binding, nodes.AssignName)
+        and isinstance(parent, (nodes.Assign, nodes.AnnAssign))
+        and isinstance(parent.value, nodes.Const)
+        and type(parent.value.value) in (bool, int, float, type(None))
+    )
+
+
+def _inside(node: nodes.NodeNG, ancestor: nodes.NodeNG) -> bool:
+    current: nodes.NodeNG | None = node
+    while current is not None:
+        if current is ancestor:
+            return True
+        current = current.parent
+    return False
 
 
 def _sole_method(klass: nodes.ClassDef | None, name: str) -> nodes.FunctionDef | None:

@@ -180,6 +180,13 @@ class TensorDependentBranch(Rule):
         # Dynamo folds ``torch.jit.is_tracing()`` to False: ``k`` is 3 under compile (measured)
         "import torch\n\n@torch.compile\ndef f(x):\n    k = x.sum() if torch.jit.is_tracing() else 3\n"
         "    if k > 2:\n        x = x * 2\n    return x\n",
+        # a tensor on one path, a Python value (`0`, a `.tolist()` conversion) on another: unknown, quiet
+        "import torch\n\n\n@torch.compile\ndef f(x, pad):\n    extra = 0\n    if x.shape[-1] <= 2:\n"
+        "        extra = pad.max()\n    if extra > 0:\n        x = x * 2\n    return x\n",
+        "import torch\n\n\ndef unpad(x, size):\n    if not isinstance(size, (list, tuple)):\n"
+        "        size = size.tolist()\n    height, width = size\n    if height > width:\n"
+        "        x = x[:, :width]\n    return x\n\n\n@torch.compile\ndef f(x, size):\n"
+        "    return unpad(x, size)\n",
     )
     invalid = (
         # both branches overwrite the parameter with a tensor: its default no longer reaches the test
@@ -275,6 +282,28 @@ class TensorDependentBranch(Rule):
         ),
         # declined (display-only): no tensor to select on one side
         Example("import torch\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        return None\n    return x\n"),
+        # a predicate that returns `False` early and a tensor's verdict after (transformers' `_is_packed_sequence`);
+        # display-only: on the early path the test is a Python bool, which `torch.where` does not take
+        Example(
+            "import torch\n\n\ndef is_packed(positions, batch_size):\n"
+            "    if positions is None or batch_size != 1:\n        return False\n"
+            "    return (positions.diff() != 1).any()\n\n\n@torch.compile\ndef f(x, positions):\n"
+            "    if is_packed(positions, x.shape[0]):\n        x = x * 2\n    return x\n"
+        ),
+        # a parameter the function only ever rebinds to a tensor (Mamba's `cache_position`) is one
+        Example(
+            "import torch\n\n\ndef prepare(ids, cache_position=None):\n    if cache_position is not None:\n"
+            "        if cache_position[0] > 0:\n            ids = ids[:, -1:]\n    else:\n"
+            "        cache_position = torch.arange(ids.shape[1])\n    return ids, cache_position\n\n\n"
+            "@torch.compile\ndef f(ids, cache_position):\n"
+            "    return prepare(ids, cache_position=cache_position)\n"
+        ),
+        # a `bool` annotation that every call site contradicts with a tensor (transformers' generate loop)
+        Example(
+            "import torch\n\n\ndef keep_going(finished: bool) -> bool:\n    if finished:\n"
+            "        return False\n    return True\n\n\n@torch.compile\ndef f(x):\n    x = x + 1\n"
+            "    return x, keep_going((x > 3).all())\n"
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:

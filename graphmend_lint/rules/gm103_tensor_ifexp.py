@@ -60,6 +60,18 @@ class TensorDependentConditionalExpression(Rule):
         ),
         # declined (display-only): `None` is not a tensor to select
         Example("import torch\n\n@torch.compile\ndef f(x):\n    return x if x.sum() > 0 else None\n"),
+        # a schedule entry or the timestep nothing types (diffusers' LCM step): a tensor on that path;
+        # display-only, since on the other the test may be a Python bool
+        Example(
+            "import torch\n\n\nclass Scheduler:\n    def __init__(self):\n"
+            "        self.alphas = torch.linspace(1.0, 0.1, 20)\n"
+            "        self.timesteps = torch.tensor([19, 14, 9, 4])\n\n"
+            "    def step(self, sample, timestep, index):\n        if index + 1 < len(self.timesteps):\n"
+            "            prev = self.timesteps[index + 1]\n        else:\n            prev = timestep\n"
+            "        alpha = self.alphas[prev] if prev >= 0 else self.alphas[0]\n"
+            "        return sample * alpha\n\n\nscheduler = Scheduler()\n\n\n@torch.compile\n"
+            "def f(sample, t):\n    return scheduler.step(sample, t, 0)\n"
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
