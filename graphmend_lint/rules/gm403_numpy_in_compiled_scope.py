@@ -189,6 +189,8 @@ class NumpyInCompiledScope(Rule):
                 "into Python: Dynamo does not trace that, graph break"
             )
             yield ctx.report(call, message, traced, FORCED_CAST)
+        if "numpy" not in ctx.analysis.source.text:
+            return  # no NumPy import: no NumPy value, and no binding lookups per branch operand
         for branch, traced in ctx.traced_nodes(nodes.If, nodes.While, nodes.IfExp):
             for operand in condition_operands(branch.test):
                 # an operand the oracle calls a tensor is GM101's finding, and one computed by a NumPy call

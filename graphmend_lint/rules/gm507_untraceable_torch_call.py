@@ -138,6 +138,8 @@ class UntraceableTorchCall(Rule):
 
     def _allowed_in_graph(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         """Calls of ``allow_in_graph`` functions whose body needs a tensor's data (fake tensors carry none)."""
+        if "allow_in_graph" not in ctx.analysis.source.text:
+            return  # the mark is spelled out in the file (decorator or wrapper): no lookup per call without it
         breaks = BreakFinder(ctx.values, SideEffectFinder(ctx.values))
         for call, traced, function in ctx.recognised(allow_in_graph_callee, nodes.Call):
             needs_data = breaks.data_dependent_node(function)
