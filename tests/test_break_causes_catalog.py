@@ -83,6 +83,8 @@ CASES: dict[str, Case] = {
     # the unsupported context manager is logged twice on its line, and Dynamo runs the resumed frame eagerly
     "GM507/bad_cudnn_flags.py": case({(15, "GM507")}, {(15, "GB0142"), (15, "GB0208")}, frame_skipped=True),
     "GM507/neg_traced_helpers.py": case(),
+    # Dynamo runs an allow_in_graph function on fake tensors: the branch breaks at the call, then in its own frame
+    "GM507/bad_allow_in_graph_branch.py": case({(25, "GM507"), (13, "GM101")}, {(25, "GB0033"), (13, "GB0170")}),
     # one mask as both the query and the key mask: a view for the repeat traces whole (training mode)
     "GM508/bad_yoso_cumulation.py": case({(47, "GM508")}, {(47, "GB6297")}),
     "GM508/fixed_yoso_cumulation.py": case(),

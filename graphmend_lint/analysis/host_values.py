@@ -26,6 +26,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.side_effects import is_builtin_call
+from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.analysis.values import Kind, ValueOracle
 
 #: Builtins that copy one tensor element to a Python scalar (``int(t)`` is ``t.item()``).
@@ -129,6 +130,39 @@ def scalar_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversi
     return None
 
 
+#: torch's tensor checks and the position of their condition: each reads the condition back with
+#: ``cond._is_all_true().item()``, so a tensor condition breaks like ``.item()`` (GB0124, measured on
+#: torch 2.13; traced with ``capture_scalar_outputs``). ``torch._check`` takes a Python bool and does not.
+TENSOR_CHECKS = {"torch._check_tensor_all": 0, "torch._check_tensor_all_with": 1}
+
+
+@dataclass(frozen=True)
+class TensorCheck:
+    """``torch._check_tensor_all(cond)`` / ``torch._check_tensor_all_with(err, cond, msg)`` on a tensor."""
+
+    call: nodes.Call
+    condition: nodes.NodeNG
+    function: str  # the qualified torch function
+
+    @property
+    def label(self) -> str:
+        return f"`{self.function}`"
+
+
+def tensor_check(values: ValueOracle, node: nodes.NodeNG) -> TensorCheck | None:
+    """A torch tensor check whose condition is a TENSOR: it copies the condition to the host."""
+    if not isinstance(node, nodes.Call):
+        return None
+    function = values.qualified_name(node.func) or ""
+    position = TENSOR_CHECKS.get(function)
+    if position is None or len(node.args) <= position:
+        return None
+    condition = node.args[position]
+    if isinstance(condition, nodes.Starred) or any(isinstance(arg, nodes.Starred) for arg in node.args[:position]):
+        return None
+    return TensorCheck(node, condition, function) if values.is_tensor(condition) else None
+
+
 def _tensor_not_array(values: ValueOracle, node: nodes.NodeNG) -> bool:
     return values.is_tensor(node) and numpy_origin(values, node) is None
 
@@ -198,10 +232,32 @@ def feeds_tensor_ops_only(values: ValueOracle, node: nodes.NodeNG, depth: int = 
     if isinstance(parent, (nodes.Tuple, nodes.List)) and isinstance(parent.parent, nodes.Call) and parent in parent.parent.args:
         child, parent = parent, parent.parent  # torch.zeros((2, n))
     if isinstance(parent, nodes.Call) and child in parent.args:
+        if _traced_numpy_call(values, parent):  # np.log(np.exp(k) - 1): a tensor op whose result is followed
+            return feeds_tensor_ops_only(values, parent, depth + 1)
         return is_torch_op(values, parent)
+    if _stored_into_tensor(values, child):
+        return True
     target = single_target(child)
     reads = reads_of(target) if target is not None else None
     return bool(reads) and all(feeds_tensor_ops_only(values, read, depth + 1) for read in reads)
+
+
+def _traced_numpy_call(values: ValueOracle, call: nodes.Call) -> bool:
+    """A top-level NumPy function ``torch._numpy`` implements: Dynamo traces it as a tensor op."""
+    module, _, function = (values.qualified_name(call.func) or "").rpartition(".")
+    return module == "numpy" and untraced_numpy_function(values, call) is None
+
+
+def _stored_into_tensor(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    """``t[..., 0] = <node>`` into a tensor: the value stays in the graph (measured, torch 2.13)."""
+    parent = node.parent
+    return (
+        isinstance(parent, nodes.Assign)
+        and parent.value is node
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], nodes.Subscript)
+        and values.is_tensor(parent.targets[0].value)
+    )
 
 
 def bound_values(name: nodes.Name) -> list[nodes.NodeNG] | None:

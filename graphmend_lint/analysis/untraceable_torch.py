@@ -17,6 +17,12 @@ Each entry was measured on torch 2.13 (CPU) with the id Dynamo logs:
   registrations): torch's ``RemovableHandle`` sets an attribute on a type,
   which Dynamo does not support (GB0467, measured; transformers' output
   capturing registers its hooks this way).
+
+:func:`allow_in_graph_callee` finds calls of functions marked
+``allow_in_graph``: Dynamo runs them on fake tensors, so a body that needs a
+tensor's data breaks at the call (GB0033, GB0036 for a data-dependent output
+size; measured, torch 2.13), and again inside when the body later runs
+eagerly as a frame of its own.
 """
 
 from __future__ import annotations
@@ -54,6 +60,8 @@ _MODULE_HOOK_REGISTRATIONS = frozenset(
      "register_full_backward_pre_hook"}
 )  # fmt: skip
 _DISABLE_DECORATORS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
+#: Dynamo calls such a function on fake tensors while tracing and puts the call in the graph as one node.
+_ALLOW_IN_GRAPH = frozenset({"torch.compiler.allow_in_graph", "torch._dynamo.allow_in_graph"})
 
 
 @dataclass(frozen=True)
@@ -105,8 +113,8 @@ def _is_with_item(call: nodes.Call) -> bool:
     return isinstance(parent, nodes.With) and any(expression is call for expression, _ in parent.items)
 
 
-def _disabled_callee(values: ValueOracle, call: nodes.Call) -> nodes.FunctionDef | None:
-    """The function of this file *call* calls (``f(...)``, ``self.m(...)``) when it is decorated to be skipped."""
+def _sole_binding(call: nodes.Call) -> nodes.NodeNG | None:
+    """The one binding of the name *call* calls (``f(...)``, ``self.m(...)``), else ``None``."""
     func = call.func
     candidates: list[nodes.NodeNG] = []
     if isinstance(func, nodes.Name):
@@ -117,10 +125,40 @@ def _disabled_callee(values: ValueOracle, call: nodes.Call) -> nodes.FunctionDef
     elif isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) and func.expr.name == "self":
         klass = enclosing_class(call)
         candidates = list(klass.locals.get(func.attrname, ())) if klass is not None else []
-    functions = [c for c in candidates if isinstance(c, nodes.FunctionDef)]
-    if len(functions) != 1 or len(candidates) != 1:
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _disabled_callee(values: ValueOracle, call: nodes.Call) -> nodes.FunctionDef | None:
+    """The function of this file *call* calls (``f(...)``, ``self.m(...)``) when it is decorated to be skipped."""
+    function = _sole_binding(call)
+    return function if isinstance(function, nodes.FunctionDef) and _is_disabled(values, function) else None
+
+
+def allow_in_graph_callee(values: ValueOracle, call: nodes.Call) -> nodes.FunctionDef | None:
+    """The function of this file *call* calls when Dynamo puts it in the graph whole (``allow_in_graph``).
+
+    Decorated ``@torch.compiler.allow_in_graph`` / ``@torch._dynamo.allow_in_graph``,
+    or the name bound once to ``allow_in_graph(fn)`` with ``fn`` a function of this file.
+    """
+    binding = _sole_binding(call)
+    if isinstance(binding, nodes.FunctionDef):
+        decorators = binding.decorators.nodes if binding.decorators else []
+        allowed = any(values.qualified_name(decorator) in _ALLOW_IN_GRAPH for decorator in decorators)
+        return binding if allowed else None
+    wrapper = binding.parent if isinstance(binding, nodes.AssignName) else None
+    if not (isinstance(wrapper, nodes.Assign) and len(wrapper.targets) == 1 and isinstance(wrapper.value, nodes.Call)):
         return None
-    return functions[0] if _is_disabled(values, functions[0]) else None
+    wrapped = wrapper.value
+    if values.qualified_name(wrapped.func) not in _ALLOW_IN_GRAPH or len(wrapped.args) != 1 or wrapped.keywords:
+        return None
+    inner = wrapped.args[0]
+    if not isinstance(inner, nodes.Name):
+        return None
+    try:
+        _, functions = inner.lookup(inner.name)
+    except Exception:  # astroid lookups can fail on odd code: no provable callee
+        return None
+    return functions[0] if len(functions) == 1 and isinstance(functions[0], nodes.FunctionDef) else None
 
 
 def _is_disabled(values: ValueOracle, function: nodes.FunctionDef) -> bool:

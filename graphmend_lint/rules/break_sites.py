@@ -63,6 +63,10 @@ def _walk(node: nodes.NodeNG) -> Iterator[nodes.NodeNG]:
         stack.extend(child for child in current.get_children() if not isinstance(child, _SCOPES))
 
 
+def _tensor_tolist(values: ValueOracle, call: nodes.Call) -> bool:
+    return isinstance(call.func, nodes.Attribute) and call.func.attrname == "tolist" and values.is_tensor(call.func.expr)
+
+
 class BreakFinder:
     """Answers "does this code break the graph?" for one file."""
 
@@ -77,6 +81,34 @@ class BreakFinder:
                 return current
         return None
 
+    def data_dependent_node(self, function: nodes.FunctionDef) -> nodes.NodeNG | None:
+        """The first construct of *function*'s body (not what it calls) that needs a tensor's data, else ``None``.
+
+        These are the breaks that fail on fake tensors, which carry shapes and
+        no data: a branch on a tensor, a conversion to a Python number or list,
+        a tensor given as a size, a data-dependent output size, a 0-d index,
+        a tensor slice bound. A print or a log call only needs the values it
+        formats and runs on fake tensors.
+        """
+        for current in _walk(function):
+            if current is not function and self._needs_data(current):
+                if isinstance(current, (nodes.If, nodes.While, nodes.IfExp)):
+                    return tensor_condition_parts(self.values, current.test)[0]  # the operand, not the statement
+                return current
+        return None
+
+    def _needs_data(self, node: nodes.NodeNG) -> bool:
+        values = self.values
+        if isinstance(node, nodes.Call):
+            return (
+                scalar_conversion(values, node) is not None
+                or tensor_size(values, node) is not None
+                or dynamic_operator(values, node) is not None
+                or tensor_predicate(values, node) is not None
+                or _tensor_tolist(values, node)
+            )
+        return self._breaks(node) if isinstance(node, (nodes.Subscript, nodes.Slice, nodes.If, nodes.While, nodes.IfExp)) else False
+
     def _breaks(self, node: nodes.NodeNG) -> bool:
         values = self.values
         if isinstance(node, nodes.Call):
@@ -87,11 +119,7 @@ class BreakFinder:
                 or tensor_predicate(values, node) is not None
                 or self.side_effects.classify(node) is not None
                 or constructor_of(values, node.func) in RECURRENT_MODULES
-                or (
-                    isinstance(node.func, nodes.Attribute)
-                    and node.func.attrname == "tolist"
-                    and values.is_tensor(node.func.expr)
-                )
+                or _tensor_tolist(values, node)
             )
         if isinstance(node, nodes.Subscript) and node.ctx is Context.Load:
             return boolean_index(values, node) is not None or zero_dim_position(values, node.slice)

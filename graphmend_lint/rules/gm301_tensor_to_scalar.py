@@ -9,7 +9,7 @@ from astroid import nodes
 from graphmend_lint.analysis.captured_values import captured_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
-from graphmend_lint.analysis.host_values import scalar_conversion
+from graphmend_lint.analysis.host_values import scalar_conversion, tensor_check
 from graphmend_lint.analysis.tensor_sizes import tensor_size
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
@@ -22,6 +22,10 @@ from graphmend_lint.rules.gb_types import gb_types
 CAPTURED_BRANCH = Fix.advice(
     "no automatic fix: keep the value a tensor (drop `.item()`) and select with `torch.where` / "
     "`torch.cond`, or decide outside the compiled function",
+)
+TENSOR_CHECK = Fix.advice(
+    "no automatic fix: `torch._assert_async(cond, msg)` checks on the device (it raises `RuntimeError`), "
+    "or check outside the compiled function",
 )
 TENSOR_SIZE = Fix.advice(
     "no automatic fix: compute the size from shapes (`x.shape[1]`, `len(...)`), pad to a static bound "
@@ -51,6 +55,10 @@ class TensorToPythonScalar(Rule):
     frame receives as an argument, or a 0-d tensor built from Python numbers
     and shapes alone (`torch.tensor(x.shape[1]) // 2`, `torch.div(n, 2)`), is
     not reported as a size: Dynamo knows its value (measured on torch 2.13).
+    Also `torch._check_tensor_all(cond)` and
+    `torch._check_tensor_all_with(error, cond, msg)` with a tensor `cond`:
+    torch reads the condition back with `.item()` (GB0124, measured on
+    torch 2.13; `torch._check` on a Python bool does not break).
 
     ## Why is this bad
     A Python number cannot live inside an FX graph. At each conversion Dynamo
@@ -146,6 +154,8 @@ class TensorToPythonScalar(Rule):
         _HEADER + "    return torch.reshape(x, (n, -1)), torch.arange(len(lengths)), x.new_zeros(x.shape)\n",
         "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\ndef f(x: torch.Tensor, n: int):\n"
         "    return F.interpolate(x, size=(n, x.shape[-1])), F.pad(x, (0, n), value=x.max())\n",
+        # a Python condition: `torch._check` traces it (measured); a check on a shape is no tensor
+        _HEADER + "    torch._check_with(ValueError, n > 0, lambda: 'bad')\n    torch._check(x.shape[0] == n)\n    return x\n",
         # a 0-d tensor the frame receives is specialised on, not converted (measured)
         _HEADER + "    return torch.zeros((2, lengths)), x.new_zeros(2, lengths)\n",
         # a 0-d tensor of Python numbers and shapes alone: Dynamo knows its value (measured)
@@ -189,6 +199,9 @@ class TensorToPythonScalar(Rule):
             "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\ndef f(x: torch.Tensor, m: torch.Tensor):\n"
             "    h = m.sum()\n    return F.interpolate(x, size=(h, 4)), F.pad(x, (0, x.shape[-1] - h))\n"
         ),
+        # the tensor check reads its condition back with `.item()`; nothing needs the number
+        _switched(_HEADER + "    torch._check_tensor_all_with(ValueError, lengths.sum() == n, lambda: 'bad')\n    return x\n"),
+        Example(_HEADER + "    torch._check_tensor_all(lengths > 0)\n    return x[: int(n)] if x.sum().item() > 0 else x\n"),
         _switched(_HEADER + "    total = lengths.sum()\n    return x.new_full((total, 2), 0.5), x.reshape(total, -1)\n"),
         Example(_CAPTURE + "    s = x.sum().item()\n    y = x * s\n    if s > 0:\n        y = y + 1\n    return y\n"),
     )
@@ -208,6 +221,12 @@ class TensorToPythonScalar(Rule):
                 "graph break and host sync"
             )
             yield ctx.report(call, message, traced, scalar_capture_fix(ctx.analysis) or TENSOR_SIZE)
+        for call, traced, check in ctx.recognised(tensor_check, nodes.Call):
+            message = (
+                f"{check.label} reads the tensor condition `{snippet(check.condition)}` back with `.item()`: "
+                "graph break and host sync"
+            )
+            yield ctx.report(call, message, traced, scalar_capture_fix(ctx.analysis) or TENSOR_CHECK)
 
     def _captured_branches(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         """Under ``capture_scalar_outputs``: the branch operands computed from a conversion."""

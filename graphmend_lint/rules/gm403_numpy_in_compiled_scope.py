@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
-from graphmend_lint.analysis.host_values import feeds_tensor_ops_only
+from graphmend_lint.analysis.host_values import condition_operands, feeds_tensor_ops_only
+from graphmend_lint.analysis.numpy_values import numpy_origins
 from graphmend_lint.analysis.numpy_int_casts import forced_integer_cast
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.context import RuleContext
@@ -36,6 +37,10 @@ _MODULE = (
 UNTRACED = Fix.advice(
     "no source fix: compute it with torch ops (or `math`/builtins on Python values), "
     "or outside the compiled function",
+)
+NUMPY_BRANCH = Fix.advice(
+    "no automatic fix: decide on Python numbers (`math`, `random`) or outside the compiled function, "
+    "or keep the value a tensor and select with `torch.where`",
 )
 FORCED_CAST = Fix.advice(
     "no source fix: compute the integer with `math` on Python numbers "
@@ -86,6 +91,11 @@ class NumpyInCompiledScope(Rule):
     refused as well (GB0208, at the line that forces it; a float cast, a
     plain `.item()` and `.tolist()` trace): it is flagged whatever the
     NumPy functions before the cast.
+    A branch (`if`, `while`, conditional expression) on a NumPy array or
+    NumPy scalar computed in compiled code (`lam = np.where(...)[i]`,
+    `if lam != 1.:`; also unpacked from a helper of the same file that
+    returns arrays, as timm's Mixup does) breaks like a branch on a tensor
+    (GB0170, at the condition, measured): it is flagged there, with advice.
     transformers' reformer computes its chunk length with
     `np.lcm(config.lsh_attn_chunk_length, config.local_attn_chunk_length)`.
     With `math.lcm` the value is a Python int that Dynamo folds.
@@ -132,6 +142,11 @@ class NumpyInCompiledScope(Rule):
         # the result stays in the graph: tensor arithmetic and torch ops take it (measured)
         _HEADER + "    n = np.lcm(k, x.shape[0])\n    return x.reshape(-1, n) / np.sqrt(x.shape[-1])\n",
         _HEADER + "    r = np.log(k)\n    return torch.empty(2).uniform_(-r, r) * -(np.log(2.0) / (k - 1))\n",
+        # NumPy of NumPy, stored into a tensor or mixed into one, stays in the graph (measured: VITS' spline constant)
+        _HEADER + "    c = np.log(np.exp(1 - k) - 1)\n    y = x.clone()\n    y[..., 0] = c\n"
+        "    return y * np.log(np.exp(k) - 1)\n",
+        # a branch on a NumPy array's shape or length is a branch on Python ints (measured: no break)
+        _HEADER + "    a = np.ones(k)\n    if a.shape[0] > 2 and len(a) > 1:\n        x = x + 1\n    return x\n",
         # float casts, a plain ``.item()`` and ``.tolist()`` trace (measured); arrays made from tensors are GM302's
         _HEADER + "    n = x.size(1)\n    a = float(np.log1p(n).astype(np.float32)) + np.ceil(np.log1p(n)).item()\n"
         "    return x * a, np.ceil(np.log1p(n)).astype(int).tolist(), x.numpy().max().astype(int).item()\n",
@@ -144,6 +159,13 @@ class NumpyInCompiledScope(Rule):
         Example(_PLAN.format(call="np.sum"), fixed=_PLAN.format(call="sum"), unsafe=True),
         Example(_HEADER + "    starts = np.arange(k)[::-1]\n    return x, np.insert(starts[:-1], 0, 0)\n"),
         Example(_HEADER + "    return x * float(np.interp(0.5, [0.0, 1.0], [1.0, 2.0]))\n"),
+        # a branch on a NumPy value computed in compiled code, also unpacked from a helper (timm's Mixup): GB0170
+        Example(
+            "import numpy as np\nimport torch\n\n\ndef helper(k):\n    lam = np.ones(k, dtype=np.float32)\n"
+            "    return lam * 0.5, k\n\n\n@torch.compile\ndef f(x: torch.Tensor, k: int):\n    lam, n = helper(k)\n"
+            "    if lam[0] != 1.:\n        x = x * 2\n    return x * n\n"
+        ),
+        Example(_HEADER + "    v = np.cos(np.arange(4) * 0.3)\n    return x + 1 if v[0] > 0.5 else x\n"),
         # transformers' Informer: an integer cast of a NumPy value forced into Python (GB0208)
         Example(_HEADER + "    n = x.size(1)\n    u = np.ceil(np.log1p(n)).astype(\"int\").item()\n    return x[:, :u]\n"),
         Example(_HEADER + "    v = np.ceil(x.size(1) / 2)\n    return x * int(v.astype(np.int64)), x * np.int32(k).item()\n"),
@@ -153,7 +175,9 @@ class NumpyInCompiledScope(Rule):
         for call, traced, function in ctx.recognised(untraced_numpy_function, nodes.Call):
             message = f"`{function}` has no `torch._numpy` implementation: Dynamo cannot trace it, graph break"
             yield ctx.report(call, message, traced, UNTRACED)
+        reported: set[nodes.Call] = set()
         for call, traced, found in ctx.recognised(_numpy_over_python_values, nodes.Call):
+            reported.add(call)
             message = (
                 f"`{snippet(call.func)}` on Python values is traced as a tensor op: "
                 "Python use of the result breaks the graph"
@@ -165,3 +189,16 @@ class NumpyInCompiledScope(Rule):
                 "into Python: Dynamo does not trace that, graph break"
             )
             yield ctx.report(call, message, traced, FORCED_CAST)
+        if "numpy" not in ctx.analysis.source.text:
+            return  # no NumPy import: no NumPy value, and no binding lookups per branch operand
+        for branch, traced in ctx.traced_nodes(nodes.If, nodes.While, nodes.IfExp):
+            for operand in condition_operands(branch.test):
+                # an operand the oracle calls a tensor is GM101's finding, and one computed by a NumPy call
+                # reported above (with its fix) is that finding's: one break, one finding
+                origins = None if ctx.values.is_tensor(operand) else numpy_origins(ctx.values, operand)
+                if origins is not None and reported.isdisjoint(origins):
+                    message = (
+                        f"branch on a NumPy value `{snippet(operand)}`: Dynamo traces NumPy as tensors, "
+                        "so the branch needs the data: graph break"
+                    )
+                    yield ctx.report(operand, message, traced, NUMPY_BRANCH)

@@ -7,10 +7,13 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.dynamo_settings import setting_on
-from graphmend_lint.analysis.untraceable_torch import TRACE_AUTOGRAD_OPS, refused_call
+from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.side_effects import SideEffectFinder
+from graphmend_lint.analysis.untraceable_torch import TRACE_AUTOGRAD_OPS, allow_in_graph_callee, refused_call
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption
+from graphmend_lint.rules.break_sites import BreakFinder
 from graphmend_lint.rules.gb_types import gb_types
 
 _HEADER = "import torch\nfrom torch import nn\n\n\n@torch.compile\ndef f(x: torch.Tensor, lengths: torch.Tensor):\n"
@@ -20,6 +23,12 @@ _ALIASED_DISABLE = (
     "import torch\nfrom torch import nn\n\n\ndef nullwrap(fn):\n    return fn\n\n\ndisable_compiler = {alias}\n\n\n"
     "class Embed(nn.Module):\n    @disable_compiler\n    def add_pos(self, x):\n        return x + x.sum().item()\n\n"
     "    def forward(self, x):\n        return self.add_pos(x * 2)\n\n\nmodel = torch.compile(Embed())\n"
+)
+
+#: A function marked ``allow_in_graph`` with body ``{body}`` (parameter ``x``), called from compiled code.
+_ALLOWED = (
+    "import torch\n\n\n@torch.compiler.allow_in_graph\ndef op(x: torch.Tensor):\n{body}\n\n"
+    "@torch.compile\ndef f(x: torch.Tensor):\n    return op(x * 2) + 1\n"
 )
 
 
@@ -45,7 +54,11 @@ class UntraceableTorchCall(Rule):
     the same line); a disabled function is skipped (GB0098, or GB0099 when
     the call is inlined from another frame); a hook registration's
     `RemovableHandle` sets an attribute on a type (GB0467, and GB0013 at the
-    handle's `.remove()`). Inside a loop the break makes
+    handle's `.remove()`). An `allow_in_graph` function is run on fake
+    tensors, which have shapes and no data, so a body that needs data
+    breaks at the call (GB0033, GB0036 for a data-dependent output size),
+    and again inside when Dynamo later traces the body as a frame of its
+    own; the mark hides no break. Inside a loop the break makes
     Dynamo give up on the whole function.
 
     ## Example
@@ -63,13 +76,17 @@ class UntraceableTorchCall(Rule):
 
     ## Fix safety
     No automatic fix: where the call should go is a design decision. The
-    diagnostic carries a display-only hint.
+    diagnostic carries a display-only hint. For an `allow_in_graph`
+    function, fixing the break inside its body (the finding there) removes
+    the one at the call too.
     """
 
     code = "GM507"
     name = "untraceable-torch-call"
     summary = "a torch call Dynamo refuses to trace splits the graph"
-    dynamo_gb = gb_types("GB0025", "GB0007", "GB9186", "GB0142", "GB0208", "GB0098", "GB0099", "GB0467")
+    dynamo_gb = gb_types(
+        "GB0025", "GB0007", "GB9186", "GB0142", "GB0208", "GB0098", "GB0099", "GB0467", "GB0033", "GB0036"
+    )
     options = {
         "trace-autograd-ops": RuleOption(
             False,
@@ -85,6 +102,8 @@ class UntraceableTorchCall(Rule):
         "import torch\n\n\ndef helper(x):\n    return x.sum()\n\n\n@torch.compile\ndef f(x):\n    return helper(x)\n",
         # the alias is the no-op wrapper: ``or`` only falls back to torch's disable when it is falsy
         _ALIASED_DISABLE.format(alias="nullwrap or getattr(torch.compiler, 'disable', None)"),
+        # an allow_in_graph body that needs no data (a print runs on the fake tensors): no break (measured)
+        _ALLOWED.format(body="    print('hi', x.shape)\n    return x.relu()\n"),
     )
     invalid = (
         Example(_HEADER + "    y = x + 1\n    torch._dynamo.graph_break()\n    return y + 1\n"),
@@ -100,6 +119,12 @@ class UntraceableTorchCall(Rule):
             "@torch.compile\ndef f(x):\n    y = x * 2\n    return y + helper(y)\n"
         ),
         Example(_ALIASED_DISABLE.format(alias="getattr(getattr(torch, 'compiler', None), 'disable', None) or nullwrap")),
+        # the call breaks (GB0033); the branch inside is GM101's finding
+        Example(_ALLOWED.format(body="    return torch.sigmoid(x) if x.sum() > 0 else x\n")),
+        Example(
+            "import torch\n\n\ndef scale(x):\n    return x * x.sum().item()\n\n\nop = torch._dynamo.allow_in_graph(scale)\n\n\n"
+            "@torch.compile\ndef f(x):\n    return op(x * 2) + scale(x)\n"
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -109,3 +134,20 @@ class UntraceableTorchCall(Rule):
                 continue
             fix = Fix.advice(f"no source fix: {refused.advice}")
             yield ctx.report(call, f"{refused.label} in compiled code causes a graph break: {refused.reason}", traced, fix)
+        yield from self._allowed_in_graph(ctx)
+
+    def _allowed_in_graph(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        """Calls of ``allow_in_graph`` functions whose body needs a tensor's data (fake tensors carry none)."""
+        if "allow_in_graph" not in ctx.analysis.source.text:
+            return  # the mark is spelled out in the file (decorator or wrapper): no lookup per call without it
+        breaks = BreakFinder(ctx.values, SideEffectFinder(ctx.values))
+        for call, traced, function in ctx.recognised(allow_in_graph_callee, nodes.Call):
+            needs_data = breaks.data_dependent_node(function)
+            if needs_data is None:
+                continue
+            message = (
+                f"`{function.name}` is `allow_in_graph`: Dynamo runs it on fake tensors, which have no data, "
+                f"and `{snippet(needs_data)}` (line {needs_data.lineno}) needs it: graph break at the call"
+            )
+            fix = Fix.advice(f"no source fix here: fix the break at line {needs_data.lineno}, and the call traces")
+            yield ctx.report(call, message, traced, fix)

@@ -1,0 +1,134 @@
+"""Which expressions are NumPy arrays (or NumPy scalars) computed in traced code.
+
+Dynamo traces NumPy through ``torch._numpy``: an array, or a NumPy scalar
+such as ``np.float32(0.5)``, is a tensor in the graph, whether it was made
+from Python numbers (``np.ones(n)``, ``np.exp(0.5)``) or from a tensor. A
+branch on such a value therefore needs the device's data, like a branch on a
+tensor: Dynamo logs "Data-dependent branching" (GB0170) at the condition
+(measured on torch 2.13 for ``np.where(...)[i] != 1.``, ``np.log(np.exp(k) - 1) > 0.5``,
+``np.cos(np.arange(4))[0] > 0.5``, ``np.float32(0.5) * 2 > 0.5``,
+``np.sqrt(x.shape[0]) > 1`` and ``(np.array([1, 2]) > 1).any()``).
+
+Only what is provable is a NumPy value: a call of a NumPy function known to
+return an array, indexing and arithmetic on one, an array method that keeps
+it an array, and names every binding of which is one (also unpacked from the
+``return`` of a function of this file). ``np.random.*`` is not: its draws
+break on their own and a draw without ``size`` is a Python float. ``.item()``
+and ``.tolist()`` leave NumPy, and so do ``.shape`` and ``len``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from astroid import nodes
+
+from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.walk import descendants
+
+#: NumPy functions that return an array or a NumPy scalar (never a Python value) and that ``torch._numpy`` traces.
+ARRAY_FUNCTIONS = frozenset(
+    {"array", "asarray", "ones", "zeros", "full", "empty", "arange", "linspace", "ones_like", "zeros_like",
+     "full_like", "empty_like", "where", "clip", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt",
+     "square", "power", "sin", "cos", "tan", "tanh", "arctan", "arctan2", "abs", "absolute", "sign", "floor", "ceil",
+     "round", "rint", "maximum", "minimum", "sum", "prod", "mean", "std", "var", "max", "min", "amax", "amin",
+     "cumsum", "cumprod", "argmax", "argmin", "concatenate", "stack", "repeat", "tile", "flip", "reshape",
+     "transpose", "sort", "argsort", "dot", "matmul", "outer", "isnan", "isinf", "isfinite", "logical_and",
+     "logical_or", "logical_not", "any", "all", "float16", "float32", "float64", "int8", "int16", "int32",
+     "int64", "uint8", "bool_"}
+)  # fmt: skip
+#: Array methods whose result is still an array (``.item()``, ``.tolist()`` leave NumPy).
+ARRAY_METHODS = frozenset(
+    {"astype", "sum", "mean", "max", "min", "prod", "any", "all", "cumsum", "argmax", "argmin", "clip", "round",
+     "reshape", "flatten", "ravel", "squeeze", "transpose", "copy", "std", "var"}
+)  # fmt: skip
+_ARITHMETIC = frozenset({"+", "-", "*", "/", "//", "%", "**"})
+_MAX_DEPTH = 8
+
+
+def is_numpy_value(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    """True when *node* provably evaluates to a NumPy array or NumPy scalar (module docstring)."""
+    return numpy_origins(values, node) is not None
+
+
+def numpy_origins(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> list[nodes.Call] | None:
+    """The NumPy calls *node*'s value is computed from (nested ones included) when it is a NumPy value, else ``None``."""
+    if depth > _MAX_DEPTH:
+        return None
+    again = lambda child: numpy_origins(values, child, depth + 1)  # noqa: E731
+    if isinstance(node, nodes.Call):
+        module, _, function = (values.qualified_name(node.func) or "").rpartition(".")
+        if module == "numpy":
+            if function not in ARRAY_FUNCTIONS:
+                return None
+            return [node, *(origin for arg in node.args for origin in (again(arg) or ()))]
+        func = node.func
+        return again(func.expr) if isinstance(func, nodes.Attribute) and func.attrname in ARRAY_METHODS else None
+    if isinstance(node, nodes.Subscript):
+        return again(node.value)
+    if isinstance(node, nodes.Attribute):
+        return again(node.expr) if node.attrname == "T" else None
+    if isinstance(node, nodes.BinOp):
+        return _either(again, node.left, node.right) if node.op in _ARITHMETIC else None
+    if isinstance(node, nodes.UnaryOp):
+        return again(node.operand) if node.op in {"-", "+", "~"} else None
+    if isinstance(node, nodes.Compare):
+        return _either(again, node.left, node.ops[0][1]) if len(node.ops) == 1 else None
+    if isinstance(node, nodes.Name):
+        return _bound_to_numpy(values, node, depth)
+    return None
+
+
+def _either(
+    origins_of: Callable[[nodes.NodeNG], list[nodes.Call] | None], left: nodes.NodeNG, right: nodes.NodeNG
+) -> list[nodes.Call] | None:
+    """The origins of a binary operation: NumPy when either side is."""
+    found = [origins_of(left), origins_of(right)]
+    if all(side is None for side in found):
+        return None
+    return [origin for side in found for origin in side or ()]
+
+
+def _bound_to_numpy(values: ValueOracle, name: nodes.Name, depth: int) -> list[nodes.Call] | None:
+    try:
+        bindings = reaching_bindings(name)
+    except Exception:  # astroid lookups can fail on odd code: not provable
+        return None
+    found = [_binds_numpy(values, binding, depth) for binding in bindings]
+    if not found or any(origins is None for origins in found):
+        return None
+    return [origin for origins in found for origin in origins or ()]
+
+
+def _binds_numpy(values: ValueOracle, binding: nodes.NodeNG, depth: int) -> list[nodes.Call] | None:
+    """``name = <numpy>``, or ``a, name = f(...)`` where ``f`` of this file returns one there."""
+    if not isinstance(binding, nodes.AssignName):
+        return None
+    parent = binding.parent
+    if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is not None:
+        return numpy_origins(values, parent.value, depth + 1)
+    if isinstance(parent, nodes.Tuple) and isinstance(parent.parent, nodes.Assign) and parent.parent.targets == [parent]:
+        if any(isinstance(element, nodes.Starred) for element in parent.elts):
+            return None
+        return _returned_at(values, parent.parent.value, parent.elts.index(binding), len(parent.elts), depth)
+    return None
+
+
+def _returned_at(values: ValueOracle, value: nodes.NodeNG, index: int, width: int, depth: int) -> list[nodes.Call] | None:
+    """``f(...)`` of this file returns tuples of *width* whose element *index* is a NumPy value, on every ``return``."""
+    if not isinstance(value, nodes.Call):
+        return None
+    function = values.called_function(value)
+    if function is None:
+        return None
+    returns = [r.value for r in descendants(function, nodes.Return, skip=(nodes.FunctionDef, nodes.Lambda))]
+    origins: list[nodes.Call] = []
+    for returned in returns:
+        if not (isinstance(returned, nodes.Tuple) and len(returned.elts) == width):
+            return None
+        found = numpy_origins(values, returned.elts[index], depth + 1)
+        if found is None:
+            return None
+        origins.extend(found)
+    return origins if returns else None
