@@ -72,7 +72,9 @@ class Run:
     """One pass over every input set in one mode: logged sites, traced lines, and (with behaviour) outcomes."""
 
     sites: set[Site] = field(default_factory=set)
-    foreign_sites: int = 0  # logged breaks whose user frame is outside the program file
+    #: Distinct (file, line, GB id) logged with a user frame outside the program file: library code it calls
+    #: (a fix that moves a break into torch's own modules has not removed it).
+    foreign_sites: set[tuple[str, int, str]] = field(default_factory=set)
     traced_lines: set[int] = field(default_factory=set)  # lines of the program file Dynamo traced (any input set)
     fullgraph: list[str | None] = field(default_factory=list)  # per input set: None, or the failure
     eager: list[Outcome] = field(default_factory=list)
@@ -233,7 +235,7 @@ def _traced_lines_of(target: str) -> Iterator[_TracedLines]:
 
 def _logged_call(
     fn: Callable[..., Any], args: tuple[Any, ...], target: str
-) -> tuple[set[Site], int, Outcome, set[int]]:
+) -> tuple[set[Site], set[tuple[str, int, str]], Outcome, set[int]]:
     """Compile ``fn`` afresh, call it once, and parse the graph_breaks log of that call (and the lines it traced)."""
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend=BACKEND)
@@ -246,7 +248,11 @@ def _logged_call(
         for site, _ in occurrences
         if os.path.realpath(site.filename) == target
     }
-    foreign = sum(1 for site, _ in occurrences if os.path.realpath(site.filename) != target)
+    foreign = {
+        (os.path.realpath(site.filename), site.line, site.gb_id or "GB????")
+        for site, _ in occurrences
+        if os.path.realpath(site.filename) != target
+    }
     return local, foreign, outcome, traced.lines
 
 
@@ -283,7 +289,7 @@ def _measure_run(
         if index in unrunnable:
             continue
         run.sites |= sites
-        run.foreign_sites += foreign
+        run.foreign_sites |= foreign
         run.traced_lines |= traced_lines
     if train:
         run.unrunnable = unrunnable
@@ -356,7 +362,7 @@ def _measure_train(result: Measurement, path: Path, module_name: str, behaviour:
         result.train = TrainRun(error=_first_line(error, 300))
         return
     result.sites |= result.train.sites
-    result.foreign_sites += result.train.foreign_sites
+    result.foreign_sites |= result.train.foreign_sites
     result.traced_lines |= result.train.traced_lines
 
 

@@ -230,6 +230,16 @@ def passes_fullgraph(measurement: dict[str, Any]) -> bool:
     return not fullgraph_failures(measurement)
 
 
+def logged_site_count(measurement: dict[str, Any]) -> int:
+    """Distinct logged break sites: in the program file, and in library code it calls (``foreign_sites``).
+
+    A fix that moves a break out of the program into torch's own modules
+    (a capture switch whose data-dependent size reaches batch norm's batch
+    size check) has not removed it, so those count as well.
+    """
+    return len(measurement["sites"]) + len(measurement.get("foreign_sites") or ())
+
+
 def fixes(programs: Iterable[Program], answers: dict[str, dict[str, Any]], mode: str, claims: Claims) -> FixScore:
     score = FixScore()
     for program in programs:
@@ -241,7 +251,7 @@ def fixes(programs: Iterable[Program], answers: dict[str, dict[str, Any]], mode:
         variant = answer["variants"].get(mode)
         after = variant if variant is not None else original
         score.changed += variant is not None
-        before_count, after_count = len(original["sites"]), len(after["sites"])
+        before_count, after_count = logged_site_count(original), logged_site_count(after)
         score.sites_before += before_count
         score.sites_after += after_count if after["error"] is None else before_count
         score.fullgraph_before += passes_fullgraph(original)

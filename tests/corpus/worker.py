@@ -33,7 +33,7 @@ def _measurement_json(measurement: Any) -> dict[str, Any]:
     return {
         "error": measurement.error,
         "sites": _sites_json(measurement.sites),
-        "foreign_sites": measurement.foreign_sites,
+        "foreign_sites": sorted([path, line, gb_id] for path, line, gb_id in measurement.foreign_sites),
         "traced_lines": sorted(measurement.traced_lines),
         "fullgraph": measurement.fullgraph,
         "eager_errors": [o.error for o in measurement.eager],
