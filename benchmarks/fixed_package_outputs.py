@@ -8,10 +8,13 @@ config leaks in) and fixed there with the real CLI::
 
 Every changed module is imported from the original and the fixed package
 (import_check.py). Then, for each model type, two fresh interpreters build the
-tiny random model exactly as ``graphmend-lint verify hf:<type>`` does
-(``graphmend_lint.verify.hf``, same seed) and run it eagerly: one imports the
-original transformers, the other has the fixed copy first on ``PYTHONPATH``;
-each checks that ``transformers.__file__`` is the one intended. Two modes:
+tiny random model exactly as the census's ``graphmend-lint verify
+hf:<type>:<Class>`` does (``graphmend_lint.verify.hf``, same seed, the class
+the census picks: the base model, else the first task model, see
+``hf_census.model_types``; ``--hf-config`` as the census's) and run it
+eagerly: one imports the original transformers, the other has the fixed copy
+first on ``PYTHONPATH``; each checks that ``transformers.__file__`` is the one
+intended. Two modes:
 
 - ``eval``: ``model.eval()``, forward under ``torch.no_grad()``;
 - ``train``: ``model.train()``, forward then backward of the sum of mean
@@ -23,11 +26,15 @@ Outputs (flattened by ``verify.compare.flatten``) and gradients are saved with
 ``torch.save`` and compared in this process: bitwise, and else within
 verify's tolerances. An exception (while building, in the forward or in the
 backward) is an outcome too: both packages raising the same type and message
-counts as equal. Nothing is compiled: this is eager behaviour only. Examples::
+counts as equal, and the summary counts those runs apart from the runs that
+compared real outputs. Nothing is compiled: this is eager behaviour only.
+Examples::
 
     nice -n 10 python benchmarks/fixed_package_outputs.py
     python benchmarks/fixed_package_outputs.py --only bert,longformer --json out.json --keep /tmp/fixed
     python benchmarks/fixed_package_outputs.py --fixed-root /tmp/fixed   # reuse a kept (or hand-edited) copy
+    python benchmarks/fixed_package_outputs.py --fixed-root /tmp/fixed --only gpt_oss,mixtral \
+        --hf-config experts_implementation=eager   # the MoE variant: the experts loop GM401 rewrites
 
 Exit status 1 when the fix breaks an import or changes any outcome.
 """
@@ -50,15 +57,30 @@ from pathlib import Path
 from typing import Any
 
 from field_trial import copy_corpus, corpus_path, run_cli, snapshot
+from hf_census import model_types
 from import_check import check_imports
+from verify_runs import REPO
 
-#: The break census's model types (issue 13), plus four that break nowhere, as a control.
-DEFAULT_TYPES = (
+#: The first break census's model types (issue 13), plus four that break nowhere, as a control.
+FIRST_CENSUS_TYPES = (
     "longformer", "led", "reformer", "deberta", "ctrl", "big_bird", "bigbird_pegasus", "mixtral", "qwen2_moe",
     "qwen3_moe", "phimoe", "olmoe", "jamba", "granitemoe", "dbrx", "switch_transformers", "nllb-moe", "xlm",
     "flaubert", "wav2vec2", "hubert", "bart", "whisper", "bert", "gpt2", "t5", "llama",
 )
+#: Every type with a breaking model-mode in the census of transformers 5.23.0 (docs/benchmarks.md, the
+#: per-model-mode table), plus gpt_oss and aria_text, which it measured with ``experts_implementation=eager``
+#: (by default MoE experts run transformers' grouped kernel, not the loop GM401 rewrites: pass ``--hf-config``).
+CENSUS_TYPES = (
+    "big_bird", "bigbird_pegasus", "colpali", "ctrl", "data2vec-audio", "fastspeech2_conformer",
+    "fastspeech2_conformer_with_hifigan", "flaubert", "higgs_audio_v2", "hubert", "ibert", "jetmoe", "led",
+    "longformer", "m2m_100", "maskformer", "mra", "nllb-moe", "openai_privacy_filter", "reformer", "rwkv",
+    "seamless_m4t", "seamless_m4t_v2", "sew", "sew-d", "slanet", "slanext", "superpoint", "unispeech",
+    "unispeech-sat", "vits", "voxtral_realtime_encoder", "wav2vec2", "wav2vec2-conformer", "wavlm", "xlm", "yoso",
+    "gpt_oss", "aria_text",
+)
+DEFAULT_TYPES = tuple(dict.fromkeys(FIRST_CENSUS_TYPES + CENSUS_TYPES))
 MODES = ("eval", "train")
+SAME_EXCEPTION = "same exception"
 PACKAGE = "transformers"
 #: Stands for the package folder in exception messages, which name files of the copy or of the original.
 PACKAGE_MARK = "<transformers>"
@@ -69,8 +91,12 @@ SHOWN = 20
 # ---------------------------------------------------------------- child: one package, one model, both modes
 
 
-def child_main(model_type: str, expected_root: str, out_dir: str) -> int:
-    """Run ``model_type`` in both modes with whatever transformers this interpreter imports; save each outcome."""
+def child_main(model_type: str, model_class: str, hf_config: str, expected_root: str, out_dir: str) -> int:
+    """Run ``model_type`` in both modes with whatever transformers this interpreter imports; save each outcome.
+
+    ``model_class`` is a class name of transformers' namespace, or ``-`` for
+    ``AutoModel``; ``hf_config`` the ``--hf-config`` items as a JSON list.
+    """
     import torch
 
     package_dir = str(Path(expected_root).resolve())
@@ -87,7 +113,8 @@ def child_main(model_type: str, expected_root: str, out_dir: str) -> int:
         raise SystemExit(f"imported transformers from {imported}, expected {package_dir}")
     for mode in MODES:
         started = time.perf_counter()
-        outcome = run_mode(model_type, mode, package_dir)
+        outcome = run_mode(model_type, None if model_class == "-" else model_class, json.loads(hf_config), mode,
+                           package_dir)
         outcome["seconds"] = round(time.perf_counter() - started, 2)
         torch.save(outcome, Path(out_dir) / f"{mode}.pt")
     return 0
@@ -98,13 +125,15 @@ def describe(error: BaseException, package_dir: str) -> str:
     return f"{type(error).__name__}: {str(error).replace(package_dir, PACKAGE_MARK)}"
 
 
-def run_mode(model_type: str, mode: str, package_dir: str) -> dict[str, Any]:
+def run_mode(model_type: str, model_class: str | None, hf_config: list[str], mode: str,
+             package_dir: str) -> dict[str, Any]:
     """``{"outputs", "gradients", "error"}``: what one mode produced, or the exception that stopped it."""
     import random
 
     import numpy
     import torch
 
+    from graphmend_lint.verify.cli import parse_hf_config
     from graphmend_lint.verify.compare import flatten
     from graphmend_lint.verify.hf import SEED, build_hf_workload
     from graphmend_lint.verify.training import backward_gradients
@@ -113,7 +142,7 @@ def run_mode(model_type: str, mode: str, package_dir: str) -> dict[str, Any]:
     outcome: dict[str, Any] = {"outputs": None, "gradients": None, "error": None}
     try:
         torch.manual_seed(SEED)  # as verify's arm: the random weights come from this seed
-        workload = build_hf_workload(model_type, None, HfOptions())
+        workload = build_hf_workload(model_type, model_class, HfOptions(parse_hf_config(hf_config)))
         model = workload.callable
         if mode == "train":
             model.train()
@@ -150,6 +179,11 @@ class Row:
     def compared(self) -> bool:
         return "not compared" not in (self.outputs, self.gradients)
 
+    @property
+    def exception_only(self) -> bool:
+        """Both packages raised the same exception: equal, but no output was compared."""
+        return self.outputs == SAME_EXCEPTION
+
 
 def compare_leaves(reference: Mapping[str, Any] | None, candidate: Mapping[str, Any] | None) -> str:
     """One verdict for two flattened outputs (or gradients): bitwise, within verify's tolerances, or differ."""
@@ -175,7 +209,7 @@ def compare_outcomes(model_type: str, mode: str, original: Mapping[str, Any] | s
         return Row(model_type, mode, "not compared", gradient_default, "; ".join(notes))
     if original["error"] or fixed["error"]:
         if original["error"] == fixed["error"]:
-            same = "same exception"
+            same = SAME_EXCEPTION
             return Row(model_type, mode, same, same if mode == "train" else "-", f"both raise {original['error']}")
         return Row(model_type, mode, "DIFFER: exception", "-" if mode == "eval" else "DIFFER: exception",
                    f"original: {original['error'] or 'returns'}; fixed: {fixed['error'] or 'returns'}")
@@ -184,15 +218,18 @@ def compare_outcomes(model_type: str, mode: str, original: Mapping[str, Any] | s
     return Row(model_type, mode, outputs, gradients, "")
 
 
-def run_child(model_type: str, package_root: Path, out_dir: Path, timeout: float,
-              pythonpath: Path | None) -> dict[str, Mapping[str, Any] | str]:
-    """Run :func:`child_main` in a fresh interpreter; ``{mode: outcome or why there is none}``."""
+def run_child(model_type: str, model_class: str | None, hf_config: Sequence[str], package_root: Path,
+              out_dir: Path, timeout: float, pythonpath: Path | None) -> dict[str, Mapping[str, Any] | str]:
+    """Run :func:`child_main` in a fresh interpreter; ``{mode: outcome or why there is none}``.
+
+    The package copy (if any) comes first on ``PYTHONPATH``, then this
+    checkout, so that both sides build the model with the same verify code.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONWARNINGS": "ignore", "PYTHONDONTWRITEBYTECODE": "1"}
-    env.pop("PYTHONPATH", None)
-    if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
-    command = [sys.executable, __file__, "--child", model_type, str(package_root), str(out_dir)]
+    env["PYTHONPATH"] = os.pathsep.join(str(path) for path in (pythonpath, REPO) if path is not None)
+    command = [sys.executable, __file__, "--child", model_type, model_class or "-", json.dumps(list(hf_config)),
+               str(package_root), str(out_dir)]
     why = ""
     try:
         completed = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout,
@@ -236,8 +273,10 @@ def table(rows: Sequence[Row]) -> str:
 def summary(rows: Sequence[Row]) -> str:
     compared = [row for row in rows if row.compared]
     differ = [f"{row.model_type}/{row.mode}" for row in rows if row.differs]
-    return (f"{len(rows)} runs: {len(compared)} compared, {len(compared) - len(differ)} equal, "
-            f"{len(differ)} differ{' (' + ', '.join(differ) + ')' if differ else ''}, "
+    exceptions = [row for row in compared if row.exception_only]
+    return (f"{len(rows)} runs: {len(compared)} compared, {len(compared) - len(differ)} equal "
+            f"({len(compared) - len(differ) - len(exceptions)} on real outputs, {len(exceptions)} only on the "
+            f"same exception), {len(differ)} differ{' (' + ', '.join(differ) + ')' if differ else ''}, "
             f"{len(rows) - len(compared)} not compared")
 
 
@@ -247,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
         return child_main(*arguments[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated model types (default: the census types and 4 controls)")
+    parser.add_argument("--hf-config", action="append", default=[], metavar="[TYPE:]KEY=VALUE",
+                        help="a config field, as verify's and the census's --hf-config "
+                        "(e.g. experts_implementation=eager for the MoE variant)")
     parser.add_argument("--json", type=Path, help="write the rows, changed files and import results here")
     parser.add_argument("--keep", type=Path, help="keep the fixed copy (and each run's saved outcomes) here")
     parser.add_argument("--fixed-root", type=Path,
@@ -267,13 +309,17 @@ def main(argv: list[str] | None = None) -> int:
         changed_py = [f"{PACKAGE}/{path}" for path in changed if path.endswith(".py")]
         print(f"{len(changed)} files changed; importing them ...", file=sys.stderr, flush=True)
         imports = check_imports(original_root.parent, fixed_parent, changed_py)
+        classes = dict(model_types())  # the census's class per type, read from the original package
 
         rows = []
         for model_type in types:
-            print(f"{model_type} ...", file=sys.stderr, flush=True)
+            model_class = classes.get(model_type)
+            print(f"{model_type} ({model_class or 'AutoModel'}) ...", file=sys.stderr, flush=True)
             runs = workdir / "runs" / model_type
-            original = run_child(model_type, original_root, runs / "original", args.timeout, None)
-            fixed = run_child(model_type, fixed_parent / PACKAGE, runs / "fixed", args.timeout, fixed_parent)
+            original = run_child(model_type, model_class, args.hf_config, original_root, runs / "original",
+                                 args.timeout, None)
+            fixed = run_child(model_type, model_class, args.hf_config, fixed_parent / PACKAGE, runs / "fixed",
+                              args.timeout, fixed_parent)
             rows += [compare_outcomes(model_type, mode, original[mode], fixed[mode]) for mode in MODES]
             print(table(rows[-len(MODES):]).splitlines()[-1], file=sys.stderr, flush=True)
 
@@ -296,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
                 "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 "machine": {"platform": platform.platform(), "python": platform.python_version(),
                             "cpus": os.cpu_count()},
-                "fix_seconds": round(fix_seconds, 1), "changed": changed, "cli_errors": cli_errors,
+                "hf_config": args.hf_config, "fix_seconds": round(fix_seconds, 1), "changed": changed,
+                "cli_errors": cli_errors,
                 "imports": asdict(imports), "rows": [asdict(row) for row in rows], "summary": summary(rows),
             }
             args.json.write_text(json.dumps(payload, indent=2) + "\n")

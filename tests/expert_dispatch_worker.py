@@ -13,7 +13,8 @@ weights and prints one JSON object:
   ``inf``: is the output finite, and which gradients are finite, in the
   sparse loop, the dense loop, and a dense loop that multiplies by the routed
   mask instead of ``torch.where``;
-* ``duplicate``: the output difference when a token lists one expert twice;
+* ``duplicate``: the output difference when a token lists one expert twice
+  (both loops weight its contribution by both routes);
 * ``biased_gradients``: ``gradients`` for the gpt-oss spelling of the loop
   (``bad_moe_biased_experts.py`` / ``fixed_moe_biased_experts.py``).
 """
@@ -110,7 +111,8 @@ def _hazard(bad: Any, fixed: Any) -> dict[str, dict[str, Any]]:
 
 
 def _duplicate(bad: Any, fixed: Any) -> float:
-    """Relative output difference when a token lists the same expert twice (``topk`` never does)."""
+    """Relative output difference when a token lists the same expert twice (``topk`` never does, a hash
+    router's table may)."""
     sparse, inputs = bad.make()
     dense, _ = fixed.make()
     dense.load_state_dict(sparse.state_dict())

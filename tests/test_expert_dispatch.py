@@ -83,6 +83,20 @@ DECLINED = {
         "        return final_hidden_states\n",
         "        return final_hidden_states + current_hidden_states.sum()\n",
     ),
+    # the dense loop sums a token's routes to an expert into one weight: only a weight that scales the
+    # contribution linearly may be summed (a token listing an expert twice would differ otherwise)
+    "the weight inside an activation": (
+        "current_hidden_states = current_hidden_states * top_k_weights[token_idx, top_k_pos, None]",
+        "current_hidden_states = self.act_fn(current_hidden_states * top_k_weights[token_idx, top_k_pos, None])",
+    ),
+    "the weight read twice": (
+        "current_hidden_states * top_k_weights[token_idx, top_k_pos, None]",
+        "current_hidden_states * top_k_weights[token_idx, top_k_pos, None] * top_k_weights[token_idx, top_k_pos, None]",
+    ),
+    "the weight added": (
+        "current_hidden_states * top_k_weights[token_idx, top_k_pos, None]",
+        "current_hidden_states + top_k_weights[token_idx, top_k_pos, None]",
+    ),
     # the sentinel test stays a tensor branch once the loop is dense: the trial lint finds it (GM101)
     "a tensor sentinel": ("if expert_idx == self.num_experts:", "if expert_idx == top_k_index.max():"),
 }
@@ -185,4 +199,17 @@ def test_the_dense_loop_keeps_gradients_and_no_inf_leaks_into_them() -> None:
     hazard = measured["hazard"]
     assert hazard["sparse"] == hazard["dense"] == {"output_finite": True, "nonfinite_gradients": []}
     assert hazard["multiplied"]["output_finite"] is False
-    assert measured["duplicate"] > 1e-2  # a token listing one expert twice: documented as a difference
+    assert measured["duplicate"] < 1e-5  # a token listing one expert twice: both routes' weights, as the original
+
+
+def test_a_weight_in_the_contribution_itself_is_summed_over_the_routes() -> None:
+    source = edited(
+        "            current_hidden_states = current_hidden_states * top_k_weights[token_idx, top_k_pos, None]\n"
+        "            final_hidden_states.index_add_(0, token_idx, current_hidden_states.to(final_hidden_states.dtype))\n",
+        "            final_hidden_states.index_add_(0, token_idx, (current_hidden_states * top_k_weights[token_idx, "
+        "top_k_pos, None]).to(final_hidden_states.dtype))\n",
+    )
+    fixed = fix_source(source, unsafe=True).source
+    summed = "torch.where(expert_mask[expert_idx].T.bool(), top_k_weights, 0).sum(-1, keepdim=True)"
+    assert f"torch.where(routed[:, None], (current_hidden_states * {summed}).to(final_hidden_states.dtype), 0)" in fixed
+    assert "top_k_pos" not in fixed

@@ -89,7 +89,19 @@ def test_table_and_summary() -> None:
     assert lines[0] == "| model type | mode | outputs equal | gradients equal | note |"
     assert lines[2] == "| bert | eval | bitwise | - |  |"
     assert lines[3].startswith("| gpt2 | train | DIFFER: ")
-    assert fpo.summary(rows) == "3 runs: 2 compared, 1 equal, 1 differ (gpt2/train), 1 not compared"
+    assert fpo.summary(rows) == ("3 runs: 2 compared, 1 equal (1 on real outputs, 0 only on the same exception), "
+                                 "1 differ (gpt2/train), 1 not compared")
+
+
+def test_summary_counts_runs_equal_only_by_the_same_exception_apart() -> None:
+    error = "ValueError: fastspeech2 needs labels in training"
+    rows = [
+        fpo.compare_outcomes("bert", "train", outcome(), outcome()),
+        fpo.compare_outcomes("fastspeech2_conformer", "train", outcome(error=error), outcome(error=error)),
+    ]
+    assert rows[1].exception_only and not rows[0].exception_only
+    assert fpo.summary(rows) == ("2 runs: 2 compared, 2 equal (1 on real outputs, 1 only on the same exception), "
+                                 "0 differ, 0 not compared")
 
 
 def test_changed_files_compares_bytes_with_the_original(tmp_path: Path) -> None:

@@ -23,13 +23,19 @@ the dense rewrite (:mod:`graphmend_lint.fixes.shape_dispatch`) is equal to it
 only when:
 
 * the mask is a one-hot ``(experts, k, tokens)`` tensor (``one_hot`` then
-  ``permute(2, 1, 0)``), so an expert's ``(k, token)`` slice holds 0/1 and
-  ``argmax`` over ``k`` finds a token's route to that expert;
+  ``permute(2, 1, 0)``), so an expert's ``(k, token)`` slice holds 0/1: the
+  token's routes to that expert, usually one, several when ``top_k_index``
+  lists the expert twice (``topk`` never does, a hash router may:
+  DeepSeek-V4's ``tid2eid``);
 * ``expert_hit`` lists the experts whose slice is not all zero, so an expert
   left out contributes nothing once its contribution is masked;
 * the body maps each token's row on its own (a *row-wise* body), reads the
   selection only as ``hidden[token_idx]`` and ``weights[token_idx, top_k_pos,
   None]``, and ends in one ``index_add_`` over ``token_idx``;
+* the weight only scales the contribution (:func:`_scales_contribution`):
+  ``rows * weights[...]`` (or ``weights[...].float()``), added as it is or
+  cast, so one contribution weighted by the sum of a token's routes to the
+  expert equals (within rounding) the original's one contribution per route;
 * nothing the loop binds is read after it.
 
 A row-wise expression is built from the selected rows with: ``F.linear`` by
@@ -82,6 +88,7 @@ class ExpertLoop:
     select: nodes.Assign  # top_k_pos, token_idx = torch.where(expert_mask[expert_idx])
     add: nodes.Call  # final_hidden_states.index_add_(0, token_idx, <contribution>)
     token_rows: tuple[nodes.Subscript, ...]  # hidden_states[token_idx]: the rows the experts read
+    weight: nodes.Subscript  # top_k_weights[token_idx, top_k_pos, None]: the routing weight column
 
     @property
     def expert(self) -> str:
@@ -135,15 +142,56 @@ def expert_loop(values: ValueOracle, call: nodes.Call) -> ExpertLoop | None:
         return None
     positions, tokens = selected
     rows = _RowWise(values, expert, positions, tokens)
-    if not (all(rows.statement(statement) for statement in middle) and rows.weighted):
+    if not all(rows.statement(statement) for statement in middle):
         return None
     if not (_is_name(add.args[1], tokens) and rows.expression(add.args[2])):
+        return None
+    if len(rows.weight_columns) != 1 or not _scales_contribution(rows.weight_columns[0], middle, add):
         return None
     if any(_inside(read, add) for read in rows.token_rows):
         return None  # the contribution reads the hidden rows itself: both would be masked, one inside the other
     if _rebinds(loop, {mask.name, add.func.expr.name}) or _read_after(loop, {expert, positions, tokens, *rows.names}):
         return None
-    return ExpertLoop(hit, mask.name, loop, unpack, select, add, tuple(rows.token_rows))
+    return ExpertLoop(hit, mask.name, loop, unpack, select, add, tuple(rows.token_rows), rows.weight_columns[0])
+
+
+def _scales_contribution(weight: nodes.Subscript, middle: list[nodes.NodeNG], add: nodes.Call) -> bool:
+    """The routing weight column only scales what ``index_add_`` adds.
+
+    ``<rows> * weight`` (either side, the weight possibly ``.float()``) is the
+    contribution itself, or the value of the body's last statement whose name
+    the contribution is, each possibly cast (``.to(x.dtype)``, ``.float()``).
+    Then the contribution is linear in the weight, and the dense loop may
+    weight each token by the sum of its routes to the expert.
+    """
+    factor: nodes.NodeNG = weight
+    read = weight.parent
+    if isinstance(read, nodes.Attribute) and read.attrname == "float" and _is_cast(read.parent):
+        factor = read.parent
+    product = factor.parent
+    if not (isinstance(product, nodes.BinOp) and product.op == "*"):
+        return False
+    added = _uncast(add.args[2])
+    if added is product:
+        return True
+    statement = product.parent
+    return (
+        bool(middle) and statement is middle[-1] and isinstance(statement, nodes.Assign)
+        and isinstance(statement.targets[0], nodes.AssignName) and _is_name(added, statement.targets[0].name)
+    )  # fmt: skip
+
+
+def _is_cast(node: nodes.NodeNG | None) -> bool:
+    """``x.float()`` or ``x.to(<one argument>)``."""
+    if not (isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) and not node.keywords):
+        return False
+    return (node.func.attrname, len(node.args)) in (("float", 0), ("to", 1))
+
+
+def _uncast(node: nodes.NodeNG) -> nodes.NodeNG:
+    while _is_cast(node):
+        node = node.func.expr  # type: ignore[attr-defined]
+    return node
 
 
 def _block_of(statement: nodes.NodeNG) -> list[nodes.NodeNG]:
@@ -260,9 +308,9 @@ class _RowWise:
     """Checks that the loop body maps each token's row on its own, in the measured vocabulary.
 
     ``names`` collects the body's own variables (rows of the selected tokens);
-    ``token_rows`` the reads ``hidden_states[token_idx]``; ``weighted``
-    records that the body multiplies by ``weights[token_idx, top_k_pos,
-    None]``, the ``(tokens, 1)`` column the routed mask mirrors. A helper
+    ``token_rows`` the reads ``hidden_states[token_idx]``; ``weight_columns``
+    the reads ``weights[token_idx, top_k_pos, None]``, the
+    ``(tokens, 1)`` column the routed mask mirrors. A helper
     method's body is checked by a ``_RowWise`` of its own whose ``names``
     start with the helper's parameter and that knows no expert or tokens.
     """
@@ -272,7 +320,7 @@ class _RowWise:
         self.depth = depth
         self.names: set[str] = set()
         self.token_rows: list[nodes.Subscript] = []
-        self.weighted = False
+        self.weight_columns: list[nodes.Subscript] = []
 
     def statement(self, statement: nodes.NodeNG) -> bool:
         """``row = <row-wise>`` or ``a, b = <row-wise>.chunk(2, dim=-1)``."""
@@ -423,7 +471,8 @@ class _RowWise:
             and _is_name(token, self.tokens) and _is_name(position, self.positions)
             and isinstance(none, nodes.Const) and none.value is None
         )  # fmt: skip
-        self.weighted = self.weighted or found
+        if found:
+            self.weight_columns.append(node)
         return found
 
     def _expert_weight(self, node: nodes.NodeNG) -> bool:

@@ -11,11 +11,11 @@ every token, and keeps only what the tokens routed to it contribute::
     for expert_idx in range(expert_mask.shape[0]):
         if expert_idx == self.num_experts:
             continue
-        top_k_pos = expert_mask[expert_idx].argmax(0)
         token_idx = torch.arange(expert_mask.shape[-1], device=expert_mask.device)
         routed = expert_mask[expert_idx].any(0)
         current_state = torch.where(routed[:, None], hidden_states[token_idx], 0)
-        ...  # the rest of the body, unchanged
+        ...  # the rest of the body, the weight column summed over the token's routes to the expert:
+        ... * torch.where(expert_mask[expert_idx].T.bool(), top_k_weights, 0).sum(-1, keepdim=True)
         final_hidden_states.index_add_(0, token_idx, torch.where(routed[:, None], <contribution>, 0))
 
 :func:`dense_dispatch_fix` writes it for the strictly matched transformers
@@ -23,7 +23,12 @@ loop (:mod:`graphmend_lint.fixes.expert_loop`), after proving by trial that
 no rule finds a break left in the rewritten loop. It is **unsafe**: every
 expert now runs on every token (``num_experts / top_k`` times the expert
 FLOPs), and results are equal only within rounding (the GEMMs have more
-rows). Both masks are ``torch.where``, not a product with the routed vector:
+rows). The weight is the sum of the token's routes to the expert, not the
+weight at one route: a token that lists an expert twice (a hash router's
+table may) gets both weights, as in the original loop, whose contribution is
+linear in the weight (:func:`~graphmend_lint.fixes.expert_loop.expert_loop`
+checks it); with one route the sum adds zeros, exactly. Both masks are
+``torch.where``, not a product with the routed vector:
 the tokens an expert does not serve enter it as zeros and leave it dropped,
 so an expert that would overflow on them cannot turn the output, or a
 gradient, into ``nan`` (``0 * inf``). Any other loop over the hit experts
@@ -82,18 +87,31 @@ def _rewrite(analysis: FileAnalysis, found: ExpertLoop) -> Fix | None:
     mask, expert = found.mask, found.expert
     indent = indentation_of(analysis, found.select)
     dense_selection = (
-        f"{found.positions} = {mask}[{expert}].argmax(0)\n"
-        f"{indent}{found.tokens} = {torch.name}.arange({mask}.shape[-1], device={mask}.device)\n"
+        f"{found.tokens} = {torch.name}.arange({mask}.shape[-1], device={mask}.device)\n"
         f"{indent}{routed} = {mask}[{expert}].any(0)"
     )
     keep_routed = f"{torch.name}.where({routed}[:, None], {{}}, 0)"
+    weights = node_text(analysis, found.weight.value)
+    summed_weight = f"{torch.name}.where({mask}[{expert}].T.bool(), {weights}, 0).sum(-1, keepdim=True)"
+    contribution = node_text(analysis, found.contribution)
+    weight_text = node_text(analysis, found.weight)
+    if any(parent is found.contribution for parent in found.weight.node_ancestors()):
+        if contribution.count(weight_text) != 1:
+            return None
+        contribution = contribution.replace(weight_text, summed_weight)
+        weight_edits: tuple[Edit, ...] = ()
+    else:
+        weight_edits = (Edit(analysis.start_of(found.weight), analysis.end_of(found.weight), summed_weight),)
     edits = (
         *torch.edits,
         delete_lines(found.hit),
         Edit(analysis.start_of(found.loop.iter), analysis.end_of(found.loop.iter), f"range({mask}.shape[0])"),
         delete_lines(found.unpack),
         Edit(analysis.start_of(found.select), analysis.end_of(found.select), dense_selection),
-        *(_wrapped(analysis, rows, keep_routed) for rows in (*found.token_rows, found.contribution)),
+        *(_wrapped(analysis, rows, keep_routed) for rows in found.token_rows),
+        *weight_edits,
+        Edit(analysis.start_of(found.contribution), analysis.end_of(found.contribution),
+             keep_routed.format(contribution)),
     )
     if not _loop_traces_whole(analysis, found.loop, edits):
         return None

@@ -193,7 +193,9 @@ class DataDependentOutputShape(Rule):
     whole: `for expert_idx in range(mask.shape[0])` (so the sentinel
     `if expert_idx == self.num_experts` compares ints and the
     `expert_idx = expert_idx[0]` unpack goes), every token as `token_idx`, the
-    k position as `mask[e].argmax(0)`, and a `routed = mask[e].any(0)` vector
+    routing weight as the sum of the token's routes to the expert
+    (`torch.where(mask[e].T.bool(), w, 0).sum(-1, keepdim=True)`: with one
+    route it adds zeros, exactly), and a `routed = mask[e].any(0)` vector
     that zeroes the rows the expert does not serve on the way in and drops
     their contribution on the way out (`torch.where`, not a product). Measured
     (torch 2.13, CPU): the two logged sites of each loop go, `fullgraph=True`
@@ -205,9 +207,12 @@ class DataDependentOutputShape(Rule):
       Mixtral, 15x qwen2_moe, 16x qwen3_moe, 8x phimoe and olmoe), worth it
       only where the graph break costs more (small batches, few experts);
     - results are equal within rounding, not bitwise: the GEMMs have more rows;
-    - a token that lists the same expert twice in `top_k_index` (which `topk`
-      never produces) gets that expert's contribution once, at its first k
-      position, instead of once per position;
+    - a token that lists the same expert twice in `top_k_index` (`topk` never
+      does; a hash router's table may: DeepSeek-V4's `tid2eid`) gets one
+      contribution weighted by both routes' weights instead of one
+      contribution per route: equal within rounding, because the rewrite
+      requires the weight only to scale the contribution (`rows * w`, as it
+      is or cast, then `index_add_`);
     - an expert that overflows (`inf`) on a token not routed to it: masking
       with a product would give `0 * inf = nan` in the output and in the
       routing weights' gradient (measured); the rewrite's `torch.where` on the
@@ -223,7 +228,8 @@ class DataDependentOutputShape(Rule):
     bias `self.<bias>[expert_idx]`), `self.act_fn`, `torch.sigmoid`,
     `torch.tanh`, `.clamp` with such bounds, `.float()`, `.to(x.dtype)`,
     `.chunk(n, dim=-1)`, a constant slice of the last dimension
-    (`x[..., ::2]`), the routing weight `w[token_idx, top_k_pos, None]`, and a
+    (`x[..., ::2]`), the routing weight `w[token_idx, top_k_pos, None]` (read
+    once, as a factor of what is added), and a
     one-argument helper method of the same class with such a body (gpt-oss's
     `self._apply_gate`) that no class of the file overrides. Every other loop
     over the experts `nonzero()` selected (the 4.52 `mask[e].squeeze(0)` /

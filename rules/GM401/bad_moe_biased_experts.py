@@ -61,10 +61,13 @@ def make():
     hidden = torch.randn(6, 8)
     weights, index = torch.randn(6, 4).softmax(-1).topk(2, dim=-1)
     idle_weights, idle_index = torch.randn(6, 3).softmax(-1).topk(2, dim=-1)  # nobody routed to expert 3
+    twice = index.clone()
+    twice[:3, 1] = twice[:3, 0]  # one expert listed twice: its contribution counts twice, as in the sparse loop
     return BiasedExperts(), [
         (hidden, index, weights),
         (hidden, idle_index, idle_weights),
         (hidden[:1], index[:1], weights[:1]),
+        (hidden, twice, weights),
     ]
 
 

@@ -45,16 +45,20 @@ class Experts(nn.Module):
 
 
 def make():
-    """Return (eager_callable, input_sets): top-2 routing, a token padded to the sentinel, one token."""
+    """Return (eager_callable, input_sets): top-2 routing, a token padded to the sentinel, one token, and
+    tokens that list one expert twice (a hash router's table, DeepSeek-V4's ``tid2eid``, may)."""
     torch.manual_seed(0)
     hidden = torch.randn(6, 8)
     weights, index = torch.randn(6, 4).softmax(-1).topk(2, dim=-1)
     padded = index.clone()
     padded[2, 1] = 4  # routed to the padding class: skipped
+    twice = index.clone()
+    twice[:3, 1] = twice[:3, 0]  # each of the first three tokens gets its expert's contribution twice
     return Experts(), [
         (hidden, index, weights),
         (hidden, padded, weights),
         (hidden[:1], index[:1], weights[:1]),
+        (hidden, twice, weights),
     ]
 
 

@@ -42,14 +42,13 @@ class BiasedExperts(nn.Module):
         for expert_idx in range(expert_mask.shape[0]):
             if expert_idx == self.num_experts:
                 continue
-            top_k_pos = expert_mask[expert_idx].argmax(0)
             token_idx = torch.arange(expert_mask.shape[-1], device=expert_mask.device)
             routed = expert_mask[expert_idx].any(0)
             current_state = torch.where(routed[:, None], hidden_states[token_idx], 0)
             gate_up = current_state.float() @ self.gate_up_proj[expert_idx].float() + self.gate_up_proj_bias[expert_idx]
             gated = self._gate(gate_up)
             out = gated @ self.down_proj[expert_idx] + self.down_proj_bias[expert_idx].float()
-            weighted = out * routing_weights[token_idx, top_k_pos, None].float()
+            weighted = out * torch.where(expert_mask[expert_idx].T.bool(), routing_weights, 0).sum(-1, keepdim=True).float()
             next_states.index_add_(0, token_idx, torch.where(routed[:, None], weighted, 0))
 
         return next_states.to(hidden_states.dtype)
@@ -61,10 +60,13 @@ def make():
     hidden = torch.randn(6, 8)
     weights, index = torch.randn(6, 4).softmax(-1).topk(2, dim=-1)
     idle_weights, idle_index = torch.randn(6, 3).softmax(-1).topk(2, dim=-1)  # nobody routed to expert 3
+    twice = index.clone()
+    twice[:3, 1] = twice[:3, 0]  # one expert listed twice: its contribution counts twice, as in the sparse loop
     return BiasedExperts(), [
         (hidden, index, weights),
         (hidden, idle_index, idle_weights),
         (hidden[:1], index[:1], weights[:1]),
+        (hidden, twice, weights),
     ]
 
 

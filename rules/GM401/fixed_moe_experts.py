@@ -31,30 +31,33 @@ class Experts(nn.Module):
         for expert_idx in range(expert_mask.shape[0]):
             if expert_idx == self.num_experts:
                 continue
-            top_k_pos = expert_mask[expert_idx].argmax(0)
             token_idx = torch.arange(expert_mask.shape[-1], device=expert_mask.device)
             routed = expert_mask[expert_idx].any(0)
             current_state = torch.where(routed[:, None], hidden_states[token_idx], 0)
             gate, up = nn.functional.linear(current_state, self.gate_up_proj[expert_idx]).chunk(2, dim=-1)
             current_hidden_states = self.act_fn(gate) * up
             current_hidden_states = nn.functional.linear(current_hidden_states, self.down_proj[expert_idx])
-            current_hidden_states = current_hidden_states * top_k_weights[token_idx, top_k_pos, None]
+            current_hidden_states = current_hidden_states * torch.where(expert_mask[expert_idx].T.bool(), top_k_weights, 0).sum(-1, keepdim=True)
             final_hidden_states.index_add_(0, token_idx, torch.where(routed[:, None], current_hidden_states.to(final_hidden_states.dtype), 0))
 
         return final_hidden_states
 
 
 def make():
-    """Return (eager_callable, input_sets): top-2 routing, a token padded to the sentinel, one token."""
+    """Return (eager_callable, input_sets): top-2 routing, a token padded to the sentinel, one token, and
+    tokens that list one expert twice (a hash router's table, DeepSeek-V4's ``tid2eid``, may)."""
     torch.manual_seed(0)
     hidden = torch.randn(6, 8)
     weights, index = torch.randn(6, 4).softmax(-1).topk(2, dim=-1)
     padded = index.clone()
     padded[2, 1] = 4  # routed to the padding class: skipped
+    twice = index.clone()
+    twice[:3, 1] = twice[:3, 0]  # each of the first three tokens gets its expert's contribution twice
     return Experts(), [
         (hidden, index, weights),
         (hidden, padded, weights),
         (hidden[:1], index[:1], weights[:1]),
+        (hidden, twice, weights),
     ]
 
 
