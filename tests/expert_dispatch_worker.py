@@ -93,7 +93,11 @@ def _hazard(bad: Any, fixed: Any) -> dict[str, dict[str, Any]]:
     hidden = inputs[0][0]
     weights, index = torch.randn(len(hidden), 3).softmax(-1).topk(2, dim=-1)  # no token is routed to expert 3 ...
     with torch.no_grad():
-        sparse.down_proj[3].fill_(3e38)  # ... whose output overflows to inf
+        # ... whose output overflows to inf for every token: gate = up = the row sum s, so each
+        # intermediate unit is silu(s) * s >= 0, and their sum times 3e38 passes float32's max
+        # (small random weights alone left it finite, and the control below then proved nothing)
+        sparse.gate_up_proj[3].fill_(1.0)
+        sparse.down_proj[3].fill_(3e38)
     dense, _ = fixed.make()
     dense.load_state_dict(sparse.state_dict())
     multiplied, _ = fixed.make()
