@@ -25,7 +25,11 @@ that later line:
   break moves there, and fullgraph fails on the guard ``u1 <= 30``). A
   helper that only does tensor math on it, and ``.shape[k]`` of a dimension
   that stays static (``k > 0``; ``-1`` of ``w[mask, :]``, vits' bin count),
-  need nothing concrete (higgs-audio's layer norms on
+  ``.dim()``, ``.dtype`` and ``.device`` of it, and ``isinstance`` on it
+  (bart's ``torch_compilable_check(cond, ...)``, flash attention's
+  ``isinstance(out, tuple)``) (measured: a helper testing
+  ``p.dim() == 2 and p.dtype == torch.float32 and p.shape[-1] == 5`` on
+  ``w[x > 0, :]`` passes fullgraph) need nothing concrete (higgs-audio's layer norms on
   ``hidden_states[mask]``, vits' spline on masked inputs: no break);
 * batch norm on it: ``nn.BatchNorm1d/2d/3d``, ``nn.SyncBatchNorm`` (a
   submodule or local the file builds as one) and ``F.batch_norm``, in
@@ -82,6 +86,8 @@ if TYPE_CHECKING:
 Origin = Callable[[nodes.NodeNG], bool]
 #: Modules whose functions want Python numbers: a symbol reaching them needs its concrete value.
 _PYTHON_MODULES = frozenset({"math", "numpy", "random", "itertools", "functools", "operator", "builtins"})
+#: Builtins that look only at their argument's type: a tensor of data-dependent size is still a tensor.
+_TYPE_CHECKS = frozenset({"isinstance", "type", "callable", "id", "hasattr"})
 #: Builtins that only iterate over their argument's leading dimension.
 _ITERATING_BUILTINS = frozenset({"tuple", "list", "len"})
 _INDEX_MATRIX_FUNCTIONS = frozenset({"nonzero", "argwhere"})
@@ -93,9 +99,17 @@ _MAX_CALL_DEPTH = 3
 
 
 def _python_call(analysis: FileAnalysis, call: nodes.Call) -> bool:
-    """A builtin, or a function of the standard library's number modules or NumPy."""
+    """A builtin, or a function of the standard library's number modules or NumPy (not a type check)."""
+    builtin = builtin_name(call)
+    if builtin in _TYPE_CHECKS:
+        return False
     name = analysis.values.qualified_name(call.func) or ""
-    return builtin_name(call) is not None or name.split(".")[0] in _PYTHON_MODULES
+    return builtin is not None or name.split(".")[0] in _PYTHON_MODULES
+
+
+def _type_check(node: nodes.NodeNG) -> bool:
+    """``isinstance(t, ...)`` and the like: a tensor of data-dependent size is still a tensor."""
+    return isinstance(node, nodes.Call) and builtin_name(node) in _TYPE_CHECKS
 
 
 def _static_rows(node: nodes.NodeNG) -> bool:
@@ -130,7 +144,7 @@ def concrete_uses(analysis: FileAnalysis, numbers: bool) -> Iterator[nodes.NodeN
     any call but a torch one count too.
     """
     for node, _ in analysis.traced_nodes(nodes.If, nodes.While, nodes.IfExp):
-        yield from condition_operands(node.test)
+        yield from (operand for operand in condition_operands(node.test) if numbers or not _type_check(operand))
     for loop, _ in analysis.traced_nodes(nodes.For, nodes.Comprehension):
         if not _static_rows(loop.iter):
             yield loop.iter
@@ -211,6 +225,8 @@ def _repeated(node: nodes.NodeNG) -> bool:
 
 
 _UNBOUNDED = 1 << 30
+#: Tensor attributes that do not depend on its size.
+_STATIC_ATTRIBUTES = frozenset({"ndim", "dtype", "device", "is_cuda", "layout"})
 
 
 def _dimension_read(name: nodes.Name) -> int | None:
@@ -228,6 +244,18 @@ def _dimension_read(name: nodes.Name) -> int | None:
         value = index.operand.value
         return -value if type(value) is int else None
     return index.value if isinstance(index, nodes.Const) and type(index.value) is int else None
+
+
+def _static_metadata(name: nodes.Name) -> bool:
+    """``name.dim()``, ``name.ndim``, ``name.dtype``, ``name.device``, ``isinstance(name, ...)``: size-independent."""
+    parent = name.parent
+    if isinstance(parent, nodes.Call) and name in parent.args and _type_check(parent):
+        return True
+    if not (isinstance(parent, nodes.Attribute) and parent.expr is name):
+        return False
+    if parent.attrname == "dim":
+        return isinstance(parent.parent, nodes.Call) and parent.parent.func is parent and not parent.parent.args
+    return parent.attrname in _STATIC_ATTRIBUTES
 
 
 def _trailing_dimensions(argument: nodes.NodeNG) -> int:
@@ -284,6 +312,8 @@ class _AcrossCalls:
         """*binding* is a parameter passed a captured tensor, and *read* is not a read of one of its static dimensions."""
         trailing = self.parameters.get(id(binding))
         if trailing is None:
+            return False
+        if _static_metadata(read):
             return False
         dimension = _dimension_read(read)
         return dimension is None or not (dimension > 0 or -dimension <= trailing)

@@ -347,7 +347,7 @@ class DataDependentOutputShape(Rule):
         Example(_HEADER + "    return torch.nn.functional.batch_norm(x[x > 0], None, None, training=True)\n"),
         # a helper doing tensor math, a static dimension read and LayerNorm need no concrete size: switch offered
         _switched(
-            "import torch\n\n\ndef scale(p, w):\n    if w.shape[-1] > 4:\n        return p * 2\n    return p + 1\n\n\n"
+            "import torch\n\n\ndef scale(p, w):\n    if w.shape[-1] > 4 and w.dim() == 2:\n        return p * 2\n    return p + 1\n\n\n"
             "@torch.compile\ndef f(x: torch.Tensor, w: torch.Tensor):\n    m = x > 0\n"
             "    return scale(x[m], w[m, :]), torch.nn.functional.layer_norm(w[m, :], w.shape[1:])\n"
         ),
