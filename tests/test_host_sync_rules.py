@@ -92,6 +92,39 @@ def test_dynamic_switch_iterates_only_over_static_rows(uses: str, switch: bool) 
     assert ("torch._dynamo.config.capture_dynamic_output_shape_ops = True" in fixed) is switch
 
 
+HELPERS = (
+    "import torch\n\n\ndef pick(x, m):\n    keep = m > 0\n    return x[keep], m[keep]\n\n\n"
+    "def top(p, k: int):\n    if k >= len(p):\n        return p\n    return p[:k]\n\n\n"
+    "def scale(p, w):\n    if isinstance(p, torch.Tensor) and p.dim() == 1 and w.shape[-1] > 4:\n"
+    "        return p * w.shape[1]\n    return p\n\n\n"
+    "class Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.bn = torch.nn.BatchNorm1d(4)\n        self.ln = torch.nn.LayerNorm(4)\n\n"
+    "    def forward(self, x: torch.Tensor, w: torch.Tensor):\n        m = x > 0\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("uses", "switch"),
+    [
+        # measured (torch 2.13, switch on): a break at the helper's branch, fullgraph fails on `u0 <= 3`
+        ("        p, q = pick(x, x)\n        return top(p, 3), q\n", False),
+        ("        return top(x[m], 3)\n", False),
+        ("        return self.bn(w[m])\n", False),  # batch norm guards on the batch size
+        ("        return torch.nn.functional.batch_norm(w[m], None, None, training=True)\n", False),
+        # tensor math, type checks, dim() and static dimensions: no break, fullgraph passes
+        ("        p, q = pick(x, x)\n        return scale(p, w[m, :]), q\n", True),
+        ("        return self.ln(w[m]), scale(x[m], w)\n", True),
+    ],
+)
+def test_dynamic_switch_follows_sizes_into_helpers(uses: str, switch: bool) -> None:
+    source = HELPERS + uses + "\n\nf = torch.compile(Net())\n"
+    fixed = fix_source(source, unsafe=True).source
+    assert ("torch._dynamo.config.capture_dynamic_output_shape_ops = True" in fixed) is switch
+    if not switch:
+        advice = [d.fix.message for d in lint_source(source) if d.code == "GM401" and d.fix is not None]
+        assert advice and all("would only move the break" in message for message in advice)
+
+
 @pytest.mark.parametrize(
     ("test", "fixed"),
     [

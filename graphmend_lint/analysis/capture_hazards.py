@@ -15,10 +15,27 @@ that later line:
 * handing it to Python or NumPy (``range``, ``len``, ``round``,
   ``math.log``, ``np.random.choice``); a captured *number* also to any
   function that may branch on it (a helper, a submodule: longformer passes
-  its captured ``is_global_attn`` to every layer, which branches on it),
-  while a tensor of data-dependent size may go to helpers and submodules
-  (higgs-audio's layer norms on ``hidden_states[mask]``, vits' spline on
-  masked inputs: measured, no break);
+  its captured ``is_global_attn`` to every layer, which branches on it);
+* a tensor of data-dependent size handed to a function of the file (a
+  helper, a submodule's ``forward``, up to three calls deep) that does one
+  of these with the parameter it binds, or a name unpacked from a tuple such
+  a function returns (SuperPoint: ``keypoints, scores =
+  remove_keypoints_from_borders(...)`` returns ``keypoints[mask], ...``, and
+  ``top_k_keypoints(keypoints, ...)`` branches on ``len(keypoints)``: the
+  break moves there, and fullgraph fails on the guard ``u1 <= 30``). A
+  helper that only does tensor math on it, and ``.shape[k]`` of a dimension
+  that stays static (``k > 0``; ``-1`` of ``w[mask, :]``, vits' bin count),
+  ``.dim()``, ``.dtype`` and ``.device`` of it, and ``isinstance`` on it
+  (bart's ``torch_compilable_check(cond, ...)``, flash attention's
+  ``isinstance(out, tuple)``) (measured: a helper testing
+  ``p.dim() == 2 and p.dtype == torch.float32 and p.shape[-1] == 5`` on
+  ``w[x > 0, :]`` passes fullgraph) need nothing concrete (higgs-audio's layer norms on
+  ``hidden_states[mask]``, vits' spline on masked inputs: no break);
+* batch norm on it: ``nn.BatchNorm1d/2d/3d``, ``nn.SyncBatchNorm`` (a
+  submodule or local the file builds as one) and ``F.batch_norm``, in
+  training mode (a guard ``Eq(u0, 1)``: the batch-size check) and in eval
+  mode too (``Eq(8*u0, 0)``, an empty-input check); ``nn.LayerNorm``,
+  ``F.layer_norm`` and ``nn.Linear`` on it trace without a break;
 * an ``assert`` on it;
 * a slice bound computed from it (``img[..., i:i + th]``): Dynamo 2.13 may
   fail the whole compile with ``PendingUnbackedSymbolNotFound`` there;
@@ -32,6 +49,14 @@ that later line:
 * returning a captured *number*: the caller's uses (a slice, a branch) are
   out of sight. (A tensor of data-dependent size may be returned: what the
   caller does with its size is a tensor op or a branch of its own.)
+
+Measured with the switch on (torch 2.13, plain compile's graph_breaks log and
+``fullgraph=True``): a helper branching on ``len()`` of a masked read passed to
+it, directly or through a helper's returned tuple, logs a break at the call and
+fails fullgraph; so does batch norm (each class above, both modes, and
+``F.batch_norm`` with ``training`` either way) on a masked read (issue
+pytorch#194166's ``self.norm(h[mask_bool])``); a helper computing ``p * 2``,
+``nn.LayerNorm`` and ``nn.Linear`` on one log nothing and pass fullgraph.
 
 Found on the dev corpus with both switches written at the top of each
 program (``benchmarks/capture_settings_trial.py``, torch 2.13): 77 programs,
@@ -49,8 +74,11 @@ from typing import TYPE_CHECKING
 
 from astroid import nodes
 
+from graphmend_lint.analysis.captured_flow import bound_parameter
 from graphmend_lint.analysis.captured_values import captured_origin
 from graphmend_lint.analysis.host_values import bound_values, builtin_name, condition_operands, is_torch_op
+from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.module_attributes import constructor_of
 
 if TYPE_CHECKING:
     from graphmend_lint.context import FileAnalysis
@@ -58,15 +86,30 @@ if TYPE_CHECKING:
 Origin = Callable[[nodes.NodeNG], bool]
 #: Modules whose functions want Python numbers: a symbol reaching them needs its concrete value.
 _PYTHON_MODULES = frozenset({"math", "numpy", "random", "itertools", "functools", "operator", "builtins"})
+#: Builtins that look only at their argument's type: a tensor of data-dependent size is still a tensor.
+_TYPE_CHECKS = frozenset({"isinstance", "type", "callable", "id", "hasattr"})
 #: Builtins that only iterate over their argument's leading dimension.
 _ITERATING_BUILTINS = frozenset({"tuple", "list", "len"})
 _INDEX_MATRIX_FUNCTIONS = frozenset({"nonzero", "argwhere"})
+#: ``torch.nn`` batch-norm layers: in training and in eval mode they guard on their input's size.
+_BATCH_NORM_LAYERS = frozenset({"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"})
+_BATCH_NORM_FUNCTIONS = frozenset({"torch.nn.functional.batch_norm"})
+#: Calls into functions of the file a tensor of data-dependent size is followed through.
+_MAX_CALL_DEPTH = 3
 
 
 def _python_call(analysis: FileAnalysis, call: nodes.Call) -> bool:
-    """A builtin, or a function of the standard library's number modules or NumPy."""
+    """A builtin, or a function of the standard library's number modules or NumPy (not a type check)."""
+    builtin = builtin_name(call)
+    if builtin in _TYPE_CHECKS:
+        return False
     name = analysis.values.qualified_name(call.func) or ""
-    return builtin_name(call) is not None or name.split(".")[0] in _PYTHON_MODULES
+    return builtin is not None or name.split(".")[0] in _PYTHON_MODULES
+
+
+def _type_check(node: nodes.NodeNG) -> bool:
+    """``isinstance(t, ...)`` and the like: a tensor of data-dependent size is still a tensor."""
+    return isinstance(node, nodes.Call) and builtin_name(node) in _TYPE_CHECKS
 
 
 def _static_rows(node: nodes.NodeNG) -> bool:
@@ -101,7 +144,7 @@ def concrete_uses(analysis: FileAnalysis, numbers: bool) -> Iterator[nodes.NodeN
     any call but a torch one count too.
     """
     for node, _ in analysis.traced_nodes(nodes.If, nodes.While, nodes.IfExp):
-        yield from condition_operands(node.test)
+        yield from (operand for operand in condition_operands(node.test) if numbers or not _type_check(operand))
     for loop, _ in analysis.traced_nodes(nodes.For, nodes.Comprehension):
         if not _static_rows(loop.iter):
             yield loop.iter
@@ -117,16 +160,25 @@ def concrete_uses(analysis: FileAnalysis, numbers: bool) -> Iterator[nodes.NodeN
         torch_op = is_torch_op(analysis.values, call, excluded=("torch.nn.functional.", "torch.nn.utils."))
         if builtin_name(call) in _ITERATING_BUILTINS and not numbers and all(map(_static_rows, call.args)):
             continue
-        if (numbers and not torch_op) or _python_call(analysis, call):
+        if (numbers and not torch_op) or _python_call(analysis, call) or (not numbers and _batch_norm(analysis, call)):
             yield from call.args
             yield from (keyword.value for keyword in call.keywords or ())
 
 
-def _mixed_sizes(analysis: FileAnalysis, is_captured: Origin) -> bool:
-    """An operation takes tensors computed from two different data-dependent results, or a capture repeats."""
+def _batch_norm(analysis: FileAnalysis, call: nodes.Call) -> bool:
+    """``F.batch_norm(x, ...)``, or a call of a submodule or local built as a ``torch.nn`` batch-norm layer."""
+    values = analysis.values
+    if values.qualified_name(call.func) in _BATCH_NORM_FUNCTIONS:
+        return True
+    module, _, layer = (constructor_of(values, call.func) or "").rpartition(".")
+    return module.startswith("torch.nn") and layer in _BATCH_NORM_LAYERS
+
+
+def _mixed_sizes(analysis: FileAnalysis, is_captured: Origin) -> nodes.NodeNG | None:
+    """An operation that takes tensors computed from two different data-dependent results, or a repeated capture."""
     for node, _ in analysis.traced_nodes(nodes.BinOp, nodes.Call, nodes.Subscript):
         if is_captured(node) and _repeated(node):
-            return True
+            return node
         if isinstance(node, nodes.Subscript):
             continue
         if isinstance(node, nodes.BinOp):
@@ -135,8 +187,8 @@ def _mixed_sizes(analysis: FileAnalysis, is_captured: Origin) -> bool:
             operands = [*node.args, *(keyword.value for keyword in node.keywords or ())]
         origins = {_size_key(found) for operand in operands if (found := captured_origin(operand, is_captured)) is not None}
         if len(origins) > 1:
-            return True
-    return False
+            return node
+    return None
 
 
 def _size_key(origin: nodes.NodeNG) -> object:
@@ -172,15 +224,168 @@ def _repeated(node: nodes.NodeNG) -> bool:
     return False
 
 
-def capture_moves_breaks(analysis: FileAnalysis, key: str, is_captured: Origin, numbers: bool) -> bool:
-    """Some concrete use in the file is computed from a value *is_captured* recognises (computed once per *key*).
+_UNBOUNDED = 1 << 30
+#: Tensor attributes that do not depend on its size.
+_STATIC_ATTRIBUTES = frozenset({"ndim", "dtype", "device", "is_cuda", "layout"})
 
-    For tensors of data-dependent size (*numbers* false), so is an operation mixing two of them.
+
+def _dimension_read(name: nodes.Name) -> int | None:
+    """*k* when *name* is read as ``name.shape[k]`` or ``name.size(k)`` with *k* a literal int."""
+    parent = name.parent
+    if not (isinstance(parent, nodes.Attribute) and parent.expr is name):
+        return None
+    if parent.attrname == "shape" and isinstance(parent.parent, nodes.Subscript) and parent.parent.value is parent:
+        index = parent.parent.slice
+    elif parent.attrname == "size" and isinstance(parent.parent, nodes.Call) and len(parent.parent.args) == 1:
+        index = parent.parent.args[0]
+    else:
+        return None
+    if isinstance(index, nodes.UnaryOp) and index.op == "-" and isinstance(index.operand, nodes.Const):
+        value = index.operand.value
+        return -value if type(value) is int else None
+    return index.value if isinstance(index, nodes.Const) and type(index.value) is int else None
+
+
+def _static_metadata(name: nodes.Name) -> bool:
+    """``name.dim()``, ``name.ndim``, ``name.dtype``, ``name.device``, ``isinstance(name, ...)``: size-independent."""
+    parent = name.parent
+    if isinstance(parent, nodes.Call) and name in parent.args and _type_check(parent):
+        return True
+    if not (isinstance(parent, nodes.Attribute) and parent.expr is name):
+        return False
+    if parent.attrname == "dim":
+        return isinstance(parent.parent, nodes.Call) and parent.parent.func is parent and not parent.parent.args
+    return parent.attrname in _STATIC_ATTRIBUTES
+
+
+def _trailing_dimensions(argument: nodes.NodeNG) -> int:
+    """How many dimensions after the data-dependent first one *argument* surely has.
+
+    ``w[mask, :]`` keeps at least the one its whole slice names (vits'
+    ``unnormalized_widths[inside_interval_mask, :]``, whose ``.shape[-1]`` is
+    the static bin count); anything else may be one-dimensional.
+    """
+    if not (isinstance(argument, nodes.Subscript) and isinstance(argument.slice, nodes.Tuple)):
+        return 0
+    parts = argument.slice.elts
+    whole = 0
+    for part in reversed(parts[1:]):
+        if not _whole_slice(part):
+            break
+        whole += 1
+    return whole
+
+
+class _AcrossCalls:
+    """*is_captured*, and also a name that holds a captured tensor handed over by a call of this file.
+
+    A parameter of a traced function of the file that some call passes a
+    captured value (``top_k_keypoints(keypoints, ...)``), and a name unpacked
+    from a tuple such a function returns (``keypoints, scores =
+    remove_keypoints_from_borders(...)`` with ``return keypoints[mask],
+    scores[mask]``). Parameters are collected up to :data:`_MAX_CALL_DEPTH`
+    calls deep; the existing hazard checks then see the callee's uses.
     """
 
-    def compute() -> bool:
-        if not numbers and _mixed_sizes(analysis, is_captured):
-            return True
-        return any(captured_origin(use, is_captured) is not None for use in concrete_uses(analysis, numbers))
+    def __init__(self, analysis: FileAnalysis, is_captured: Origin) -> None:
+        self.analysis = analysis
+        self.is_captured = is_captured
+        self.traced = {id(function) for function, _ in analysis.traced_functions()}
+        self.parameters: dict[int, int] = {}  # parameter -> trailing dimensions every captured argument has
+        self._open: set[int] = set()  # unpackings being followed: a recursive function must not loop
+        for _ in range(_MAX_CALL_DEPTH):
+            if not self._pass_arguments():
+                break
 
-    return analysis.shared(f"capture-moves-breaks:{key}", compute)
+    def __call__(self, node: nodes.NodeNG) -> bool:
+        if self.is_captured(node):
+            return True
+        if not isinstance(node, nodes.Name):
+            return False
+        try:
+            bindings = reaching_bindings(node)
+        except Exception:  # astroid lookups can fail on odd code: then nothing is known
+            return False
+        return any(self._captured_parameter(binding, node) or self._unpacked_capture(binding) for binding in bindings)
+
+    def _captured_parameter(self, binding: nodes.NodeNG, read: nodes.Name) -> bool:
+        """*binding* is a parameter passed a captured tensor, and *read* is not a read of one of its static dimensions."""
+        trailing = self.parameters.get(id(binding))
+        if trailing is None:
+            return False
+        if _static_metadata(read):
+            return False
+        dimension = _dimension_read(read)
+        return dimension is None or not (dimension > 0 or -dimension <= trailing)
+
+    def _callee(self, call: nodes.Call) -> nodes.FunctionDef | None:
+        function = self.analysis.values.called_function(call)
+        return function if function is not None and id(function) in self.traced else None
+
+    def _pass_arguments(self) -> bool:
+        """Mark the parameters that captured arguments bind; whether any was new."""
+        added = False
+        for call, _ in self.analysis.traced_nodes(nodes.Call):
+            callee = self._callee(call)
+            if callee is None:
+                continue
+            for argument in [*call.args, *(call.keywords or ())]:
+                parameter = bound_parameter(callee, call, argument)
+                if parameter is None:
+                    continue
+                value = argument.value if isinstance(argument, nodes.Keyword) else argument
+                if captured_origin(value, self) is None:
+                    continue
+                trailing = min(_trailing_dimensions(value), self.parameters.get(id(parameter), _UNBOUNDED))
+                if self.parameters.get(id(parameter)) != trailing:
+                    self.parameters[id(parameter)] = trailing
+                    added = True
+        return added
+
+    def _unpacked_capture(self, binding: nodes.NodeNG) -> bool:
+        """*binding* is ``a`` of ``a, b = f(...)``, and some ``return`` of *f* puts a captured value there."""
+        target = binding.parent if isinstance(binding, nodes.AssignName) else None
+        statement = target.parent if isinstance(target, nodes.Tuple) else None
+        if not (isinstance(statement, nodes.Assign) and isinstance(statement.value, nodes.Call)):
+            return False
+        if any(isinstance(part, nodes.Starred) for part in target.elts) or id(statement) in self._open:
+            return False
+        callee = self._callee(statement.value)
+        if callee is None:
+            return False
+        index = target.elts.index(binding)
+        self._open.add(id(statement))
+        try:
+            return any(
+                isinstance(returned.value, nodes.Tuple)
+                and len(returned.value.elts) == len(target.elts)
+                and captured_origin(returned.value.elts[index], self) is not None
+                for returned in callee.nodes_of_class(nodes.Return)
+                if returned.frame() is callee
+            )
+        finally:
+            self._open.discard(id(statement))
+
+
+def capture_hazard(analysis: FileAnalysis, key: str, is_captured: Origin, numbers: bool) -> nodes.NodeNG | None:
+    """The first concrete use in the file computed from a value *is_captured* recognises (computed once per *key*).
+
+    For tensors of data-dependent size (*numbers* false), also an operation
+    mixing two of them, and the tensor is followed into the functions of the
+    file it is passed to (:class:`_AcrossCalls`); a captured *number* passed
+    to any call already counts.
+    """
+
+    def compute() -> nodes.NodeNG | None:
+        mixed = None if numbers else _mixed_sizes(analysis, is_captured)
+        if mixed is not None:
+            return mixed
+        origin = is_captured if numbers else _AcrossCalls(analysis, is_captured)
+        return next((use for use in concrete_uses(analysis, numbers) if captured_origin(use, origin) is not None), None)
+
+    return analysis.shared(f"capture-hazard:{key}", compute)
+
+
+def capture_moves_breaks(analysis: FileAnalysis, key: str, is_captured: Origin, numbers: bool) -> bool:
+    """Turning the switch on would leave a break in the file, at a later line (:func:`capture_hazard`)."""
+    return capture_hazard(analysis, key, is_captured, numbers) is not None

@@ -124,7 +124,7 @@ class _Walk:
         if not path and (self._split_sizes(call, argument) or builtin_name(call) == "len"):
             return None
         callee = self._callee(call)
-        parameter = _parameter(callee, call, argument) if callee is not None else None
+        parameter = bound_parameter(callee, call, argument) if callee is not None else None
         if parameter is None:
             return Escape(call, "passes it to a call this file does not resolve to one parameter")
         return self.target(parameter, path, depth + 1)
@@ -173,7 +173,7 @@ def _packed(container: nodes.Tuple | nodes.List, element: nodes.NodeNG) -> bool:
     return not any(isinstance(part, nodes.Starred) for part in before)
 
 
-def _parameter(function: nodes.FunctionDef, call: nodes.Call, argument: nodes.NodeNG) -> nodes.AssignName | None:
+def bound_parameter(function: nodes.FunctionDef, call: nodes.Call, argument: nodes.NodeNG) -> nodes.AssignName | None:
     """The parameter of *function* that *argument* of *call* binds, when that is certain."""
     arguments = function.args
     if arguments.vararg or arguments.kwarg or any(isinstance(a, nodes.Starred) for a in call.args):

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from astroid import nodes
 
-from graphmend_lint.analysis.capture_hazards import Origin, capture_moves_breaks
+from graphmend_lint.analysis.capture_hazards import Origin, capture_hazard
 from graphmend_lint.analysis.captured_flow import tolist_escape
+from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import (
     CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS,
     CAPTURE_SCALAR_OUTPUTS,
@@ -57,8 +58,8 @@ def _host_copy(analysis: FileAnalysis, node: nodes.NodeNG, setting: str) -> bool
     return not list_of_sizes
 
 
-def capture_switch_fix(analysis: FileAnalysis, setting: str, is_captured: Origin) -> Fix | None:
-    """The module-level switch *setting* as an unsafe fix, or ``None`` when a captured value would still break.
+def _hazard(analysis: FileAnalysis, setting: str, is_captured: Origin) -> nodes.NodeNG | None:
+    """The use that would still break with *setting* on (see :func:`capture_hazards.capture_hazard`).
 
     Host copies count as captured under both switches: a ``.tolist()`` of a
     masked tensor is a list of unknown length (cohere's ``groupby`` over it
@@ -68,9 +69,30 @@ def capture_switch_fix(analysis: FileAnalysis, setting: str, is_captured: Origin
     def captured(node: nodes.NodeNG) -> bool:
         return is_captured(node) or _host_copy(analysis, node, setting)
 
-    if capture_moves_breaks(analysis, setting, captured, numbers=setting == CAPTURE_SCALAR_OUTPUTS):
+    return capture_hazard(analysis, setting, captured, numbers=setting == CAPTURE_SCALAR_OUTPUTS)
+
+
+def capture_switch_fix(analysis: FileAnalysis, setting: str, is_captured: Origin) -> Fix | None:
+    """The module-level switch *setting* as an unsafe fix, or ``None`` when a captured value would still break."""
+    if _hazard(analysis, setting, is_captured) is not None:
         return None
     return enable_setting_fix(analysis, setting, _MESSAGES[setting])
+
+
+def declined_switch_advice(analysis: FileAnalysis, setting: str, is_captured: Origin) -> Fix | None:
+    """Why the switch is not offered: the use it would move the break to; ``None`` when nothing would break.
+
+    An argument is shown with its call (``self.norm(h[mask_bool])``: the batch
+    norm is what needs the size).
+    """
+    hazard = _hazard(analysis, setting, is_captured)
+    if hazard is None:
+        return None
+    shown = hazard.parent if isinstance(hazard.parent, nodes.Call) else hazard
+    return Fix.advice(
+        f"no fix: `torch._dynamo.config.{setting} = True` would only move the break, to line {hazard.lineno} "
+        f"(`{snippet(shown)}` needs the concrete data-dependent value)"
+    )
 
 
 def scalar_capture_fix(analysis: FileAnalysis) -> Fix | None:

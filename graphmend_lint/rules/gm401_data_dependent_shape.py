@@ -16,7 +16,7 @@ from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
-from graphmend_lint.fixes.capture_switch import capture_switch_fix
+from graphmend_lint.fixes.capture_switch import capture_switch_fix, declined_switch_advice
 from graphmend_lint.fixes.shape_dispatch import dense_dispatch_fix
 from graphmend_lint.fixes.shape_masked import masked_reduction, masked_reduction_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption, switch_example, with_switch
@@ -338,6 +338,25 @@ class DataDependentOutputShape(Rule):
         Example(
             _CAPTURE + "    idx = torch.nonzero(x > 0)\n    if len(idx) == 0:\n        x = x + 1\n    return x, idx\n"
         ),
+        # the switch is declined where it would only move the break: into a helper that branches on the size
+        # (returned in a tuple, unpacked and passed on), or into batch norm, which guards on the batch size
+        Example(
+            "import torch\n\n\ndef pick(x):\n    m = x > 0\n    return x[m], m\n\n\ndef top(p, k: int):\n"
+            "    if k >= len(p):\n        return p\n    return p[:k]\n\n\n"
+            "@torch.compile\ndef f(x: torch.Tensor):\n    p, m = pick(x)\n    return top(p, 3), m\n"
+        ),
+        Example(
+            "import torch\n\n\nclass Norm(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.norm = torch.nn.BatchNorm1d(8)\n\n    def forward(self, h: torch.Tensor):\n"
+            "        return self.norm(h[h.sum(-1) > 0])\n\n\nf = torch.compile(Norm())\n"
+        ),
+        Example(_HEADER + "    return torch.nn.functional.batch_norm(x[x > 0], None, None, training=True)\n"),
+        # a helper doing tensor math, a static dimension read and LayerNorm need no concrete size: switch offered
+        _switched(
+            "import torch\n\n\ndef scale(p, w):\n    if w.shape[-1] > 4 and w.dim() == 2:\n        return p * 2\n    return p + 1\n\n\n"
+            "@torch.compile\ndef f(x: torch.Tensor, w: torch.Tensor):\n    m = x > 0\n"
+            "    return scale(x[m], w[m, :]), torch.nn.functional.layer_norm(w[m, :], w.shape[1:])\n"
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -345,14 +364,19 @@ class DataDependentOutputShape(Rule):
         if setting_on(values, ctx.options, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS):
             yield from self._size_branches(ctx)
             return
-        def capture_fix() -> Fix | None:  # the hazard scan runs once per file (FileAnalysis.shared), on demand
-            return capture_switch_fix(ctx.analysis, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, self._may_be_dynamic(values))
+        def capture_fix() -> Fix:  # the hazard scan runs once per file (FileAnalysis.shared), on demand
+            may_be_dynamic = self._may_be_dynamic(values)
+            return (
+                capture_switch_fix(ctx.analysis, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, may_be_dynamic)
+                or declined_switch_advice(ctx.analysis, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, may_be_dynamic)
+                or CAPTURE_DYNAMIC
+            )
 
         for node, traced in ctx.traced_nodes(nodes.Call, nodes.Subscript):
             if isinstance(node, nodes.Call):
                 op = dynamic_operator(values, node)
                 if op is not None:
-                    fix = dense_dispatch_fix(ctx.analysis, node) or capture_fix() or CAPTURE_DYNAMIC
+                    fix = dense_dispatch_fix(ctx.analysis, node) or capture_fix()
                     message = f"`{op}` has a data-dependent output size: graph break"
                     yield ctx.report(node, message, traced, fix)
                     yield from self._interrupted_call(ctx, node, traced)
@@ -370,7 +394,7 @@ class DataDependentOutputShape(Rule):
             message = (
                 f"boolean-mask indexing with `{snippet(mask)}` has a data-dependent output size: graph break"
             )
-            yield ctx.report(node, message, traced, fix or capture_fix() or CAPTURE_DYNAMIC)
+            yield ctx.report(node, message, traced, fix or capture_fix())
             yield from self._interrupted_call(ctx, node, traced)
 
     @staticmethod
@@ -402,12 +426,14 @@ class DataDependentOutputShape(Rule):
 
         Deciding whether the capture switch is safe must not miss a capture
         because an argument is untyped (SeamlessM4T's per-sample
-        ``repeat_interleave(hidden_state, duration)`` over ``zip(...)``).
+        ``repeat_interleave(hidden_state, duration)`` over ``zip(...)``), nor
+        a read through an index its name calls a mask (``h[mask_bool]``, which
+        this rule reports and offers the switch for).
         """
         is_dynamic = cls._is_dynamic(values)
 
         def may_be_dynamic(node: nodes.NodeNG) -> bool:
-            if is_dynamic(node):
+            if is_dynamic(node) or (isinstance(node, nodes.Subscript) and named_mask_index(values, node) is not None):
                 return True
             func = node.func if isinstance(node, nodes.Call) else None
             name = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", None)
