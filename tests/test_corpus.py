@@ -29,17 +29,18 @@ from tests.corpus.acid import acid  # noqa: E402
 
 #: The size issue 14 asks for.
 CORPUS_SIZE_FLOOR = 300
-#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 186, 2026-11-24), plus a margin for flakes.
-UNSAFE_SITES_AFTER_CEILING = 189
+#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 201 of 292 on 2026-11-25, 271 programs, breaks
+#: in library code counted), plus a margin for flakes.
+UNSAFE_SITES_AFTER_CEILING = 204
 #: Precision/recall floors per split and scope (strict precision): the values measured on main after
-#: the detect3, trainmode and layerdrop merges (2026-11-24 15:46 UTC, 368 programs, docs/corpus.md
-#: "Current") minus 0.03, so a change that loses detection fails here while load-dependent noise (none
-#: is expected: linting is deterministic) cannot. Truth counts breaks in eval and train mode (issue 14).
+#: the s7 merges (2026-11-25 04:50 UTC, 415 programs, docs/corpus.md "Current") minus 0.03, so a change
+#: that loses detection fails here while load-dependent noise (none is expected: linting is
+#: deterministic) cannot. Truth counts breaks in eval and train mode (issue 14).
 DETECTION_FLOORS: dict[tuple[str, str], dict[str, float]] = {
-    ("dev", "compiled"): {"precision": 0.75, "recall": 0.84},  # measured 0.78 (217/277) / 0.87 (217/249)
-    ("dev", "modules"): {"precision": 0.75, "recall": 0.84},  # measured 0.78 / 0.87
-    ("heldout", "compiled"): {"precision": 0.70, "recall": 0.72},  # measured 0.73 (110/150) / 0.75 (110/146)
-    ("heldout", "modules"): {"precision": 0.70, "recall": 0.73},  # measured 0.74 / 0.77
+    ("dev", "compiled"): {"precision": 0.77, "recall": 0.90},  # measured 0.80 (266/331) / 0.93 (266/287)
+    ("dev", "modules"): {"precision": 0.77, "recall": 0.90},  # measured 0.80 / 0.93
+    ("heldout", "compiled"): {"precision": 0.72, "recall": 0.74},  # measured 0.75 (127/170) / 0.77 (127/165)
+    ("heldout", "modules"): {"precision": 0.72, "recall": 0.75},  # measured 0.75 / 0.78
 }
 #: Modules that make() builds with a submodule in eval mode are measured again after .train()
 #: (docs/corpus.md "Both modes"): 32 dev + 12 held-out programs, which logged 8 + 4 lines only in training.
