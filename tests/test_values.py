@@ -162,6 +162,26 @@ def test_arithmetic_over_parameters_then_a_tensor_method_types_the_parameters() 
 
 
 
+def test_an_isinstance_tensor_branch_makes_the_name_a_tensor_there() -> None:
+    """transformers' ``torch_compilable_check``: ``if isinstance(cond, torch.Tensor): torch._check_tensor_all(cond)``."""
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def check(cond, other, flag):\n"
+        "    if flag and isinstance(cond, torch.Tensor):\n"
+        "        probe(cond)\n"
+        "    else:\n"
+        "        probe(cond * 1)\n"
+        "    if isinstance(other, torch.Tensor):\n"
+        "        other = other.tolist()\n"
+        "        probe(other)\n"
+        "    return flag\n"
+    )
+    assert kinds["cond"] is T  # the branch's test says so
+    assert kinds["cond * 1"] is U  # the else branch says nothing
+    assert kinds["other"] is not T  # rebound inside the branch: the test no longer holds
+
+
 def test_a_slice_keeps_its_container_type_so_slice_arithmetic_is_evidence() -> None:
     kinds = kinds_of(
         "import torch\n"

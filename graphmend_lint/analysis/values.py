@@ -382,12 +382,46 @@ class ValueOracle:
             return Kind.UNKNOWN
         if not assignments:
             return Kind.STATIC if node.name in {"True", "False", "None"} else Kind.UNKNOWN
+        if self._narrowed_to_tensor(node, assignments):
+            return Kind.TENSOR
         kinds = [(a, self._binding(a)) for a in assignments[:_MAX_LOOKUPS]]
         joined = join(kind for _, kind in kinds)
         if joined is not Kind.TENSOR and self._tensor_on_some_path(node, kinds):
             self._partial_seen += 1
             return Kind.TENSOR
         return joined
+
+    def _narrowed_to_tensor(self, use: nodes.Name, assignments: list[nodes.NodeNG]) -> bool:
+        """*use* sits in the body of ``if isinstance(name, torch.Tensor)`` (alone or in an ``and``), unrebound there.
+
+        transformers' ``torch_compilable_check(cond, msg)`` calls
+        ``torch._check_tensor_all(cond)`` under ``if isinstance(cond,
+        torch.Tensor):``: whatever its callers pass, the name is a tensor in
+        that branch, a fact the call sites need not give.
+        """
+        child, parent = use, use.parent
+        while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.Lambda, nodes.Module)):
+            in_body = (isinstance(parent, nodes.If) and child in parent.body) or (
+                isinstance(parent, nodes.IfExp) and child is parent.body
+            )
+            if in_body and self._tests_tensor_instance(parent.test, use.name):
+                return not any(parent.parent_of(binding) for binding in assignments)
+            child, parent = parent, parent.parent
+        return False
+
+    def _tests_tensor_instance(self, test: nodes.NodeNG, name: str) -> bool:
+        """*test* is ``isinstance(name, torch.Tensor)``, or an ``and`` with that operand."""
+        if isinstance(test, nodes.BoolOp) and test.op == "and":
+            return any(self._tests_tensor_instance(value, name) for value in test.values)
+        return (
+            isinstance(test, nodes.Call)
+            and isinstance(test.func, nodes.Name)
+            and test.func.name == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[0], nodes.Name)
+            and test.args[0].name == name
+            and self.qualified_name(test.args[1]) == "torch.Tensor"
+        )
 
     def _tensor_on_some_path(self, use: nodes.Name, kinds: list[tuple[nodes.NodeNG, Kind | None]]) -> bool:
         """*use* is a tensor on some paths, and no other binding says it holds a Python value there.
