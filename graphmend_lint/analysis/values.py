@@ -499,7 +499,7 @@ class ValueOracle:
             loop = statement.parent
             if not isinstance(loop, (nodes.For, nodes.While)) or statement not in loop.body:
                 continue
-            if not _inside(use, loop) or any(_inside(literal, loop) for literal in literals):
+            if not loop.parent_of(use) or any(loop.parent_of(literal) for literal in literals):
                 continue
             return True
         return False
@@ -1189,15 +1189,6 @@ def _literal_binding(binding: nodes.NodeNG) -> bool:
         and isinstance(parent.value, nodes.Const)
         and type(parent.value.value) in (bool, int, float, type(None))
     )
-
-
-def _inside(node: nodes.NodeNG, ancestor: nodes.NodeNG) -> bool:
-    current: nodes.NodeNG | None = node
-    while current is not None:
-        if current is ancestor:
-            return True
-        current = current.parent
-    return False
 
 
 def _sole_method(klass: nodes.ClassDef | None, name: str) -> nodes.FunctionDef | None:

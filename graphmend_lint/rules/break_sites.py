@@ -98,28 +98,28 @@ class BreakFinder:
         return None
 
     def _needs_data(self, node: nodes.NodeNG) -> bool:
-        values = self.values
+        """*node* breaks because it needs a tensor's value: every break of :meth:`_breaks` but I/O and RNN modules."""
         if isinstance(node, nodes.Call):
-            return (
-                scalar_conversion(values, node) is not None
-                or tensor_size(values, node) is not None
-                or dynamic_operator(values, node) is not None
-                or tensor_predicate(values, node) is not None
-                or _tensor_tolist(values, node)
-            )
+            return self._data_call(node)
         return self._breaks(node) if isinstance(node, (nodes.Subscript, nodes.Slice, nodes.If, nodes.While, nodes.IfExp)) else False
+
+    def _data_call(self, node: nodes.Call) -> bool:
+        values = self.values
+        return (
+            scalar_conversion(values, node) is not None
+            or tensor_size(values, node) is not None
+            or dynamic_operator(values, node) is not None
+            or tensor_predicate(values, node) is not None
+            or _tensor_tolist(values, node)
+        )
 
     def _breaks(self, node: nodes.NodeNG) -> bool:
         values = self.values
         if isinstance(node, nodes.Call):
             return (
-                scalar_conversion(values, node) is not None
-                or tensor_size(values, node) is not None
-                or dynamic_operator(values, node) is not None
-                or tensor_predicate(values, node) is not None
+                self._data_call(node)
                 or self.side_effects.classify(node) is not None
                 or constructor_of(values, node.func) in RECURRENT_MODULES
-                or _tensor_tolist(values, node)
             )
         if isinstance(node, nodes.Subscript) and node.ctx is Context.Load:
             return boolean_index(values, node) is not None or zero_dim_position(values, node.slice)
