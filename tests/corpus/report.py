@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from tests.corpus.families import FAMILY_TITLES
 from tests.corpus.score import Detection, FixScore, LineCounts, TrainingCounts
 
@@ -61,6 +63,21 @@ def fix_table(split: str, scores: dict[str, FixScore]) -> str:
 
 def detection_details(score: Detection) -> str:
     lines = [f"  FN {miss}" for miss in score.misses] + [f"  FP {alarm}" for alarm in score.false_alarms]
+    return "\n".join(lines) if lines else "  (no FP, no FN)"
+
+
+def detection_causes(score: Detection) -> str:
+    """Misses and false alarms counted by cause with program names and lines left out.
+
+    This is what the held-out split may show while developing: which break
+    kinds and which rule codes the split disagrees on, never where.
+    """
+    tally: Counter[str] = Counter()
+    for miss in score.misses:
+        tally["FN " + miss.split(" ", 1)[1]] += 1
+    for alarm in score.false_alarms:
+        tally["FP " + alarm.split(" ", 1)[1]] += 1
+    lines = [f"  {count:3d} x {cause}" for cause, count in sorted(tally.items(), key=lambda item: (item[0][:2], -item[1], item[0]))]
     return "\n".join(lines) if lines else "  (no FP, no FN)"
 
 

@@ -31,6 +31,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--details", action="store_true", help="list each dev FP/FN and fix problem")
     parser.add_argument("--show-heldout-details", action="store_true",
                         help="list held-out FP/FN and fix problems: for the final report only; never while developing")
+    parser.add_argument("--causes", action="store_true",
+                        help="count FP/FN by GB id and rule code, without program names (allowed for held-out)")
     parser.add_argument("--json", type=Path, metavar="OUT", help="write every score and per-program answer")
     parser.add_argument("--timeout", type=float, default=None, help="seconds per program (default 60, fix mode 180)")
     parser.add_argument("--workers", type=int, default=pool.DEFAULT_WORKERS)
@@ -134,6 +136,8 @@ def summarize(args: argparse.Namespace, programs: list[layout.Program], answers:
                 if show:
                     entry["detection"][scope].update(misses=detected.misses, false_alarms=detected.false_alarms)
                     print(report.detection_details(detected) + "\n")
+                elif args.causes:
+                    print(report.detection_causes(detected) + "\n")
         if args.mode == "fix":
             fixed = {mode: score.fixes(members, answers, mode, rule_claims) for mode in fixing.FIX_MODES}
             entry["fix"] = {mode: s.as_json() for mode, s in fixed.items()}
