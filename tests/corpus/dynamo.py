@@ -62,6 +62,28 @@ class Site:
     gb_type: str
 
 
+#: Dynamo's id for an exception leaving the frame it traces ("Observed exception").
+OBSERVED_EXCEPTION = "GB0088"
+
+
+def error_path_sites(sites: set[Site], compiled: Outcome, declared: str | None) -> set[Site]:
+    """The sites of one call that are its declared exception leaving the compiled frame, not graph breaks.
+
+    When an input set raises the exception the program declares for it
+    (``RAISING_INPUTS``: a validation guard taking its raising side), Dynamo
+    logs "Observed exception" where the exception leaves the traced frame.
+    That is the program's error path: the call fails in eager mode too, and
+    ``fullgraph=True`` raising the same type counts as behaviour, not a tracing
+    failure (``_fullgraph_failure``). Truth leaves these sites out for the same
+    reason; any other site of such a call (a branch before the ``raise``) is a
+    break as usual, and so is "Observed exception" on an input set that does
+    not raise (e.g. ``data_ptr()``, which raises inside Dynamo only).
+    """
+    if compiled.error is None or compiled.error[0] != declared:
+        return set()
+    return {site for site in sites if site.gb_id == OBSERVED_EXCEPTION}
+
+
 #: Why a program got no training-mode run (``TrainRun.skipped``).
 NOT_A_MODULE = "not an nn.Module"
 ALREADY_TRAINING = "built in training mode"
@@ -76,6 +98,8 @@ class Run:
     #: (a fix that moves a break into torch's own modules has not removed it).
     foreign_sites: set[tuple[str, int, str]] = field(default_factory=set)
     traced_lines: set[int] = field(default_factory=set)  # lines of the program file Dynamo traced (any input set)
+    #: "Observed exception" sites of input sets that raise what the program declares (``error_path_sites``).
+    error_path_sites: set[Site] = field(default_factory=set)
     fullgraph: list[str | None] = field(default_factory=list)  # per input set: None, or the failure
     eager: list[Outcome] = field(default_factory=list)
     compiled: list[Outcome] = field(default_factory=list)
@@ -288,9 +312,12 @@ def _measure_run(
         run.compiled.append(compiled)
         if index in unrunnable:
             continue
-        run.sites |= sites
+        error_path = error_path_sites(sites, compiled, declared.get(index))
+        run.error_path_sites |= error_path
+        run.sites |= sites - error_path
         run.foreign_sites |= foreign
         run.traced_lines |= traced_lines
+    run.error_path_sites -= run.sites  # logged by an input set that does not raise too: a break
     if train:
         run.unrunnable = unrunnable
     if behaviour and (run.sites or run.foreign_sites or not skip_clean_fullgraph):
@@ -362,6 +389,7 @@ def _measure_train(result: Measurement, path: Path, module_name: str, behaviour:
         result.train = TrainRun(error=_first_line(error, 300))
         return
     result.sites |= result.train.sites
+    result.error_path_sites = (result.error_path_sites | result.train.error_path_sites) - result.sites
     result.foreign_sites |= result.train.foreign_sites
     result.traced_lines |= result.train.traced_lines
 

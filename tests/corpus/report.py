@@ -30,8 +30,16 @@ def detection_table(split: str, scope: str, score: Detection) -> str:
         _row("**all**", score.overall),
     ]
     lines += [_row(f"{name} {FAMILY_TITLES[name]}", counts) for name, counts in score.families.items()]
-    lines += ["", training_summary(score.training)]
+    lines += ["", training_summary(score.training), error_path_summary(score)]
     return "\n".join(lines)
+
+
+def error_path_summary(score: Detection) -> str:
+    """One line on the lines left out of the score: a declared exception leaving the compiled call."""
+    return (
+        f"Error path (not scored): {score.error_path_lines} lines where Dynamo logs only the exception an input set "
+        f"declares in RAISING_INPUTS leaving the compiled call (GB0088), {score.error_path_flagged} with a finding"
+    )
 
 
 def training_summary(counts: TrainingCounts) -> str:

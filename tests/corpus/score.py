@@ -12,6 +12,11 @@ up on its frame after an earlier break and ran it eagerly) is *unobserved*:
 Dynamo neither confirmed nor refuted it. It stays an FP in ``precision``;
 ``precision_observed`` leaves unobserved lines out of the flagged count.
 
+A line where Dynamo logged only "Observed exception" for an input set that
+raises the exception the program declares (``dynamo.error_path_sites``) is
+the program's error path, not a break: it is neither logged nor, when
+flagged, a false alarm; the score counts such lines apart.
+
 Logged lines are those of both modes a module is measured in (``dynamo.py``):
 as built and after ``.train()``. A line only the training run logged is a
 *training-only* line; the score counts them apart so reports can name them.
@@ -97,6 +102,8 @@ class Detection:
     misses: list[str] = field(default_factory=list)  # "name:line GBxxxx (family) gb_type", "(training only)"
     false_alarms: list[str] = field(default_factory=list)  # "name:line GMxxx", "(unobserved)" when never traced
     training: TrainingCounts = field(default_factory=TrainingCounts)
+    error_path_lines: int = 0  # lines of a declared exception leaving the compiled call (not scored)
+    error_path_flagged: int = 0  # of those, lines with a finding
 
     def family(self, name: str) -> LineCounts:
         return self.families.setdefault(name, LineCounts())
@@ -161,8 +168,13 @@ def detection(programs: Iterable[Program], answers: dict[str, dict[str, Any]], s
                 described = ", ".join(f"{gb_id} ({claims.family_of_site(gb_id)}) {gb_type}" for gb_id, gb_type in sites)
                 note = " (training only)" if line in only_in_training else ""
                 score.misses.append(f"{program.name}:{line} {described}{note}")
+        error_path = {line for line, *_ in answer["original"].get("error_path_sites", ())} - logged.keys()
+        score.error_path_lines += len(error_path)
+        score.error_path_flagged += len(error_path & flagged.keys())
         traced = answer["original"].get("traced_lines")
         for line, codes in sorted(flagged.items()):
+            if line in error_path:
+                continue
             correct = line in logged
             unobserved = not correct and traced is not None and line not in traced
             for counts in (score.overall, *(score.family(f) for f in {family_of_code(code) for code in codes})):

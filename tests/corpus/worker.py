@@ -35,6 +35,7 @@ def _measurement_json(measurement: Any) -> dict[str, Any]:
         "sites": _sites_json(measurement.sites),
         "foreign_sites": sorted([path, line, gb_id] for path, line, gb_id in measurement.foreign_sites),
         "traced_lines": sorted(measurement.traced_lines),
+        "error_path_sites": _sites_json(measurement.error_path_sites),
         "fullgraph": measurement.fullgraph,
         "eager_errors": [o.error for o in measurement.eager],
         "declared_raises": measurement.declared_raises,
