@@ -7,8 +7,7 @@ ways), _rgb_to_hsv (aminmax, `eqc` masks fed to torch.where and to mul_,
 fmod_) and _hsv_to_rgb (floor, int32 cast, the 3x6 select table indexed by the
 int tensor `i`, the ndim > 3 moveaxis, gather).
 Simplified: to_dtype_image keeps the float<->uint8 scaling paths only;
-_max_value keeps uint8. The input sets take the valid paths only (a call that
-raises is logged by Dynamo as an observed exception, a different matter).
+_max_value keeps uint8. Two input sets take the validation raises.
 """
 import torch
 
@@ -140,6 +139,8 @@ def adjust_hue_image(image: torch.Tensor, hue_factor: float) -> torch.Tensor:
 
 adjust_hue = torch.compile(adjust_hue_image, dynamic=False)
 
+RAISING_INPUTS = {4: "ValueError", 5: "TypeError"}
+
 
 def make():
     torch.manual_seed(0)
@@ -152,4 +153,6 @@ def make():
         (single_float, -0.3),
         (gray, 0.1),
         (empty, 0.1),
+        (single_float, 0.7),
+        (torch.rand(2, 4, 4), 0.1),
     ]
