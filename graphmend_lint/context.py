@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 NodeT = TypeVar("NodeT", bound=nodes.NodeNG)
 T = TypeVar("T")
 MatchT = TypeVar("MatchT")
-_SCOPE_BOUNDARIES = (nodes.FunctionDef, nodes.ClassDef)
-
 #: Why a fix on a tensor of some paths only is shown and not applied.
 PARTIAL_NOTE = " (shown only: on some paths the value is a Python value, which the rewrite does not accept)"
 
@@ -78,8 +76,10 @@ class FileAnalysis:
     def traced_nodes(self, *types: type[NodeT]) -> Iterator[tuple[NodeT, TracedFunction]]:
         """Nodes of *types* in traced code, in source order, each with the function that put it in scope.
 
-        Nested functions and classes are visited on their own when they are in
-        scope, so each node is yielded once; eager-only branches are skipped.
+        Nested functions are visited on their own when they are in scope, so
+        each node is yielded once; a nested ``class`` statement is yielded (it
+        runs in the traced code) but its body is not; eager-only branches are
+        skipped.
         The traced code is walked once per file and indexed by node class, so
         a dozen rules asking for their node types cost one walk, not twelve.
         """
@@ -97,13 +97,14 @@ class FileAnalysis:
             stack: list[nodes.NodeNG] = list(reversed(function.body))
             while stack:
                 node = stack.pop()
-                if isinstance(node, _SCOPE_BOUNDARIES):
+                if isinstance(node, nodes.FunctionDef):
                     continue
                 if check_eager and node.is_statement and self.scope.is_eager_only(node.lineno):
                     continue
                 index.setdefault(type(node), []).append((order, node, traced))
                 order += 1
-                stack.extend(reversed(self._compiled_children(node)))
+                if not isinstance(node, nodes.ClassDef):  # the statement runs here; its body is its own scope
+                    stack.extend(reversed(self._compiled_children(node)))
         return index
 
     def _compiled_children(self, node: nodes.NodeNG) -> list[nodes.NodeNG]:

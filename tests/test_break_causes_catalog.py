@@ -1,4 +1,4 @@
-"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM509): findings and fixes, without Dynamo.
+"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM513): findings and fixes, without Dynamo.
 
 :data:`CASES` lists, for every program, the findings the linter must report
 and the breaks Dynamo logs, measured on torch 2.13 (CPU, Python 3.11) and
@@ -16,9 +16,13 @@ from catalog_cases import CATALOG, Case, case, check_cases_cover_the_catalog, fi
 from graphmend_lint import fix_source
 from graphmend_lint.config import load_settings
 
-CODES = ("GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506", "GM507", "GM508", "GM509")
+CODES = (
+    "GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506", "GM507", "GM508",
+    "GM509", "GM510", "GM511", "GM512", "GM513",
+)  # fmt: skip
 DEEPCOPY = "copy.py:153 GB4198"  # where Dynamo names a deepcopy break (Python 3.11's copy.py)
 CACHED_PROPERTY_LOCK = "functools.py:997 GB0142"  # the `with self.lock:` of Python 3.11's cached_property
+DATACLASS_EXEC = "dataclasses.py:433 GB0059"  # Python 3.11's dataclass builds __init__ with exec()
 
 CASES: dict[str, Case] = {
     "GM106/bad_assert_fstring.py": case({(11, "GM106")}, {(11, "GB0170")}),
@@ -54,6 +58,11 @@ CASES: dict[str, Case] = {
     "GM503/fixed_query_leaf.py": case(),
     "GM503/bad_returned_leaf.py": case({(10, "GM503")}, {(10, "GB8985")}),
     "GM503/fixed_returned_leaf.py": case(),
+    # the returned value derives from the switched-on tensor through another name
+    "GM503/bad_derived_leaf.py": case({(17, "GM503")}, {(17, "GB8985")}),
+    "GM503/fixed_derived_leaf.py": case(),
+    # the detached copy is alive at the autograd.grad break (GM507's), which breaks too
+    "GM503/bad_saliency_leaf.py": case({(18, "GM503"), (21, "GM507")}, {(18, "GB8985"), (21, "GB9186")}),
     "GM504/bad_ctrl_pos_encoding.py": case({(21, "GM504")}, {(21, "GB4841")}),
     "GM504/fixed_ctrl_pos_encoding.py": case(),
     "GM504/neg_register_buffer.py": case(),
@@ -83,6 +92,7 @@ CASES: dict[str, Case] = {
     # the unsupported context manager is logged twice on its line, and Dynamo runs the resumed frame eagerly
     "GM507/bad_cudnn_flags.py": case({(15, "GM507")}, {(15, "GB0142"), (15, "GB0208")}, frame_skipped=True),
     "GM507/neg_traced_helpers.py": case(),
+    "GM507/bad_backward_step.py": case({(26, "GM507"), (28, "GM507")}, {(26, "GB0123"), (28, "GB0007")}),
     # Dynamo runs an allow_in_graph function on fake tensors: the branch breaks at the call, then in its own frame
     "GM507/bad_allow_in_graph_branch.py": case({(25, "GM507"), (13, "GM101")}, {(25, "GB0033"), (13, "GB0170")}),
     # one mask as both the query and the key mask: a view for the repeat traces whole (training mode)
@@ -97,6 +107,25 @@ CASES: dict[str, Case] = {
         {(19, "GM509")}, {(19, "GB0142")}, frame_skipped=True, outside={CACHED_PROPERTY_LOCK}
     ),
     "GM509/fixed_cached_property.py": case(),
+    "GM510/bad_local_config_class.py": case({(18, "GM510")}, {(18, "GB8977")}),
+    "GM510/fixed_local_config_class.py": case(),
+    # the body names torch: Dynamo fails on it at the decorator's line, and on the exec inside @dataclass there too
+    "GM510/bad_output_dataclass.py": case(
+        {(13, "GM510"), (14, "GM510")},
+        {(13, "GB0082"), (13, "GB0059"), (14, "GB8977")},
+        frame_skipped=True,
+        outside={DATACLASS_EXEC},
+    ),
+    "GM510/neg_module_level_class.py": case(),
+    # Dynamo gives up on forward: one break, no graph
+    "GM511/bad_low_rank_operator.py": case({(30, "GM511")}, {(30, "GB0055")}, frame_skipped=True),
+    "GM511/fixed_low_rank_operator.py": case(),
+    "GM511/neg_torch_function_operator.py": case(),
+    "GM512/bad_maybe_align.py": case({(12, "GM512")}, {(12, "GB0088")}, frame_skipped=True),
+    "GM512/neg_pointer_passthrough.py": case(),
+    # logged inside the helper, where the generator reaches torch.randn
+    "GM513/bad_seeded_noise.py": case({(12, "GM513")}, {(12, "GB0055")}),
+    "GM513/neg_global_rng_noise.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
 SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py"})

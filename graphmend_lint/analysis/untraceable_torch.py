@@ -6,6 +6,10 @@ Each entry was measured on torch 2.13 (CPU) with the id Dynamo logs:
 * ``torch.nn.utils.rnn.pack_padded_sequence``: in a file Dynamo skips (GB0007);
 * ``torch.autograd.grad``: not traced while ``trace_autograd_ops`` is off, the
   default (GB9186);
+* ``t.backward()`` on a tensor: not traced while ``trace_autograd_ops`` is off
+  (GB0123; traced once it is on);
+* ``torch.autograd.backward``: in a file Dynamo skips, whatever the settings
+  (GB0007);
 * ``with torch.backends.cudnn.flags(...)``: an unsupported context manager
   (GB0142, and GB0208 on the same line);
 * a call of a function of this file decorated ``@torch.compiler.disable`` or
@@ -52,7 +56,18 @@ _REFUSED_CALLS: dict[str, tuple[str, str, str]] = {
         "Dynamo does not trace it while `torch._dynamo.config.trace_autograd_ops` is off (the default)",
         "compute the gradient outside the compiled function, or use `torch.func.grad`",
     ),
+    "torch.autograd.backward": (
+        "`torch.autograd.backward`",
+        "Dynamo skips the file it lives in",
+        "call `.backward()` on the result outside the compiled function",
+    ),
 }
+#: ``t.backward()`` on a tensor, refused like ``torch.autograd.grad`` while ``trace_autograd_ops`` is off.
+_BACKWARD = (
+    "`.backward()`",
+    "Dynamo does not trace it while `torch._dynamo.config.trace_autograd_ops` is off (the default)",
+    "return the loss and call `.backward()` on it outside the compiled function",
+)
 _CUDNN_FLAGS = "torch.backends.cudnn.flags"
 #: ``nn.Module`` methods that register a hook and return a ``RemovableHandle`` (GB0467).
 _MODULE_HOOK_REGISTRATIONS = frozenset(
@@ -83,6 +98,8 @@ def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
     if name in _REFUSED_CALLS:
         label, reason, advice = _REFUSED_CALLS[name]
         return RefusedCall(node, label, reason, advice, autograd=name == "torch.autograd.grad")
+    if isinstance(node.func, nodes.Attribute) and node.func.attrname == "backward" and values.is_tensor(node.func.expr):
+        return RefusedCall(node, *_BACKWARD, autograd=True)
     if name == _CUDNN_FLAGS and _is_with_item(node):
         return RefusedCall(
             node,

@@ -6,8 +6,11 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
+from graphmend_lint.analysis.dynamo_settings import settings_turned_on
+from graphmend_lint.analysis.grad_leaks import leak_of
 from graphmend_lint.analysis.host_values import bound_values
 from graphmend_lint.analysis.module_attributes import is_tensor_like
+from graphmend_lint.analysis.untraceable_torch import TRACE_AUTOGRAD_OPS
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Applicability, Diagnostic, Fix
@@ -22,40 +25,6 @@ NO_FIX = Fix.advice(
 )
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
 EAGER_ONLY_MESSAGE = "Make the tensor require grad only when not compiling (`if not torch.compiler.is_compiling():`)"
-
-
-def _directly_returned(node: nodes.NodeNG) -> bool:
-    """*node* is a ``return`` value, or an element of a returned tuple (``return torch.zeros_like(q).requires_grad_()``)."""
-    parent = node.parent
-    while isinstance(parent, (nodes.Tuple, nodes.List)):
-        parent = parent.parent
-    return isinstance(parent, nodes.Return)
-
-
-def _returned(name: nodes.Name) -> bool:
-    """*name* (a local) is read in a ``return`` value of its function, other than through ``.detach()``.
-
-    Dynamo breaks when the tensor *or one derived from it* leaves the graph
-    (GB8985); a derivation through other names is not followed.
-    """
-    function = name.frame()
-    for statement in function.nodes_of_class(nodes.Return, skip_klass=(nodes.FunctionDef, nodes.Lambda)):
-        if statement.value is None:
-            continue
-        for read in statement.value.nodes_of_class(nodes.Name):
-            if read.name == name.name and not _detached(read, statement):
-                return True
-    return False
-
-
-def _detached(read: nodes.NodeNG, statement: nodes.Return) -> bool:
-    """Some expression between *read* and the ``return`` is ``<...>.detach``."""
-    node = read
-    while node is not statement:
-        if isinstance(node, nodes.Attribute) and node.attrname == "detach":
-            return True
-        node = node.parent
-    return False
 
 
 def _is_input(name: nodes.Name) -> bool:
@@ -76,6 +45,25 @@ def _computed_local(name: nodes.NodeNG) -> bool:
     """
     values = bound_values(name) if isinstance(name, nodes.Name) else None
     return bool(values) and not any(isinstance(value, (nodes.Name, nodes.Attribute)) for value in values)
+
+
+def _created_requiring_grad(values: ValueOracle, name: nodes.Name) -> bool:
+    """*name* is bound to a factory given ``requires_grad=`` (``torch.zeros_like(q, requires_grad=self.training)``).
+
+    The factory breaks (GB0225), so the resumed frame receives the tensor as
+    an input that already requires grad, and ``requires_grad_(True)`` on it
+    changes nothing Dynamo sees (MaskFormer, measured).
+    """
+    bound = bound_values(name) or []
+    return any(
+        isinstance(value, nodes.Call)
+        and values.qualified_name(value.func) in FACTORIES
+        and any(
+            keyword.arg == "requires_grad" and (is_true(keyword.value) or is_training_flag(keyword.value))
+            for keyword in value.keywords or []
+        )
+        for value in bound
+    )
 
 
 def eager_only_fix(ctx: RuleContext, node: nodes.NodeNG) -> Fix:
@@ -117,14 +105,14 @@ def requires_grad_change(values: ValueOracle, node: nodes.NodeNG) -> str | None:
         receiver = func.expr
         if isinstance(receiver, nodes.Attribute) and is_tensor_like(values, receiver):
             return "`requires_grad_()` on a module tensor in compiled code causes a graph break"
-        if isinstance(receiver, nodes.Name) and values.is_tensor(receiver):
-            if _is_input(receiver):
-                return "`requires_grad_()` on an input of the compiled function causes a graph break"
-            if _returned(receiver):
-                return "`requires_grad_()` on a tensor the compiled function returns causes a graph break"
-        if _directly_returned(node) and values.is_tensor(receiver):
-            return "`requires_grad_()` on a tensor the compiled function returns causes a graph break"
-        return None
+        if not values.is_tensor(receiver):
+            return None
+        if isinstance(receiver, nodes.Name) and _is_input(receiver):
+            return "`requires_grad_()` on an input of the compiled function causes a graph break"
+        if isinstance(receiver, nodes.Name) and _created_requiring_grad(values, receiver):
+            return None  # the factory breaks first (reported there); after it the tensor is an input already on
+        leak = leak_of(values, node, autograd_breaks=TRACE_AUTOGRAD_OPS not in settings_turned_on(values))
+        return f"`requires_grad_()` on a tensor {leak.what} causes a graph break" if leak is not None else None
     if values.qualified_name(func) in FACTORIES:
         flags = [k.value for k in node.keywords or [] if k.arg == "requires_grad"]
         if any(is_true(flag) for flag in flags):
@@ -142,8 +130,12 @@ class RequiresGradMutation(Rule):
       value (only tensors have the attribute), e.g. parameters being iterated
       (`for p in self.parameters(): p.requires_grad = False`);
     * `t.requires_grad_()` (or `(True)`) on an input of the compiled
-      function, on a module's tensor, or on a local tensor it returns
-      (also `return torch.zeros_like(q).requires_grad_()`);
+      function, on a module's tensor, or on a tensor computed in the
+      function that leaves the graph: returned (also
+      `return torch.zeros_like(q).requires_grad_()`, and a value derived
+      from it, `h = y.detach().requires_grad_(); return h * 3`), stored on
+      `self`, or still alive at a `torch.autograd.grad` / `.backward()`
+      break;
     * a torch factory called with `requires_grad=True`
       (`torch.zeros(n, requires_grad=True)`), or with
       `requires_grad=self.training`, which breaks only in training
@@ -153,10 +145,13 @@ class RequiresGradMutation(Rule):
     Turning `requires_grad` on or off inside a graph can make a non-leaf a
     leaf or the reverse, which AOTAutograd cannot express, so Dynamo breaks
     the graph (measured, torch 2.13): GB0206 for the attribute assignment,
-    GB0125 for `requires_grad_()` on an input, GB8985 when the tensor is
-    returned, GB0225 for a factory. A loop over parameters makes Dynamo give
-    up on the whole function. `requires_grad_(False)`, and `requires_grad_()`
-    on a local tensor that is not returned, are traced and not flagged.
+    GB0125 for `requires_grad_()` on an input, GB8985 when the tensor, or
+    one derived from it, is a graph output (returned, stored on the module,
+    or alive at a later break), GB0225 for a factory. A loop over parameters
+    makes Dynamo give up on the whole function. `requires_grad_(False)`, and
+    `requires_grad_()` on a local tensor that stays inside the graph (only
+    detached, compared, measured or used under `torch.no_grad()` on its way
+    out, or its name bound again first), are traced and not flagged.
 
     ## Example
     ```python
@@ -223,6 +218,10 @@ class RequiresGradMutation(Rule):
         _HEADER + "    y = x * 2\n    x.requires_grad_(False)\n    z = torch.zeros(4)\n    z.requires_grad_()\n"
         "    return y + 1, (z * 3).sum().detach()\n",
         _HEADER + "    flag = x.requires_grad\n    return x.detach(), flag\n",
+        # the name is bound again before the return: the switched-on tensor stays inside (measured)
+        _HEADER + "    z = torch.zeros_like(x)\n    z.requires_grad_()\n    z = torch.ones_like(x)\n    return z\n",
+        # only a comparison of it leaves: booleans need no grad (measured)
+        _HEADER + "    z = torch.zeros_like(x)\n    z.requires_grad_()\n    m = (x + z) > 0\n    return m\n",
         "import torch\n\n\ndef f(x):\n    x.requires_grad = True\n    return x\n",
     )
     invalid = (
@@ -234,6 +233,11 @@ class RequiresGradMutation(Rule):
             unsafe=True,
         ),
         Example(_HEADER + "    x.requires_grad_()\n    return x * 2\n"),
+        Example(_HEADER + "    h = x.detach().requires_grad_()\n    out = h * 3\n    return out\n"),
+        Example(
+            _HEADER + "    h = x.detach().requires_grad_()\n    with torch.enable_grad():\n"
+            "        y = (h * h).sum()\n        g = torch.autograd.grad(y, h)[0]\n    return g\n"
+        ),
         Example(
             _HEADER + "    z = torch.zeros(4)\n    z.requires_grad_(True)\n    return x + z\n",
             _HEADER + "    z = torch.zeros(4)\n    z.requires_grad_(not torch.compiler.is_compiling())\n    return x + z\n",

@@ -1,4 +1,4 @@
-"""GM507: torch calls Dynamo refuses to trace (``graph_break()``, ``pack_padded_sequence``, ``autograd.grad``...)."""
+"""GM507: torch calls Dynamo refuses to trace (``graph_break()``, ``pack_padded_sequence``, ``.backward()``...)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ class UntraceableTorchCall(Rule):
     Flags torch calls that Dynamo refuses to trace whatever their arguments,
     in code that `torch.compile` traces: `torch._dynamo.graph_break()`,
     `torch.nn.utils.rnn.pack_padded_sequence`, `torch.autograd.grad`,
+    `loss.backward()` on a tensor, `torch.autograd.backward`,
     `with torch.backends.cudnn.flags(...)`, calls of a function of the
     same file decorated `@torch.compiler.disable` / `@torch._dynamo.disable`
     (also through an alias such as timm's `disable_compiler =
@@ -49,7 +50,9 @@ class UntraceableTorchCall(Rule):
     it (measured, torch 2.13): `graph_break()` asks for exactly that
     (GB0025); `pack_padded_sequence` lives in a file Dynamo skips (GB0007);
     `torch.autograd.grad` is not traced while
-    `torch._dynamo.config.trace_autograd_ops` is off, the default (GB9186);
+    `torch._dynamo.config.trace_autograd_ops` is off, the default (GB9186),
+    nor is `Tensor.backward()` (GB0123); `torch.autograd.backward` lives in a
+    file Dynamo skips, whatever the settings (GB0007);
     `cudnn.flags` is an unsupported context manager (GB0142, with GB0208 on
     the same line); a disabled function is skipped (GB0098, or GB0099 when
     the call is inlined from another frame); a hook registration's
@@ -72,7 +75,8 @@ class UntraceableTorchCall(Rule):
     ## Use instead
     Keep the call outside the compiled function, or replace it with code
     Dynamo traces (pad and mask instead of packing, `torch.func.grad`
-    instead of `torch.autograd.grad`).
+    instead of `torch.autograd.grad`). A training step compiled whole can
+    return the loss and call `.backward()` on it outside.
 
     ## Fix safety
     No automatic fix: where the call should go is a design decision. The
@@ -85,13 +89,13 @@ class UntraceableTorchCall(Rule):
     name = "untraceable-torch-call"
     summary = "a torch call Dynamo refuses to trace splits the graph"
     dynamo_gb = gb_types(
-        "GB0025", "GB0007", "GB9186", "GB0142", "GB0208", "GB0098", "GB0099", "GB0467", "GB0033", "GB0036"
+        "GB0025", "GB0007", "GB9186", "GB0123", "GB0142", "GB0208", "GB0098", "GB0099", "GB0467", "GB0033", "GB0036"
     )
     options = {
         "trace-autograd-ops": RuleOption(
             False,
             "the program turns `torch._dynamo.config.trace_autograd_ops` on somewhere the linter cannot see; "
-            "`torch.autograd.grad` is then not reported",
+            "`torch.autograd.grad` and `.backward()` are then not reported",
         )
     }
     valid = (
@@ -99,6 +103,11 @@ class UntraceableTorchCall(Rule):
         _HEADER + "    with torch.no_grad():\n        y = x * 2\n    return y, torch.backends.cudnn.is_available()\n",
         "import torch\n\ntorch._dynamo.config.trace_autograd_ops = True\n\n\n@torch.compile\ndef f(x, w):\n"
         "    return torch.autograd.grad((x * w).sum(), [w])\n",
+        "import torch\n\ntorch._dynamo.config.trace_autograd_ops = True\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+        "    loss = (x * 2).sum()\n    loss.backward()\n    return loss.detach()\n",
+        # an object's own `backward` method is not a tensor's
+        "import torch\n\n\nclass Scaler:\n    def backward(self, t):\n        return t\n\n\n@torch.compile\n"
+        "def f(x: torch.Tensor, s: Scaler):\n    return s.backward(x * 2)\n",
         "import torch\n\n\ndef helper(x):\n    return x.sum()\n\n\n@torch.compile\ndef f(x):\n    return helper(x)\n",
         # the alias is the no-op wrapper: ``or`` only falls back to torch's disable when it is falsy
         _ALIASED_DISABLE.format(alias="nullwrap or getattr(torch.compiler, 'disable', None)"),
@@ -109,6 +118,8 @@ class UntraceableTorchCall(Rule):
         Example(_HEADER + "    y = x + 1\n    torch._dynamo.graph_break()\n    return y + 1\n"),
         Example(_HEADER + "    p = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True)\n    return p.data\n"),
         Example(_HEADER + "    return torch.autograd.grad((x * lengths).sum(), [lengths])\n"),
+        Example(_HEADER + "    loss = (x * lengths).sum()\n    loss.backward()\n    return loss.detach()\n"),
+        Example(_HEADER + "    loss = (x * lengths).sum()\n    torch.autograd.backward(loss)\n    return loss.detach()\n"),
         Example(
             "import torch\nfrom torch import nn\n\nlayer = nn.Linear(2, 2)\n\n\n@torch.compile\ndef f(x, hook):\n"
             "    handle = layer.register_forward_hook(hook)\n    y = layer(x)\n    handle.remove()\n    return y\n"
