@@ -291,11 +291,14 @@ class BreakFinder:
         return [forward[0]] if forward and isinstance(forward[0], nodes.FunctionDef) else [None]
 
     def _container_forwards(self, loop: nodes.For) -> list[nodes.FunctionDef | None]:
-        """``forward`` of the layers ``for layer in self.layers`` visits (``nn.ModuleList([Block() ...])``)."""
+        """``forward`` of the layers ``for layer in self.layers`` visits (``nn.ModuleList([Block() ...])``), also
+        through a slice (``self.layers[: self.config.num_hidden_layers]``, Llama's decoder loop)."""
         iterable = loop.iter
         enumerated = isinstance(iterable, nodes.Call) and self.values.qualified_name(iterable.func) == "enumerate"
         if enumerated and iterable.args:
             iterable = iterable.args[0]
+        if isinstance(iterable, nodes.Subscript) and isinstance(iterable.slice, nodes.Slice):
+            iterable = iterable.value  # some of the same layers
         klass = enclosing_class(loop)
         if not (isinstance(iterable, nodes.Attribute) and isinstance(iterable.expr, nodes.Name)) or klass is None:
             return [None]
