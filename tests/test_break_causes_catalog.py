@@ -75,6 +75,8 @@ CASES: dict[str, Case] = {
         {(17, "GM505"), (43, "GM501")}, {(17, "GB4347"), (43, "GB0014")}, frame_skipped=True
     ),
     "GM505/neg_flags_only.py": case(),
+    # the `try` runs layers of a sliced ModuleList (Llama's decoder loop), none of which break
+    "GM505/neg_sliced_layers.py": case(),
     # the body breaks (GM402's tensor slice bound), so Dynamo compiles the listcomp frame alone: GB4347 on zip
     "GM505/bad_patch_slices.py": case(
         {(19, "GM505"), (20, "GM402")}, {(19, "GB4347"), (20, "GB0124")}, frame_skipped=True

@@ -182,6 +182,69 @@ def test_an_isinstance_tensor_branch_makes_the_name_a_tensor_there() -> None:
     assert kinds["other"] is not T  # rebound inside the branch: the test no longer holds
 
 
+def test_an_isinstance_tensor_branch_nothing_can_take_narrows_nothing() -> None:
+    """Every binding is a Python value (diffusers' KVAE ``time_factor``), or a parameter's Python default no call
+    replaces with a tensor (torchaudio's ``mask_value=0.0``): the branch is dead, Dynamo skips it."""
+    kinds = kinds_of(
+        "import torch\nfrom torch import nn\n"
+        "def fill(t, value=0.0, other=0.0):\n"
+        "    if isinstance(value, torch.Tensor):\n"
+        "        probe(value)\n"
+        "    if isinstance(other, torch.Tensor):\n"
+        "        probe(other + 0)\n"
+        "    factor = 1.0 + 1.0 * (t.size(0) > 1)\n"
+        "    if isinstance(factor, torch.Tensor):\n"
+        "        probe(factor)\n"
+        "    return t\n"
+        "class Mask(nn.Module):\n"
+        "    def forward(self, x, mask_value=0.0):\n"
+        "        return probe(mask_value * 1) if isinstance(mask_value, torch.Tensor) else x\n"
+        "@torch.compile\n"
+        "def f(x: torch.Tensor):\n"
+        "    return fill(x, other=x * 2) + Mask()(x)\n"
+    )
+    assert kinds["value"] is not T and kinds["factor"] is not T and kinds["mask_value * 1"] is not T
+    assert kinds["other + 0"] is T  # a call passes a tensor: the branch runs
+
+
+def test_a_tensor_annotation_beside_a_python_default_is_no_evidence() -> None:
+    """FastSpeech2-Conformer's ``output_attentions: torch.Tensor | None = False``: a flag unless calls pass tensors."""
+    kinds = kinds_of(
+        "import torch\n"
+        "def attend(x, output_attentions: torch.Tensor | None = False, mask: torch.Tensor = None):\n"
+        "    probe(output_attentions, mask)\n"
+        "    return x\n"
+        "def gate(x, flag: torch.Tensor = False):\n"
+        "    probe(flag)\n"
+        "    return x\n"
+        "@torch.compile\n"
+        "def f(x: torch.Tensor):\n"
+        "    return attend(x) + gate(x, x > 0)\n"
+    )
+    assert kinds["output_attentions"] is U and kinds["mask"] is T
+    assert kinds["flag"] is T  # every call passes a tensor
+
+
+def test_type_queries_and_self_updates_are_no_evidence_for_a_parameter() -> None:
+    """``torch.is_tensor(scale)`` asks because ``scale`` may be a number; ``x = x * scale`` makes ``x`` a tensor
+    because ``x`` was one. Neither says ``scale`` is a tensor (a Python float in the forwards that do this)."""
+    kinds = kinds_of(
+        "import torch\nfrom torch import nn\n"
+        "class Scale(nn.Module):\n"
+        "    def forward(self, x, scale=None, shift=None):\n"
+        "        if torch.is_tensor(scale):\n"
+        "            x = x * 2\n"
+        "        if scale is not None:\n"
+        "            x = x * scale\n"
+        "        y = x + shift\n"
+        "        probe(scale, shift)\n"
+        "        return y.sum()\n"
+        "model = torch.compile(Scale())\n"
+    )
+    assert kinds["scale"] is U
+    assert kinds["shift"] is T  # ``y = x + shift`` then ``y.sum()``: the evidence the rule keeps
+
+
 def test_a_slice_keeps_its_container_type_so_slice_arithmetic_is_evidence() -> None:
     kinds = kinds_of(
         "import torch\n"

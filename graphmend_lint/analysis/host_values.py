@@ -31,6 +31,8 @@ from graphmend_lint.analysis.values import Kind, ValueOracle
 
 #: Builtins that copy one tensor element to a Python scalar (``int(t)`` is ``t.item()``).
 SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
+#: Builtins that turn a floating NumPy value into a Python number inside the graph (no break, measured).
+_FLOAT_CASTS = frozenset({"int", "float"})
 _COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 _ORDERINGS = frozenset({"<", "<=", ">", ">="})
 #: torch functions (and tensor methods of the same name) whose result is a bool tensor.
@@ -212,34 +214,66 @@ def is_torch_op(values: ValueOracle, call: nodes.Call, *, excluded: tuple[str, .
     return isinstance(call.func, nodes.Attribute) and values.is_tensor(call.func.expr)
 
 
-def feeds_tensor_ops_only(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
-    """Every use of *node*'s value (directly, or through the one name it is bound to) is tensor arithmetic or a torch op.
+def python_use(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, float_casts: bool = False) -> nodes.NodeNG | None:
+    """The first use of *node*'s value (directly, or through the one name it is bound to) that is Python's, not
+    tensor arithmetic or a torch op; ``None`` when every use stays in the graph.
 
     Dynamo traces NumPy over Python values as a 0-d tensor (``torch._numpy``);
     only a Python use of it breaks: an ``if``, ``range``, ``int()``, a slice
-    (measured, torch 2.13). Mixed into a tensor (``x / np.sqrt(d)``,
-    ``arange(n) * -(np.log(m) / (n - 1))``) or passed to a torch function or
-    tensor method (``t.uniform_(-r, r)``, ``x.reshape(-1, n)``,
-    ``torch.zeros((2, n))``) it stays in the graph: no break.
+    (measured, torch 2.13), and Dynamo logs the break there, not at the NumPy
+    call (``c = np.log(n)`` then ``if c > 1:`` breaks at the ``if``). Mixed
+    into a tensor (``x / np.sqrt(d)``, ``arange(n) * -(np.log(m) / (n - 1))``)
+    or passed to a torch function or tensor method (``t.uniform_(-r, r)``,
+    ``x.reshape(-1, n)``, ``torch.zeros((2, n))``) it stays in the graph: no break.
+
+    With *float_casts* (a NumPy value of a floating dtype: ``np.sqrt``,
+    ``np.log``...), ``int(...)``, ``float(...)`` and ``.item()`` of it, also after
+    arithmetic with Python numbers, stay in the graph too, and so does a branch
+    on the number they give (measured, torch 2.13: ``int(np.sqrt(x.shape[1]))``,
+    ``float(np.log(n))``, ``int(np.sqrt(k) * 2)``, ``np.sqrt(n).item()``; an
+    integer NumPy value breaks there, GB0208, and ``math.floor`` of either does).
     """
     if depth > 4:
-        return False
+        return node
     child, parent = node, node.parent
     while isinstance(parent, (nodes.BinOp, nodes.UnaryOp)):
         if isinstance(parent, nodes.BinOp) and values.kind(parent.left if parent.right is child else parent.right) is Kind.TENSOR:
-            return True
+            return None
         child, parent = parent, parent.parent
+    if float_casts and _cast_to_python(parent, child):
+        return None
     if isinstance(parent, (nodes.Tuple, nodes.List)) and isinstance(parent.parent, nodes.Call) and parent in parent.parent.args:
         child, parent = parent, parent.parent  # torch.zeros((2, n))
     if isinstance(parent, nodes.Call) and child in parent.args:
         if _traced_numpy_call(values, parent):  # np.log(np.exp(k) - 1): a tensor op whose result is followed
-            return feeds_tensor_ops_only(values, parent, depth + 1)
-        return is_torch_op(values, parent)
+            return python_use(values, parent, depth + 1)
+        return None if is_torch_op(values, parent) else parent
     if _stored_into_tensor(values, child):
-        return True
+        return None
     target = single_target(child)
     reads = reads_of(target) if target is not None else None
-    return bool(reads) and all(feeds_tensor_ops_only(values, read, depth + 1) for read in reads)
+    if not reads:
+        return child if parent.is_statement else parent
+    for read in reads:
+        use = python_use(values, read, depth + 1, float_casts=float_casts)
+        if use is not None:
+            return use
+    return None
+
+
+def _cast_to_python(parent: nodes.NodeNG, child: nodes.NodeNG) -> bool:
+    """*parent* is ``int(child)``, ``float(child)`` or ``child.item()``."""
+    if isinstance(parent, nodes.Call):
+        return builtin_name(parent) in _FLOAT_CASTS and parent.args == [child] and not parent.keywords
+    call = parent.parent
+    return (
+        isinstance(parent, nodes.Attribute)
+        and parent.attrname == "item"
+        and isinstance(call, nodes.Call)
+        and call.func is parent
+        and not call.args
+        and not call.keywords
+    )
 
 
 def _traced_numpy_call(values: ValueOracle, call: nodes.Call) -> bool:

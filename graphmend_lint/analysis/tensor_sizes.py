@@ -9,7 +9,9 @@ randn/full/arange``, ``t.new_zeros/new_ones/new_empty/new_full``,
 ``size=``; ``F.interpolate``'s ``size`` and ``F.pad``'s ``pad``). ``torch.full((2,), t)`` is not a size: the fill value stays in the
 graph. Nor does a tensor the frame receives as an argument break there
 (``def f(x, n): return torch.zeros(2, n)`` with a 0-d ``n``: measured, Dynamo
-specialises on it), so a bare parameter is never reported. Nor does a 0-d
+specialises on it), so a bare parameter is never reported (a value computed
+before a graph break is such an argument of the resumed frame: the rules ask
+``BreakFinder.resumed_input`` in ``rules/break_sites.py``). Nor does a 0-d
 tensor built from Python numbers and shapes alone (``torch.tensor(h.size(1))
 // 2``, ``torch.div(n, 2, rounding_mode="floor")``): Dynamo knows its value
 (measured, every size operator above; see :func:`_built_from_python_values`).

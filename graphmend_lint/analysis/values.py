@@ -392,12 +392,17 @@ class ValueOracle:
         return joined
 
     def _narrowed_to_tensor(self, use: nodes.Name, assignments: list[nodes.NodeNG]) -> bool:
-        """*use* sits in the body of ``if isinstance(name, torch.Tensor)`` (alone or in an ``and``), unrebound there.
+        """*use* sits in the body of ``if isinstance(name, torch.Tensor)`` (alone or in an ``and``), unrebound there,
+        and the branch can run: some binding reaching it may hold a tensor.
 
         transformers' ``torch_compilable_check(cond, msg)`` calls
         ``torch._check_tensor_all(cond)`` under ``if isinstance(cond,
         torch.Tensor):``: whatever its callers pass, the name is a tensor in
-        that branch, a fact the call sites need not give.
+        that branch, a fact the call sites need not give. When every binding
+        is a Python value (diffusers' ``time_factor = 1.0 + 1.0 * (t > 1)``
+        before ``if isinstance(time_factor, torch.Tensor): time_factor.item()``,
+        torchaudio's ``mask_value=0.0`` default that no caller replaces), the
+        branch is dead code and Dynamo skips it (measured: no break).
         """
         child, parent = use, use.parent
         while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.Lambda, nodes.Module)):
@@ -405,9 +410,20 @@ class ValueOracle:
                 isinstance(parent, nodes.IfExp) and child is parent.body
             )
             if in_body and self._tests_tensor_instance(parent.test, use.name):
-                return not any(parent.parent_of(binding) for binding in assignments)
+                if any(parent.parent_of(binding) for binding in assignments):
+                    return False
+                return not all(self._holds_python_value(binding) for binding in assignments[:_MAX_LOOKUPS])
             child, parent = parent, parent.parent
         return False
+
+    def _holds_python_value(self, binding: nodes.NodeNG) -> bool:
+        """*binding* gives its name a Python value: a static one, or a parameter's Python default no call replaces
+        with a tensor (the default of a module's ``forward``, whose callers are not visible, counts)."""
+        if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Arguments):
+            default = self._default_of(binding, binding.parent)
+            if _python_literal(default):
+                return Kind.TENSOR not in self._argument_kinds(binding.parent.parent, binding.name)
+        return self._binding(binding) is Kind.STATIC
 
     def _tests_tensor_instance(self, test: nodes.NodeNG, name: str) -> bool:
         """*test* is ``isinstance(name, torch.Tensor)``, or an ``and`` with that operand."""
@@ -612,6 +628,10 @@ class ValueOracle:
                 # ``this_peer_finished: bool`` that every call passes a tensor (transformers' generate loop):
                 # Dynamo sees the tensor, whatever the annotation says
                 return Kind.TENSOR
+            if declared is Kind.TENSOR and _python_literal(self._default_of(name, arguments)):
+                # ``output_attentions: torch.Tensor | None = False`` (FastSpeech2-Conformer): the default is a
+                # Python flag, and only calls that pass tensors make it one (measured: no break on the default)
+                return Kind.TENSOR if self._argument_kinds(function, name.name) == {Kind.TENSOR} else Kind.UNKNOWN
             return declared
         if name.name in {"self", "cls"}:
             return Kind.UNKNOWN
@@ -689,10 +709,17 @@ class ValueOracle:
             elif isinstance(parent, nodes.BinOp) and parent.op == "@":
                 return True
             elif isinstance(parent, nodes.Call) and parent.args and parent.args[0] is use:
-                # the input of a torch op (``torch.relu(x)``), but not a size (``torch.zeros(n)``) and
-                # not a submodule call, which takes flags as often as tensors
+                # the input of a torch op (``torch.relu(x)``), but not a size (``torch.zeros(n)``), not a
+                # submodule call, which takes flags as often as tensors, and not a function known to return
+                # no tensor: ``torch.is_tensor(t)`` asks because ``t`` may be a Python number (diffusers'
+                # timesteps), ``torch.typename(o)`` takes anything
                 callee = self.qualified_name(parent.func) or ""
-                if callee.startswith("torch.") and callee.rsplit(".", 1)[-1] not in TENSOR_FACTORIES:
+                result = self.facts.function_kind(callee)
+                if (
+                    callee.startswith("torch.")
+                    and callee.rsplit(".", 1)[-1] not in TENSOR_FACTORIES
+                    and (result is None or self._result_kind(result) is Kind.TENSOR)
+                ):
                     return True
             target = self._arithmetic_assignment_target(use)
             if target is not None and target != name and self._used_as_tensor(function, target, reach, depth + 1):
@@ -711,14 +738,20 @@ class ValueOracle:
 
     @staticmethod
     def _arithmetic_assignment_target(use: nodes.Name) -> str | None:
-        """``y`` when *use* sits in ``y = <arithmetic or comparison over use>`` (``m = x > 0``)."""
+        """``y`` when *use* sits in ``y = <arithmetic or comparison over use>`` (``m = x > 0``).
+
+        Not when the target is an operand too: ``x = x * scale`` makes ``x`` a tensor because it was one,
+        which says nothing about ``scale`` (a Python number in diffusers' and timm's forwards).
+        """
         node: nodes.NodeNG = use
         while isinstance(node.parent, (nodes.BinOp, nodes.UnaryOp, nodes.Compare)) or _is_sliced(node):
             node = node.parent
         statement = node.parent
         if isinstance(statement, nodes.Assign) and statement.value is node and len(statement.targets) == 1:
             target = statement.targets[0]
-            if isinstance(target, nodes.AssignName):
+            if isinstance(target, nodes.AssignName) and not any(
+                operand.name == target.name for operand in descendants(node, nodes.Name)
+            ):
                 return target.name
         return None
 
@@ -1178,6 +1211,11 @@ class ValueOracle:
             functions = [f for f in found if isinstance(f, nodes.FunctionDef)]
             return functions[0] if len(functions) == 1 and len(found) == 1 else None
         return None
+
+
+def _python_literal(node: nodes.NodeNG | None) -> bool:
+    """A literal ``bool``, number or string: a Python value whatever an annotation beside it says."""
+    return isinstance(node, nodes.Const) and type(node.value) in (bool, int, float, complex, str)
 
 
 def _literal_binding(binding: nodes.NodeNG) -> bool:

@@ -30,6 +30,8 @@ class Twin:
     exact_for_ints: bool = True
     #: Takes one list/tuple of numbers (``np.sum([1, 2])``) instead of numbers.
     over_sequence: bool = False
+    #: The NumPy function returns a floating value whatever its arguments (``np.sqrt(4)`` is ``2.0``).
+    floating: bool = False
 
 
 TWINS: dict[str, Twin] = {
@@ -39,11 +41,11 @@ TWINS: dict[str, Twin] = {
     "absolute": Twin(None, "abs"),
     "maximum": Twin(None, "max"),
     "minimum": Twin(None, "min"),
-    "sqrt": Twin("math", "sqrt", exact_for_ints=False),
-    "exp": Twin("math", "exp", exact_for_ints=False),
-    "log": Twin("math", "log", exact_for_ints=False),
-    "log2": Twin("math", "log2", exact_for_ints=False),
-    "log10": Twin("math", "log10", exact_for_ints=False),
+    "sqrt": Twin("math", "sqrt", exact_for_ints=False, floating=True),
+    "exp": Twin("math", "exp", exact_for_ints=False, floating=True),
+    "log": Twin("math", "log", exact_for_ints=False, floating=True),
+    "log2": Twin("math", "log2", exact_for_ints=False, floating=True),
+    "log10": Twin("math", "log10", exact_for_ints=False, floating=True),
     "sum": Twin(None, "sum", over_sequence=True),
     "prod": Twin("math", "prod", over_sequence=True),
     "max": Twin(None, "max", over_sequence=True),

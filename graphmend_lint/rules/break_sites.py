@@ -20,10 +20,12 @@ from astroid.const import Context
 
 from graphmend_lint.analysis.conditions import tensor_condition_parts
 from graphmend_lint.analysis.host_values import scalar_conversion
+from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.module_attributes import constructor_of
-from graphmend_lint.analysis.side_effects import SideEffectFinder
-from graphmend_lint.analysis.tensor_sizes import tensor_size
+from graphmend_lint.analysis.side_effects import LoggerConfig, SideEffectFinder
+from graphmend_lint.analysis.tensor_sizes import TensorSize, tensor_size
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
+from graphmend_lint.context import RuleContext
 from graphmend_lint.rules.gm303_tensor_comparison_to_bool import tensor_predicate
 from graphmend_lint.rules.gm401_data_dependent_shape import boolean_index, dynamic_operator
 from graphmend_lint.rules.gm402_tensor_slice_bound import data_dependent_bound
@@ -31,6 +33,7 @@ from graphmend_lint.rules.gm404_zero_dim_tensor_index import zero_dim_position
 from graphmend_lint.rules.gm501_recurrent_module_call import RECURRENT_MODULES
 
 _MAX_DEPTH = 3
+_MAX_BINDINGS = 16
 _SCOPES = (nodes.FunctionDef, nodes.ClassDef, nodes.Lambda)
 
 
@@ -63,6 +66,16 @@ def _walk(node: nodes.NodeNG) -> Iterator[nodes.NodeNG]:
         stack.extend(child for child in current.get_children() if not isinstance(child, _SCOPES))
 
 
+def _block_of(statement: nodes.NodeNG) -> list[nodes.NodeNG] | None:
+    """The statement list (a body, ``else``, handlers or ``finally``) of its parent that holds *statement*."""
+    parent = statement.parent
+    for field in ("body", "orelse", "handlers", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and any(item is statement for item in block):
+            return block
+    return None
+
+
 def _tensor_tolist(values: ValueOracle, call: nodes.Call) -> bool:
     return isinstance(call.func, nodes.Attribute) and call.func.attrname == "tolist" and values.is_tensor(call.func.expr)
 
@@ -73,6 +86,9 @@ class BreakFinder:
     def __init__(self, values: ValueOracle, finder: SideEffectFinder) -> None:
         self.values = values
         self.side_effects = finder
+        # answers of :meth:`resumed_input`; ``False`` while one is being worked out, so that the breaks it looks
+        # for (which may hold sizes of their own, in functions that call each other) cannot ask it again
+        self._resumed: dict[nodes.NodeNG, bool] = {}
 
     def breaking_node(self, node: nodes.NodeNG) -> nodes.NodeNG | None:
         """The first construct under *node* (this function only) that breaks the graph, else ``None``."""
@@ -107,11 +123,91 @@ class BreakFinder:
         values = self.values
         return (
             scalar_conversion(values, node) is not None
-            or tensor_size(values, node) is not None
+            or self.tensor_size(node) is not None
             or dynamic_operator(values, node) is not None
             or tensor_predicate(values, node) is not None
             or _tensor_tolist(values, node)
         )
+
+    def tensor_size(self, node: nodes.NodeNG) -> TensorSize | None:
+        """:func:`~graphmend_lint.analysis.tensor_sizes.tensor_size`, unless the tensor is a resumed frame's input."""
+        found = tensor_size(self.values, node)
+        return None if found is None or self.resumed_input(found.tensor) else found
+
+    def resumed_input(self, node: nodes.NodeNG) -> bool:
+        """*node* names a tensor computed before a graph break that always comes before this use.
+
+        After a break Dynamo resumes in a new frame that receives the live
+        values as arguments, and a 0-d tensor argument given as a size traces
+        (measured, torch 2.13: as a frame's argument in every size operator of
+        :mod:`~graphmend_lint.analysis.tensor_sizes`; after a ``nonzero``, a
+        ``print``, a branch on a tensor, or returned by a call whose callee
+        breaks, in ``torch.arange(n)`` and ``x.new_zeros(b, n)``: Longformer's
+        ``max_num_global_attn_indices``). Arithmetic on it (``n + 1``),
+        ``int(n)`` and slicing (``x[:n]``) still break, and a break on a branch
+        not taken (``if flag: print(...)``) resumes nothing: only a break on
+        every path between the binding and the use counts.
+        """
+        if not isinstance(node, nodes.Name):
+            return False
+        if node not in self._resumed:
+            self._resumed[node] = False
+            self._resumed[node] = self._after_breaks(node)
+        return self._resumed[node]
+
+    def _after_breaks(self, node: nodes.Name) -> bool:
+        try:
+            bindings = reaching_bindings(node)
+        except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+            return False
+        use = node.statement()
+        return bool(bindings) and all(
+            isinstance(binding, nodes.AssignName)
+            and binding.frame() is node.frame()
+            and binding.lineno < node.lineno
+            and self._break_between(binding.statement(), use)
+            for binding in bindings[:_MAX_BINDINGS]
+        )
+
+    def _break_between(self, binding: nodes.NodeNG, use: nodes.NodeNG) -> bool:
+        """A statement that breaks whenever it runs lies on every path from *binding*'s statement to *use*'s."""
+        if self._returned_by_breaking_call(binding):
+            return True
+        child = use
+        while not isinstance(child, _SCOPES):
+            if child is binding or child.parent_of(binding):
+                return False  # bound inside the statement that holds the use (a loop's target): no break between
+            block = _block_of(child)
+            if block is None:
+                return False
+            earlier = block[: block.index(child)]
+            holder = next((i for i, s in enumerate(earlier) if s is binding or s.parent_of(binding)), None)
+            if holder is not None:
+                return any(self._always_breaks(statement) for statement in earlier[holder + 1 :])
+            if any(self._always_breaks(statement) for statement in earlier):
+                return True
+            child = child.parent
+        return False
+
+    def _returned_by_breaking_call(self, statement: nodes.NodeNG) -> bool:
+        """``n = helper(x)`` / ``n, m = helper(x)`` whose callee breaks: the call runs eagerly and returns Python-side
+        values, while nothing of the statement itself breaks (a break in the statement would leave the rest of its
+        expression to the resumed graph)."""
+        value = statement.value if isinstance(statement, nodes.Assign) else None
+        return (
+            isinstance(value, nodes.Call)
+            and self.breaking_node(statement) is None
+            and self.verdict(value) is Verdict.BREAKS
+        )
+
+    def _always_breaks(self, statement: nodes.NodeNG) -> bool:
+        """*statement* breaks whenever it runs: a simple statement that breaks (or calls code that does), or an
+        ``if``/``while`` whose test does. A break only inside a compound statement's body may not run."""
+        if isinstance(statement, (nodes.If, nodes.While)):
+            return bool(tensor_condition_parts(self.values, statement.test))
+        if isinstance(statement, (nodes.For, nodes.With, nodes.Try, *_SCOPES)):
+            return False
+        return self.verdict(statement) is Verdict.BREAKS
 
     def _breaks(self, node: nodes.NodeNG) -> bool:
         values = self.values
@@ -195,11 +291,14 @@ class BreakFinder:
         return [forward[0]] if forward and isinstance(forward[0], nodes.FunctionDef) else [None]
 
     def _container_forwards(self, loop: nodes.For) -> list[nodes.FunctionDef | None]:
-        """``forward`` of the layers ``for layer in self.layers`` visits (``nn.ModuleList([Block() ...])``)."""
+        """``forward`` of the layers ``for layer in self.layers`` visits (``nn.ModuleList([Block() ...])``), also
+        through a slice (``self.layers[: self.config.num_hidden_layers]``, Llama's decoder loop)."""
         iterable = loop.iter
         enumerated = isinstance(iterable, nodes.Call) and self.values.qualified_name(iterable.func) == "enumerate"
         if enumerated and iterable.args:
             iterable = iterable.args[0]
+        if isinstance(iterable, nodes.Subscript) and isinstance(iterable.slice, nodes.Slice):
+            iterable = iterable.value  # some of the same layers
         klass = enclosing_class(loop)
         if not (isinstance(iterable, nodes.Attribute) and isinstance(iterable.expr, nodes.Name)) or klass is None:
             return [None]
@@ -244,3 +343,9 @@ class BreakFinder:
                 if isinstance(name, nodes.Name) and name.name == decorator.name:
                     found.append(function)
         return found
+
+
+def break_finder(ctx: RuleContext) -> BreakFinder:
+    """The file's :class:`BreakFinder`, counting calls of the loggers GM202 is configured with as breaks."""
+    loggers = LoggerConfig.from_options(ctx.analysis.settings.options_for("GM202"))
+    return BreakFinder(ctx.values, SideEffectFinder(ctx.values, loggers))

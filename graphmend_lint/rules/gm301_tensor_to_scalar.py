@@ -10,12 +10,12 @@ from graphmend_lint.analysis.captured_values import captured_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
 from graphmend_lint.analysis.host_values import scalar_conversion, tensor_check
-from graphmend_lint.analysis.tensor_sizes import tensor_size
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.capture_switch import scalar_capture_fix
 from graphmend_lint.fixes.host_sync import scalar_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption, switch_example
+from graphmend_lint.rules.break_sites import break_finder
 from graphmend_lint.rules.captured_branch import report_captured_branches
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -215,7 +215,11 @@ class TensorToPythonScalar(Rule):
                 f"{conversion.label} copies `{snippet(conversion.tensor)}` to a Python scalar: graph break and host sync"
             )
             yield ctx.report(call, message, traced, scalar_fix(ctx.analysis, conversion))
-        for call, traced, size in ctx.recognised(tensor_size, nodes.Call):
+        breaks = break_finder(ctx)  # a size that is a resumed frame's input traces: not reported
+        for call, traced in ctx.traced_nodes(nodes.Call):
+            size = breaks.tensor_size(call)
+            if size is None:
+                continue
             message = (
                 f"`{size.operator}` takes `{snippet(size.tensor)}`, a tensor, as a size: it is copied to a Python int, "
                 "graph break and host sync"

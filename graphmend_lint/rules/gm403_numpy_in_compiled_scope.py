@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
-from graphmend_lint.analysis.host_values import condition_operands, feeds_tensor_ops_only
+from graphmend_lint.analysis.host_values import condition_operands, python_use
 from graphmend_lint.analysis.numpy_values import numpy_origins
 from graphmend_lint.analysis.numpy_int_casts import forced_integer_cast
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
@@ -24,7 +24,7 @@ _HEADER = "import numpy as np\nimport torch\n\n\n@torch.compile\ndef f(x: torch.
 #: written once, and its example states only the swap.
 _LCM = _HEADER + "    n = {call}(k, x.shape[0])\n    return x[:, :n]\n"
 _SUM = "import math\n" + _HEADER + "    s = {call}([1, 2, k])\n    if s > 4:\n        x = x * 2\n    return x\n"
-_SQRT = _HEADER + "    return x * int({call}(x.shape[-1]))\n"
+_SQRT = _HEADER + "    if {call}(x.shape[-1]) > 2:\n        x = x * 2\n    return x\n"
 _PLAN = _HEADER + "    plan = [1, k]\n    return x, np.zeros((2, {call}(plan[:2])))\n"
 _MODULE = (
     "import math as m\n\nimport numpy as np\nimport torch\nfrom torch import nn\n\n\n"
@@ -48,16 +48,19 @@ FORCED_CAST = Fix.advice(
 )
 
 
-def _numpy_over_python_values(values: ValueOracle, call: nodes.Call) -> StaticNumpyCall | None:
-    """A NumPy call over static values whose result Python uses, or a NumPy reduction over a Python plan.
+def _numpy_over_python_values(values: ValueOracle, call: nodes.Call) -> tuple[StaticNumpyCall, nodes.NodeNG] | None:
+    """A NumPy call over static values whose result Python uses, or a NumPy reduction over a Python plan, with
+    the expression where Python takes the value (where Dynamo logs the break).
 
     These are the two forms the fix rewrites. A result that only feeds tensor
     arithmetic or torch ops stays in the graph, so it is not reported.
     """
     found = static_numpy_call(values, call)
-    if found is not None and feeds_tensor_ops_only(values, call):
-        return None
-    return found or sequence_reduction_call(values, call)
+    if found is not None:
+        use = python_use(values, call, float_casts=found.twin.floating)
+        return None if use is None else (found, use)
+    found = sequence_reduction_call(values, call)
+    return None if found is None else (found, call)
 
 
 class NumpyInCompiledScope(Rule):
@@ -81,7 +84,12 @@ class NumpyInCompiledScope(Rule):
     `np.lcm(4, 6)` becomes a 0-d tensor in the graph. Anything Python then
     does with it depends on "data": `if n % 2 == 0:` breaks the graph
     (GB0170), `range(n)` breaks (GB0059), and `x[:n]` makes Dynamo give up on
-    the frame (GB0208), `int(n)` or a size `np.zeros((2, n))` breaks (GB0033).
+    the frame (GB0208), `int(n)` of an integer result or a size
+    `np.zeros((2, n))` breaks (GB0033, GB0208). `int()` and `float()` of a
+    floating result (`int(np.sqrt(d))`, `float(np.log(n))`) trace (measured)
+    and are not reported. The finding sits where Python first takes the value
+    (the `if`, the `int(...)`), where Dynamo logs the break; the fix rewrites
+    the NumPy call.
     A NumPy function `torch._numpy` does not implement (`np.insert`,
     `np.delete`, `np.digitize`, `np.interp`, `np.isin`, the `nan*`
     reductions, set operations, `poly*`...) breaks at the call itself
@@ -142,6 +150,8 @@ class NumpyInCompiledScope(Rule):
         # the result stays in the graph: tensor arithmetic and torch ops take it (measured)
         _HEADER + "    n = np.lcm(k, x.shape[0])\n    return x.reshape(-1, n) / np.sqrt(x.shape[-1])\n",
         _HEADER + "    r = np.log(k)\n    return torch.empty(2).uniform_(-r, r) * -(np.log(2.0) / (k - 1))\n",
+        # int() and float() of a floating NumPy value trace (measured: phi4-multimodal's ``int(np.sqrt(n))``)
+        _HEADER + "    side = int(np.sqrt(x.shape[1]))\n    return x.view(-1, side, side) * float(np.log(k))\n",
         # NumPy of NumPy, stored into a tensor or mixed into one, stays in the graph (measured: VITS' spline constant)
         _HEADER + "    c = np.log(np.exp(1 - k) - 1)\n    y = x.clone()\n    y[..., 0] = c\n"
         "    return y * np.log(np.exp(k) - 1)\n",
@@ -176,13 +186,15 @@ class NumpyInCompiledScope(Rule):
             message = f"`{function}` has no `torch._numpy` implementation: Dynamo cannot trace it, graph break"
             yield ctx.report(call, message, traced, UNTRACED)
         reported: set[nodes.Call] = set()
-        for call, traced, found in ctx.recognised(_numpy_over_python_values, nodes.Call):
+        for call, traced, (found, use) in ctx.recognised(_numpy_over_python_values, nodes.Call):
             reported.add(call)
             message = (
                 f"`{snippet(call.func)}` on Python values is traced as a tensor op: "
                 "Python use of the result breaks the graph"
             )
-            yield ctx.report(call, message, traced, numpy_twin_fix(ctx.analysis, found))
+            if use is not call:
+                message += f" (at `{snippet(use)}`)"
+            yield ctx.report(use, message, traced, numpy_twin_fix(ctx.analysis, found), gate_at=call)
         for call, traced, cast in ctx.recognised(forced_integer_cast, nodes.Call):
             message = (
                 f"`{snippet(cast)}` casts a NumPy value to an integer dtype and `{snippet(call.func)}` forces it "

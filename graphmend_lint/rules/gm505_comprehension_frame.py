@@ -6,13 +6,12 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.side_effects import LoggerConfig, SideEffectFinder
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.fixes.tuple_iterable import tuple_iterable_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption
-from graphmend_lint.rules.break_sites import BreakFinder, Verdict
+from graphmend_lint.rules.break_sites import BreakFinder, Verdict, break_finder
 from graphmend_lint.rules.gb_types import gb_types
 
 COMPREHENSIONS = (nodes.ListComp, nodes.SetComp, nodes.DictComp)
@@ -188,8 +187,7 @@ class ComprehensionFrame(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         if _version(ctx.options.get("target-version", "3.11")) >= (3, 12):
             return
-        loggers = LoggerConfig.from_options(ctx.analysis.settings.options_for("GM202"))
-        breaks = BreakFinder(ctx.values, SideEffectFinder(ctx.values, loggers))
+        breaks = break_finder(ctx)
         for comprehension, traced in ctx.traced_nodes(*COMPREHENSIONS):
             function = comprehension.frame()
             if not isinstance(function, nodes.FunctionDef):
