@@ -134,6 +134,8 @@ class Measurement(Run):
     train: TrainRun = field(default_factory=TrainRun)
     import_stdout: str = ""
     declared_raises: dict[int, str] = field(default_factory=dict)  # the program's RAISING_INPUTS
+    #: Floating dtypes of the inputs and of the module's parameters and buffers (``float_dtypes``).
+    float_dtypes: set[str] = field(default_factory=set)
 
 
 def seed_everything() -> None:
@@ -201,6 +203,31 @@ def _per_input(path: Path, module_name: str, action: Action, train: bool = False
     for index in range(1, count):
         results.append(_call_at(path, module_name, index, action, train)[0])
     return results, printed
+
+
+def float_dtypes(fn: Any, input_sets: Any) -> set[str]:
+    """The floating dtypes a program runs with: of its input tensors (nested in containers) and module state.
+
+    A finding gated on a dtype (``if x.dtype == torch.float16 and torch.isinf(x).any()``
+    breaks only in fp16) is neither confirmed nor refuted by a program that never
+    runs that dtype; the score needs to know which ones it ran.
+    """
+    tensors = list(_tensors_in(input_sets))
+    if isinstance(fn, torch.nn.Module):
+        tensors += [*fn.parameters(), *fn.buffers()]
+    return {str(tensor.dtype).removeprefix("torch.") for tensor in tensors if tensor.is_floating_point()}
+
+
+def _tensors_in(value: Any) -> Iterator[torch.Tensor]:
+    """Tensors in *value* and in the tuples, lists and dicts nested in it."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors_in(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _tensors_in(item)
 
 
 def train_skip_reason(fn: Any) -> str | None:
@@ -371,7 +398,9 @@ def measure(path: Path, module_name: str, behaviour: bool, skip_clean_fullgraph:
             _measure_run(result, path, module_name, behaviour, skip_clean_fullgraph, result.declared_raises)
             result.built_sites = set(result.sites)
             seed_everything()
-            result.train.skipped = train_skip_reason(module.make()[0])
+            fn, input_sets = module.make()
+            result.float_dtypes = float_dtypes(fn, input_sets)
+            result.train.skipped = train_skip_reason(fn)
             if result.train.skipped is None:
                 _measure_train(result, path, module_name, behaviour, skip_clean_fullgraph)
         except Exception as error:

@@ -9,7 +9,9 @@ are logged.
 
 An FP on a line Dynamo never traced (no input set reached it, or Dynamo gave
 up on its frame after an earlier break and ran it eagerly) is *unobserved*:
-Dynamo neither confirmed nor refuted it. It stays an FP in ``precision``;
+Dynamo neither confirmed nor refuted it. So is an FP whose findings all say
+the break happens only in some dtypes (``(only in fp16)``) when the program's
+inputs and module state hold none of them. It stays an FP in ``precision``;
 ``precision_observed`` leaves unobserved lines out of the flagged count.
 
 A line where Dynamo logged only "Observed exception" for an input set that
@@ -172,20 +174,36 @@ def detection(programs: Iterable[Program], answers: dict[str, dict[str, Any]], s
         score.error_path_lines += len(error_path)
         score.error_path_flagged += len(error_path & flagged.keys())
         traced = answer["original"].get("traced_lines")
+        dtype_not_run = _dtype_gates_not_run(answer, scope)
         for line, codes in sorted(flagged.items()):
             if line in error_path:
                 continue
             correct = line in logged
-            unobserved = not correct and traced is not None and line not in traced
+            unobserved = not correct and ((traced is not None and line not in traced) or line in dtype_not_run)
             for counts in (score.overall, *(score.family(f) for f in {family_of_code(code) for code in codes})):
                 counts.flagged += 1
                 counts.flagged_correct += correct
                 counts.flagged_unobserved += unobserved
             if not correct:
-                note = " (unobserved)" if unobserved else ""
+                note = f" (unobserved{dtype_not_run.get(line, '')})" if unobserved else ""
                 score.false_alarms.append(f"{program.name}:{line} {','.join(sorted(codes))}{note}")
     score.families = {name: score.families[name] for name in FAMILY_ORDER if name in score.families}
     return score
+
+
+def _dtype_gates_not_run(answer: dict[str, Any], scope: str) -> dict[int, str]:
+    """Flagged lines whose findings all say "only in <dtypes>" for dtypes the program never ran.
+
+    Dynamo cannot log such a break in the run the harness makes, so the line
+    is unobserved, like a line it never traced. Values: a note for the details.
+    """
+    gated = answer["lint"].get("dtype_gated", {}).get(scope, {})
+    ran = set(answer["original"].get("float_dtypes", ()))
+    return {
+        int(line): f": {'/'.join(dtypes)} not run"
+        for line, dtypes in gated.items()
+        if not ran & set(dtypes)
+    }
 
 
 @dataclass

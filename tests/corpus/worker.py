@@ -39,6 +39,7 @@ def _measurement_json(measurement: Any) -> dict[str, Any]:
         "fullgraph": measurement.fullgraph,
         "eager_errors": [o.error for o in measurement.eager],
         "declared_raises": measurement.declared_raises,
+        "float_dtypes": sorted(measurement.float_dtypes),
         "train": {
             "skipped": train.skipped,
             "error": train.error,
