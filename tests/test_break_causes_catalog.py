@@ -83,6 +83,10 @@ CASES: dict[str, Case] = {
     # the unsupported context manager is logged twice on its line, and Dynamo runs the resumed frame eagerly
     "GM507/bad_cudnn_flags.py": case({(15, "GM507")}, {(15, "GB0142"), (15, "GB0208")}, frame_skipped=True),
     "GM507/neg_traced_helpers.py": case(),
+    # torch.jit and torch.random are modules Dynamo skips; the builtin isinstance is folded (safe fix)
+    "GM507/bad_jit_isinstance.py": case({(14, "GM507"), (16, "GM507")}, {(14, "GB0007"), (16, "GB0007")}),
+    "GM507/fixed_jit_isinstance.py": case(),
+    "GM507/bad_rng_state_restore.py": case({(17, "GM507"), (19, "GM507")}, {(17, "GB0007"), (19, "GB0007")}),
     # Dynamo runs an allow_in_graph function on fake tensors: the branch breaks at the call, then in its own frame
     "GM507/bad_allow_in_graph_branch.py": case({(25, "GM507"), (13, "GM101")}, {(25, "GB0033"), (13, "GB0170")}),
     # one mask as both the query and the key mask: a view for the repeat traces whole (training mode)
@@ -99,7 +103,7 @@ CASES: dict[str, Case] = {
     "GM509/fixed_cached_property.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
-SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py"})
+SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py", "GM507/fixed_jit_isinstance.py"})
 
 
 def test_the_cases_cover_the_catalog() -> None:
