@@ -348,6 +348,64 @@ def test_compiled_objects_passed_into_compiled_code() -> None:
     assert traced(MODEL + function_argument) == {"run", "unrelated"}
 
 
+PROCESSORS = """
+import torch
+from typing import Optional
+
+class LogitsProcessor:
+    def __call__(self, ids, scores):
+        raise NotImplementedError
+
+class WatermarkLogitsProcessor(LogitsProcessor):
+    def __call__(self, ids, scores):
+        return self.bias(scores)
+    def bias(self, scores):
+        return scores + 1
+
+class ModelEmaV3(torch.nn.Module):
+    def update(self, model):
+        return model
+"""
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        # a compiled step calls what its caller passes; no call here says what: the parameter's name does
+        ("@torch.compile\ndef step(ids, scores, logits_processor):\n    return logits_processor(ids, scores)",
+         {"LogitsProcessor.__call__", "WatermarkLogitsProcessor.__call__", "WatermarkLogitsProcessor.bias"}),
+        ("@torch.compile\ndef step(ids, scores, proc: Optional['WatermarkLogitsProcessor'] = None):\n"
+         "    return proc(ids, scores)",
+         {"WatermarkLogitsProcessor.__call__", "WatermarkLogitsProcessor.bias"}),
+        ("@torch.compile\ndef step(ids, scores, proc: WatermarkLogitsProcessor | None):\n    return proc(ids, scores)",
+         {"WatermarkLogitsProcessor.__call__", "WatermarkLogitsProcessor.bias"}),
+        # a version suffix is left out of the parameter's name
+        ("@torch.compile\ndef ema_step(model_ema, model):\n    return model_ema.update(model)", {"ModelEmaV3.update"}),
+    ],
+    ids=["snake-case-name-and-subclasses", "optional-string-annotation", "union-annotation", "version-suffix"],
+)
+def test_parameters_no_call_explains_are_read_by_annotation_and_name(entry: str, expected: set[str]) -> None:
+    assert traced(PROCESSORS + entry) == expected | {entry.split("def ")[1].split("(")[0]}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "@torch.compile\ndef step(ids, scores, processor):\n    return processor(ids, scores)",  # no such class
+        "@torch.compile\ndef step(ids, scores, logits_processor: int):\n    return logits_processor(ids, scores)",
+        "class Net(torch.nn.Module):\n    def forward(self, logits_processor):\n        return logits_processor(1, 2)\n"
+        "c = torch.compile(Net())",  # forward's arguments come from the module's caller
+        # a call site says what the parameter holds: the name adds nothing
+        "def helper(ids, scores):\n    return scores\n"
+        "@torch.compile\ndef step(ids, scores, logits_processor):\n    return logits_processor(ids, scores)\n"
+        "step(1, 2, helper)",
+    ],
+    ids=["unknown-name", "annotation-wins", "forward-parameter", "call-site-wins"],
+)
+def test_parameters_are_not_read_by_name_when_something_else_says(entry: str) -> None:
+    assert not traced(PROCESSORS + entry) & {"LogitsProcessor.__call__", "WatermarkLogitsProcessor.__call__"}
+
+
 def test_submodule_methods_and_constructor_arguments() -> None:
     source = MODEL + """
 class Encoder(nn.Module):

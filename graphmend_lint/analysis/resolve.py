@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import ast
 import enum
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from graphmend_lint.analysis.imports import ImportTable, dotted_name
 from graphmend_lint.analysis.module_index import ELEMENTS, MODULE, Binding, ModuleIndex
@@ -45,6 +47,11 @@ SEQUENTIAL_CONTAINERS = frozenset(
     {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.modules.container.Sequential"}
 )
 MAX_DEPTH = 16
+#: Annotations that hold one of their arguments: ``Optional[C]``, ``Union[C, None]``.
+_OPTIONAL_TYPES = frozenset({"typing.Optional", "typing.Union"})
+#: A version at the end of a class name (``ModelEmaV3``, ``ResNet2``), which a parameter's name leaves out.
+_MIN_NAME_KEY = 3  # ``m`` or ``x`` names no class
+_VERSION_SUFFIX = re.compile(r"(?<=[a-z])V?\d+$")
 
 
 class What(enum.Enum):
@@ -343,6 +350,8 @@ class Resolver:
     # -- parameters -------------------------------------------------------------------
 
     def _parameter(self, function: str, name: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
+        """What a parameter may hold: its default, the arguments its function's call sites pass, and else
+        what it is declared to be (its annotation, or its name: see :meth:`_declared_instances`)."""
         parameters = self.index.parameters(function)
         node = self.index.functions[function]
         positional = [*node.args.posonlyargs, *node.args.args]
@@ -352,16 +361,87 @@ class Resolver:
             if not path:
                 yield Target(What.CLASS if is_classmethod else What.INSTANCE, owner)
             return
+        found = False
         default = _default_of(node, name)
         if default is not None:
-            yield from self.resolve(default, self.index.enclosing_scope(function) or MODULE, path, depth)
+            for target in self.resolve(default, self.index.enclosing_scope(function) or MODULE, path, depth):
+                found = True
+                yield target
         offset = 1 if self.index.is_method(function) else 0
         index = next((i for i, p in enumerate(positional) if p.arg == name), None)
         is_keyword = any(p.arg == name for p in parameters)
         for call, site_scope in self._call_sites(function, depth):
             argument = _argument(call, name, None if index is None else index - offset, is_keyword)
             if argument is not None:
-                yield from self.resolve(argument, site_scope, path, depth)
+                for target in self.resolve(argument, site_scope, path, depth):
+                    found = True
+                    yield target
+        if not found and not path:
+            parameter = next(p for p in parameters if p.arg == name)
+            yield from self._declared_instances(function, parameter)
+
+    def _declared_instances(self, function: str, parameter: ast.arg) -> Iterator[Target]:
+        """Instances of this module's classes a parameter no call site or default explains is declared to hold.
+
+        A compiled step takes the objects it calls from its caller (``def
+        greedy_step(input_ids, logits, logits_processor)``, ``def
+        ema_step(model_ema, model)``), often a caller in another file, so no
+        call here says what they are. What the file does say: the annotation
+        (``logits_processor: LogitsProcessorList``, ``Optional["Hook"]``,
+        ``Block | None``) or, without one, the parameter's name, when it is a
+        class's name written in snake case (``logits_processor`` for
+        ``LogitsProcessor``, ``mvdr`` for ``MVDR``, ``model_ema`` for
+        ``ModelEmaV3``: a version suffix is ignored). Each such class counts
+        with its subclasses in this module: an abstract ``LogitsProcessor``
+        parameter holds a concrete one. Parameters of ``forward`` and
+        ``__call__`` are only read by annotation: they take what the module's
+        caller passes, mostly tensors.
+        """
+        if parameter.annotation is not None:
+            classes = self._annotated_classes(parameter.annotation, function)
+        elif function.rpartition(".")[2] in {"forward", "__call__"}:
+            return
+        elif len(key := _name_key(parameter.arg)) >= _MIN_NAME_KEY:
+            classes = self._classes_by_key.get(key, [])
+        else:
+            return
+        for klass in classes:
+            for subclass in self._subclasses(klass):
+                yield Target(What.INSTANCE, subclass)
+
+    def _annotated_classes(self, annotation: ast.expr, scope: str) -> list[str]:
+        """This module's classes an annotation names: ``C``, ``"C"``, ``Optional[C]``, ``C | None``, ``Union[C, D]``."""
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return []
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            return self._annotated_classes(annotation.left, scope) + self._annotated_classes(annotation.right, scope)
+        if isinstance(annotation, ast.Subscript):
+            if (self.imported_name(annotation.value, scope) or "") not in _OPTIONAL_TYPES:
+                return []
+            inner = annotation.slice
+            members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            return [klass for member in members for klass in self._annotated_classes(member, scope)]
+        if isinstance(annotation, ast.Name):
+            found = self.lookup(annotation.id, scope)
+            return [found.klass] if found is not None and found.klass else []
+        return []
+
+    def _subclasses(self, class_name: str) -> list[str]:
+        """*class_name* and the classes of this module derived from it."""
+        return [klass for klass in self.index.classes if class_name in self.index.mro(klass)]
+
+    @cached_property
+    def _classes_by_key(self) -> dict[str, list[str]]:
+        """Module-level classes by the name a parameter holding one is written as (:func:`_name_key`)."""
+        table: dict[str, list[str]] = {}
+        for klass in self.index.classes:
+            if "." not in klass:
+                for key in {_name_key(klass), _name_key(_VERSION_SUFFIX.sub("", klass))}:
+                    table.setdefault(key, []).append(klass)
+        return table
 
     def _call_sites(self, function: str, depth: int) -> Iterator[tuple[ast.Call, str]]:
         """Calls of *function* in this module: by name, through a compiled alias, or constructing its class."""
@@ -450,6 +530,11 @@ class Resolver:
             return False
         imported = self.imported_name(value.func, scope)
         return imported is not None and imported.startswith("torch.") and imported not in SEQUENTIAL_CONTAINERS
+
+
+def _name_key(name: str) -> str:
+    """``logitsprocessor`` for ``logits_processor`` and ``LogitsProcessor``: lower case, no underscores."""
+    return name.replace("_", "").lower()
 
 
 def _default_of(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:
