@@ -406,6 +406,43 @@ def test_parameters_are_not_read_by_name_when_something_else_says(entry: str) ->
     assert not traced(PROCESSORS + entry) & {"LogitsProcessor.__call__", "WatermarkLogitsProcessor.__call__"}
 
 
+HOOKS = """
+import functools
+import types
+import torch
+
+class Hook:
+    def new_forward(self, module, x):
+        return self.log(x)
+    def log(self, x):
+        return x
+
+def wrapped(module, x):
+    return x
+"""
+
+
+@pytest.mark.parametrize(
+    ("install", "expected"),
+    [
+        ("def register(module, hook):\n    module.forward = functools.partial(hook.new_forward, module)\n"
+         "register(Net().block, Hook())", {"Hook.new_forward", "Hook.log"}),
+        ("def register(module):\n    module.forward = types.MethodType(wrapped, module)", {"wrapped"}),
+        ("def register(module):\n    setattr(module, 'forward', functools.update_wrapper(functools.partial(wrapped, module), wrapped))",
+         {"wrapped"}),
+        ("def register(module):\n    original = module.forward\n"
+         "    module.forward = functools.wraps(original)(functools.partial(wrapped, module))", {"wrapped"}),
+    ],
+    ids=["partial-of-hook-method", "method-type", "setattr-update-wrapper", "wraps"],
+)
+def test_replaced_forwards_run_where_modules_are_called(install: str, expected: set[str]) -> None:
+    """Hook registries (diffusers') replace a submodule's forward: calling it in compiled code runs the replacement."""
+    source = MODEL + HOOKS + install + "\nc = torch.compile(Net())"
+    assert traced(source) == NET | expected
+    assert traced(MODEL + HOOKS + install) == set()  # nothing compiled, nothing reached
+    assert expected <= traced(MODEL + HOOKS + install, "modules")
+
+
 def test_submodule_methods_and_constructor_arguments() -> None:
     source = MODEL + """
 class Encoder(nn.Module):

@@ -47,6 +47,9 @@ SEQUENTIAL_CONTAINERS = frozenset(
     {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.modules.container.Sequential"}
 )
 MAX_DEPTH = 16
+#: Calls that give back (a callable running) their first argument: ``partial(f, ...)``,
+#: ``update_wrapper(wrapper, wrapped)``, ``MethodType(f, obj)`` (a function bound to an object).
+WRAPPING_CALLS = frozenset({"functools.partial", "functools.update_wrapper", "types.MethodType"})
 #: Annotations that hold one of their arguments: ``Optional[C]``, ``Union[C, None]``.
 _OPTIONAL_TYPES = frozenset({"typing.Optional", "typing.Union"})
 #: A version at the end of a class name (``ModelEmaV3``, ``ResNet2``), which a parameter's name leaves out.
@@ -323,8 +326,11 @@ class Resolver:
             yield from self.resolve(subject, scope, path, depth)
             return
         imported = self.imported_name(func, scope)
-        if imported == "functools.partial" and call.args and not path:
+        if imported in WRAPPING_CALLS and call.args and not path:
             yield from self.resolve(call.args[0], scope, (), depth)
+            return
+        if isinstance(func, ast.Call) and self.imported_name(func.func, scope) == "functools.wraps" and call.args:
+            yield from self.resolve(call.args[0], scope, path, depth)  # ``functools.wraps(f)(wrapper)`` is wrapper
             return
         if imported in SEQUENTIAL_CONTAINERS:
             takes_modules = imported.endswith("Sequential")  # ``Sequential(a, b)``; ``ModuleList([a, b])``

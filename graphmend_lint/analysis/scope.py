@@ -152,6 +152,7 @@ class ScopeAnalyzer:
         self._eager: list[tuple[int, int]] = []
         self._seeds: dict[tuple[str, bool], Seed] = {}
         self._disabled: set[tuple[int, int]] = set()
+        self._patches_reached = False
 
     # -- public -----------------------------------------------------------------
 
@@ -272,6 +273,26 @@ class ScopeAnalyzer:
                 self._enqueue(target, chain)
         for inner in self.index.nested.get(qualname, []):
             self._enqueue(inner, chain)
+        if not self._patches_reached and qualname in self.index.owner and qualname.endswith(".forward"):
+            self._patches_reached = True
+            self._reach_forward_patches(chain)
+
+    def _reach_forward_patches(self, chain: tuple[str, ...]) -> None:
+        """What the file installs as a module's ``forward``, once some module's ``forward`` is traced.
+
+        Hook registries replace a submodule's forward at run time
+        (``module.forward = functools.partial(hook.new_forward, module)``,
+        diffusers' ``HookRegistry``; ``module.forward = types.MethodType(fn,
+        module)``; ``setattr(module, "forward", wrapper)``): calling that
+        module in compiled code runs the replacement. Which module got it is
+        rarely provable (``for name, m in model.named_modules()``), so every
+        replacement counts as soon as any ``forward`` is traced.
+        """
+        for value, scope, line in self.index.attribute_stores("forward"):
+            origin = chain + (f"{self.label}:{line} .forward = {_short(value)}",)
+            for target in self.resolver.resolve(value, scope):
+                for name in self._targets_of(target, origin):
+                    self._enqueue(name, origin)
 
     def _stops_tracing(self, decorator: ast.expr, scope: str) -> str | None:
         """What stops Dynamo tracing the decorated function, else ``None``.
