@@ -613,3 +613,43 @@ b = torch.compile(Built(2))
 def test_helpers_called_in_lambdas_are_reached() -> None:
     source = "import torch\ndef g(t):\n    return t\n@torch.compile\ndef f(xs):\n    return list(map(lambda t: g(t), xs))\n"
     assert traced(source) == {"f", "g"}
+
+
+LAYER_BY_NAME = """
+import torch
+from torch import nn
+
+class SingleRNN(nn.Module):
+    def __init__(self, rnn_type, size):
+        super().__init__()
+        self.rnn = getattr(nn, rnn_type)(size, size)
+    def forward(self, x):
+        return self.rnn(x)[0]
+
+class DPRNN(nn.Module):
+    def __init__(self, size=4, rnn_type={default}):
+        super().__init__()
+        self.row = SingleRNN(rnn_type, size)
+    def forward(self, x):
+        return self.row(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("default", "entry", "expected"),
+    [
+        ('"LSTM"', "m = torch.compile(DPRNN())", ("torch.nn.LSTM",)),
+        ('"LSTM"', "def build(kind):\n    return DPRNN(rnn_type=kind)\nm = torch.compile(build('GRU'))",
+         ("torch.nn.GRU",)),
+        ('"LSTM"', "m = torch.compile(DPRNN(4, 'GRU'))\nn = DPRNN()", ("torch.nn.GRU", "torch.nn.LSTM")),
+        ('"LSTM"', "def build(kind):\n    return DPRNN(rnn_type=kind)\nm = torch.compile(build(input()))", ()),
+        ('"LSTM"', "def build(**kw):\n    return DPRNN(**kw)\nm = torch.compile(build())", ()),
+        ('"LSTM"', "m = DPRNN()", ()),  # nothing traced: nothing looked up
+    ],
+    ids=["defaults", "through-a-factory", "two-values", "unknown-argument", "unpacked-keywords", "not-compiled"],
+)
+def test_getattr_of_a_module_reads_the_strings_passed_down(default: str, entry: str, expected: tuple[str, ...]) -> None:
+    """``getattr(nn, rnn_type)``: every literal the file passes down to ``rnn_type`` (GM501 reads a single one)."""
+    source = textwrap.dedent(LAYER_BY_NAME).replace("{default}", default) + entry
+    facts = scope_of(source)
+    assert facts.looked_up(8, 19) == expected

@@ -490,6 +490,58 @@ class Resolver:
                             self._alias_candidates.setdefault(source, []).append(alias)
         return self._alias_candidates.get(name, [])
 
+    # -- constants --------------------------------------------------------------------
+
+    def constant_strings(self, expr: ast.expr, scope: str, depth: int = 0) -> frozenset[str] | None:
+        """Every string *expr* may hold, when each is a literal somewhere in this module; else ``None``.
+
+        ``rnn_type`` in ``getattr(nn, rnn_type)(...)``: a parameter holds its
+        default and what each call site passes (``SingleRNN(rnn_type, ...)``
+        in ``DPRNN.__init__``, whose own parameter defaults to ``"LSTM"``...);
+        a name holds what each of its bindings gives. One value that is not
+        provably a literal (a parameter nothing calls, a computed string)
+        makes the whole answer ``None``.
+        """
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Constant):
+            return frozenset({expr.value}) if isinstance(expr.value, str) else None
+        if isinstance(expr, ast.IfExp):
+            return _union(self.constant_strings(e, scope, depth + 1) for e in (expr.body, expr.orelse))
+        if not isinstance(expr, ast.Name):
+            return None
+        found = self.lookup(expr.id, scope)
+        if found is None or found.function or found.klass or found.imported:
+            return None
+        if any(binding.path or binding.element for binding in found.bindings):
+            return None
+        parts = [self.constant_strings(binding.value, found.scope, depth + 1) for binding in found.bindings]
+        if found.parameter:
+            parts.extend(self._parameter_strings(found.scope, expr.id, depth + 1))
+        return _union(parts) if parts else None
+
+    def _parameter_strings(self, function: str, name: str, depth: int) -> Iterator[frozenset[str] | None]:
+        """What a parameter holds: each call site's argument, and its default where a call (or, with no
+        call in this module, a caller elsewhere) leaves it out."""
+        node = self.index.functions[function]
+        default = _default_of(node, name)
+        positional = [*node.args.posonlyargs, *node.args.args]
+        offset = 1 if self.index.is_method(function) else 0
+        index = next((i for i, p in enumerate(positional) if p.arg == name), None)
+        sites = list(self._call_sites(function, depth))
+        takes_default = not sites
+        for call, call_scope in sites:
+            argument = _argument(call, name, None if index is None else index - offset, True)
+            if argument is not None:
+                yield self.constant_strings(argument, call_scope, depth)
+            elif _unpacks(call):
+                yield None  # ``f(*args)`` / ``f(**kw)``: what it passes is not written here
+            else:
+                takes_default = True
+        if takes_default:
+            site_scope = self.index.enclosing_scope(function) or MODULE
+            yield None if default is None else self.constant_strings(default, site_scope, depth)
+
     # -- attributes -------------------------------------------------------------------
 
     def imported_bases(self, class_name: str) -> list[str]:
@@ -536,6 +588,21 @@ class Resolver:
             return False
         imported = self.imported_name(value.func, scope)
         return imported is not None and imported.startswith("torch.") and imported not in SEQUENTIAL_CONTAINERS
+
+
+def _unpacks(call: ast.Call) -> bool:
+    """``f(*args)`` or ``f(**kwargs)``."""
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+
+
+def _union(parts: Iterable[frozenset[str] | None]) -> frozenset[str] | None:
+    """The union of every part, or ``None`` when one of them is unknown."""
+    found: set[str] = set()
+    for part in parts:
+        if part is None:
+            return None
+        found |= part
+    return frozenset(found)
 
 
 def _name_key(name: str) -> str:
