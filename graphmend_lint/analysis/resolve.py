@@ -11,14 +11,18 @@ which class ``m`` is an instance of. Real code rarely writes
 :class:`Resolver` follows those steps on the stdlib ``ast``: bindings in the
 scope and its enclosing ones, tuple unpacking, factories' ``return``
 statements, ``nn.Module`` methods that return ``self``, parameters through
-the call sites of their function, ``self.attr`` through the class's
-assignments. It also recognises compile functions in all their spellings
+the call sites of their function (and, where no call or default says, their
+annotation or a name that spells a local class: ``logits_processor`` for
+``LogitsProcessor``), ``self.attr`` through the class's assignments. It also
+recognises compile functions in all their spellings
 (``torch.compile(backend="eager")``, ``functools.partial(torch.compile, ...)``,
-``torch._dynamo.optimize(...)``, a local alias of any of them).
+``torch._dynamo.optimize(...)``, a local alias of any of them), and the
+literal strings a name may hold (:meth:`Resolver.constant_strings`).
 
 Everything it answers is what the code *may* denote; it answers nothing
-rather than guess, and every answer is memoised, so each expression is
-resolved once per module.
+rather than guess (the one convention it reads is a parameter named after a
+class), and every answer is memoised, so each expression is resolved once
+per module.
 """
 
 from __future__ import annotations
