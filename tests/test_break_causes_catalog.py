@@ -43,6 +43,8 @@ CASES: dict[str, Case] = {
     "GM501/bad_lstm_encoder.py": case({(17, "GM501")}, {(17, "GB0014")}),
     "GM501/fixed_lstm_encoder.py": case(),
     "GM501/neg_allow_rnn.py": case(),
+    # `getattr(nn, rnn_type)` with rnn_type "LSTM" from the constructors' defaults: Dynamo skips forward
+    "GM501/bad_getattr_rnn_type.py": case({(18, "GM501")}, {(18, "GB0014")}, frame_skipped=True),
     "GM502/bad_deepcopy_state.py": case({(15, "GM502")}, {(15, "GB4198")}, outside={DEEPCOPY}),
     "GM502/fixed_deepcopy_state.py": case(),
     "GM502/bad_deepcopy_module.py": case({(14, "GM502")}, {(14, "GB4198")}, outside={DEEPCOPY}),
@@ -95,6 +97,10 @@ CASES: dict[str, Case] = {
     "GM507/bad_cudnn_flags.py": case({(15, "GM507")}, {(15, "GB0142"), (15, "GB0208")}, frame_skipped=True),
     "GM507/neg_traced_helpers.py": case(),
     "GM507/bad_backward_step.py": case({(26, "GM507"), (28, "GM507")}, {(26, "GB0123"), (28, "GB0007")}),
+    # torch.jit and torch.random are modules Dynamo skips; the builtin isinstance is folded (safe fix)
+    "GM507/bad_jit_isinstance.py": case({(14, "GM507"), (16, "GM507")}, {(14, "GB0007"), (16, "GB0007")}),
+    "GM507/fixed_jit_isinstance.py": case(),
+    "GM507/bad_rng_state_restore.py": case({(17, "GM507"), (19, "GM507")}, {(17, "GB0007"), (19, "GB0007")}),
     # Dynamo runs an allow_in_graph function on fake tensors: the branch breaks at the call, then in its own frame
     "GM507/bad_allow_in_graph_branch.py": case({(25, "GM507"), (13, "GM101")}, {(25, "GB0033"), (13, "GB0170")}),
     # one mask as both the query and the key mask: a view for the repeat traces whole (training mode)
@@ -130,7 +136,7 @@ CASES: dict[str, Case] = {
     "GM513/neg_global_rng_noise.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
-SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py"})
+SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py", "GM507/fixed_jit_isinstance.py"})
 
 
 def test_the_cases_cover_the_catalog() -> None:

@@ -34,6 +34,8 @@ CASES: dict[str, Case] = {
     "GM301/bad_captured_branch.py": case({(16, "GM301")}, {(16, "GB0170")}),
     "GM301/neg_captured_arithmetic.py": case(),
     "GM301/bad_data_size.py": case({(9, "GM301")}, {(9, "GB0033")}),
+    # range() over a 0-d tensor: no rule for the builtin, the list comprehension's frame runs eagerly
+    "GM301/bad_range_over_tensor.py": case({(18, "GM301")}, {(18, "GB0059")}, frame_skipped=True),
     # nothing needs the size as a number: the capture switch traces it (unsafe)
     "GM301/bad_duration_padded_buffer.py": case({(14, "GM301")}, {(14, "GB0033")}),
     "GM301/fixed_duration_padded_buffer.py": case(),

@@ -348,6 +348,101 @@ def test_compiled_objects_passed_into_compiled_code() -> None:
     assert traced(MODEL + function_argument) == {"run", "unrelated"}
 
 
+PROCESSORS = """
+import torch
+from typing import Optional
+
+class LogitsProcessor:
+    def __call__(self, ids, scores):
+        raise NotImplementedError
+
+class WatermarkLogitsProcessor(LogitsProcessor):
+    def __call__(self, ids, scores):
+        return self.bias(scores)
+    def bias(self, scores):
+        return scores + 1
+
+class ModelEmaV3(torch.nn.Module):
+    def update(self, model):
+        return model
+"""
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        # a compiled step calls what its caller passes; no call here says what: the parameter's name does
+        ("@torch.compile\ndef step(ids, scores, logits_processor):\n    return logits_processor(ids, scores)",
+         {"LogitsProcessor.__call__", "WatermarkLogitsProcessor.__call__", "WatermarkLogitsProcessor.bias"}),
+        ("@torch.compile\ndef step(ids, scores, proc: Optional['WatermarkLogitsProcessor'] = None):\n"
+         "    return proc(ids, scores)",
+         {"WatermarkLogitsProcessor.__call__", "WatermarkLogitsProcessor.bias"}),
+        ("@torch.compile\ndef step(ids, scores, proc: WatermarkLogitsProcessor | None):\n    return proc(ids, scores)",
+         {"WatermarkLogitsProcessor.__call__", "WatermarkLogitsProcessor.bias"}),
+        # a version suffix is left out of the parameter's name
+        ("@torch.compile\ndef ema_step(model_ema, model):\n    return model_ema.update(model)", {"ModelEmaV3.update"}),
+    ],
+    ids=["snake-case-name-and-subclasses", "optional-string-annotation", "union-annotation", "version-suffix"],
+)
+def test_parameters_no_call_explains_are_read_by_annotation_and_name(entry: str, expected: set[str]) -> None:
+    assert traced(PROCESSORS + entry) == expected | {entry.split("def ")[1].split("(")[0]}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "@torch.compile\ndef step(ids, scores, processor):\n    return processor(ids, scores)",  # no such class
+        "@torch.compile\ndef step(ids, scores, logits_processor: int):\n    return logits_processor(ids, scores)",
+        "class Net(torch.nn.Module):\n    def forward(self, logits_processor):\n        return logits_processor(1, 2)\n"
+        "c = torch.compile(Net())",  # forward's arguments come from the module's caller
+        # a call site says what the parameter holds: the name adds nothing
+        "def helper(ids, scores):\n    return scores\n"
+        "@torch.compile\ndef step(ids, scores, logits_processor):\n    return logits_processor(ids, scores)\n"
+        "step(1, 2, helper)",
+    ],
+    ids=["unknown-name", "annotation-wins", "forward-parameter", "call-site-wins"],
+)
+def test_parameters_are_not_read_by_name_when_something_else_says(entry: str) -> None:
+    assert not traced(PROCESSORS + entry) & {"LogitsProcessor.__call__", "WatermarkLogitsProcessor.__call__"}
+
+
+HOOKS = """
+import functools
+import types
+import torch
+
+class Hook:
+    def new_forward(self, module, x):
+        return self.log(x)
+    def log(self, x):
+        return x
+
+def wrapped(module, x):
+    return x
+"""
+
+
+@pytest.mark.parametrize(
+    ("install", "expected"),
+    [
+        ("def register(module, hook):\n    module.forward = functools.partial(hook.new_forward, module)\n"
+         "register(Net().block, Hook())", {"Hook.new_forward", "Hook.log"}),
+        ("def register(module):\n    module.forward = types.MethodType(wrapped, module)", {"wrapped"}),
+        ("def register(module):\n    setattr(module, 'forward', functools.update_wrapper(functools.partial(wrapped, module), wrapped))",
+         {"wrapped"}),
+        ("def register(module):\n    original = module.forward\n"
+         "    module.forward = functools.wraps(original)(functools.partial(wrapped, module))", {"wrapped"}),
+    ],
+    ids=["partial-of-hook-method", "method-type", "setattr-update-wrapper", "wraps"],
+)
+def test_replaced_forwards_run_where_modules_are_called(install: str, expected: set[str]) -> None:
+    """Hook registries (diffusers') replace a submodule's forward: calling it in compiled code runs the replacement."""
+    source = MODEL + HOOKS + install + "\nc = torch.compile(Net())"
+    assert traced(source) == NET | expected
+    assert traced(MODEL + HOOKS + install) == set()  # nothing compiled, nothing reached
+    assert expected <= traced(MODEL + HOOKS + install, "modules")
+
+
 def test_submodule_methods_and_constructor_arguments() -> None:
     source = MODEL + """
 class Encoder(nn.Module):
@@ -518,3 +613,43 @@ b = torch.compile(Built(2))
 def test_helpers_called_in_lambdas_are_reached() -> None:
     source = "import torch\ndef g(t):\n    return t\n@torch.compile\ndef f(xs):\n    return list(map(lambda t: g(t), xs))\n"
     assert traced(source) == {"f", "g"}
+
+
+LAYER_BY_NAME = """
+import torch
+from torch import nn
+
+class SingleRNN(nn.Module):
+    def __init__(self, rnn_type, size):
+        super().__init__()
+        self.rnn = getattr(nn, rnn_type)(size, size)
+    def forward(self, x):
+        return self.rnn(x)[0]
+
+class DPRNN(nn.Module):
+    def __init__(self, size=4, rnn_type={default}):
+        super().__init__()
+        self.row = SingleRNN(rnn_type, size)
+    def forward(self, x):
+        return self.row(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("default", "entry", "expected"),
+    [
+        ('"LSTM"', "m = torch.compile(DPRNN())", ("torch.nn.LSTM",)),
+        ('"LSTM"', "def build(kind):\n    return DPRNN(rnn_type=kind)\nm = torch.compile(build('GRU'))",
+         ("torch.nn.GRU",)),
+        ('"LSTM"', "m = torch.compile(DPRNN(4, 'GRU'))\nn = DPRNN()", ("torch.nn.GRU", "torch.nn.LSTM")),
+        ('"LSTM"', "def build(kind):\n    return DPRNN(rnn_type=kind)\nm = torch.compile(build(input()))", ()),
+        ('"LSTM"', "def build(**kw):\n    return DPRNN(**kw)\nm = torch.compile(build())", ()),
+        ('"LSTM"', "m = DPRNN()", ()),  # nothing traced: nothing looked up
+    ],
+    ids=["defaults", "through-a-factory", "two-values", "unknown-argument", "unpacked-keywords", "not-compiled"],
+)
+def test_getattr_of_a_module_reads_the_strings_passed_down(default: str, entry: str, expected: tuple[str, ...]) -> None:
+    """``getattr(nn, rnn_type)``: every literal the file passes down to ``rnn_type`` (GM501 reads a single one)."""
+    source = textwrap.dedent(LAYER_BY_NAME).replace("{default}", default) + entry
+    facts = scope_of(source)
+    assert facts.looked_up(8, 19) == expected

@@ -132,6 +132,21 @@ def scalar_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversi
     return None
 
 
+def range_bound(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversion | None:
+    """``range(t)`` / ``range(a, t)`` with a TENSOR bound: Python's ``range`` takes its bounds as ints.
+
+    Dynamo has no rule for ``range`` over a tensor, a frame argument
+    included, and breaks there (GB0059, "Failed to trace builtin operator",
+    measured on torch 2.13; torchaudio's HuBERT mask spans ``range(lengths[j])``).
+    ``capture_scalar_outputs`` does not help: ``range(t)`` still breaks, and
+    ``range(int(t))`` breaks on the unbacked bound (measured).
+    """
+    if not isinstance(node, nodes.Call) or builtin_name(node) != "range" or node.keywords:
+        return None
+    bound = next((a for a in node.args if not isinstance(a, nodes.Starred) and _tensor_not_array(values, a)), None)
+    return None if bound is None else ScalarConversion(node, bound, "range")
+
+
 #: torch's tensor checks and the position of their condition: each reads the condition back with
 #: ``cond._is_all_true().item()``, so a tensor condition breaks like ``.item()`` (GB0124, measured on
 #: torch 2.13; traced with ``capture_scalar_outputs``). ``torch._check`` takes a Python bool and does not.

@@ -22,9 +22,15 @@ _CACHE_ATTRIBUTE = "_graphmend_constructors"
 
 
 def _constructor_name(values: ValueOracle, value: nodes.NodeNG) -> str | None:
+    """``torch.nn.LSTM`` for ``nn.LSTM(...)``, and for ``getattr(nn, rnn_type)(...)`` when scope analysis
+    found that ``rnn_type`` can only be ``"LSTM"`` (``ScopeFacts.attribute_lookups``)."""
     if not isinstance(value, nodes.Call):
         return None
-    return values.qualified_name(value.func)
+    func = value.func
+    if isinstance(func, nodes.Call) and isinstance(func.func, nodes.Name) and func.func.name == "getattr":
+        names = values.scope.looked_up(func.lineno, func.col_offset)
+        return names[0] if len(names) == 1 else None
+    return values.qualified_name(func)
 
 
 def _single(names: list[str | None]) -> str | None:

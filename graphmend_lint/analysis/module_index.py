@@ -249,6 +249,22 @@ class ModuleIndex:
                         attributes.setdefault(name[5:], []).append((value, method))
         return index
 
+    def attribute_stores(self, attribute: str) -> list[tuple[ast.expr, str, int]]:
+        """``<expr>.attribute = value`` and ``setattr(<expr>, "attribute", value)`` in any function or at
+        module level: ``(value, scope, line)``. With the source text, only a module that spells such a
+        store is walked."""
+        if self.text is not None and not re.search(rf"\.{re.escape(attribute)}\s*=[^=]|setattr\(", self.text):
+            return []
+        found: list[tuple[ast.expr, str, int]] = []
+        for scope in (MODULE, *self.functions):
+            for statement in _own_statements(self.scope_body(scope)):
+                if isinstance(statement, ast.Assign):
+                    if any(isinstance(t, ast.Attribute) and t.attr == attribute for t in statement.targets):
+                        found.append((statement.value, scope, statement.lineno))
+                elif isinstance(statement, ast.Expr) and _is_setattr_of(statement.value, attribute):
+                    found.append((statement.value.args[2], scope, statement.lineno))  # type: ignore[attr-defined]
+        return found
+
     @cached_property
     def attribute_names(self) -> frozenset[str]:
         """Names of every ``self.<attr>`` some local class assigns."""
@@ -258,6 +274,18 @@ class ModuleIndex:
     def method_names(self) -> frozenset[str]:
         """Names of every method some local class defines."""
         return frozenset(name.rpartition(".")[2] for name in self.owner)
+
+
+def _is_setattr_of(node: ast.expr, attribute: str) -> bool:
+    """``setattr(obj, "attribute", value)``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "setattr"
+        and len(node.args) == 3
+        and isinstance(node.args[1], ast.Constant)
+        and node.args[1].value == attribute
+    )
 
 
 def _named_calls(node: ast.AST | None, name: str, scope: str) -> Iterator[tuple[ast.Call, str]]:

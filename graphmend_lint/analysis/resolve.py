@@ -11,22 +11,28 @@ which class ``m`` is an instance of. Real code rarely writes
 :class:`Resolver` follows those steps on the stdlib ``ast``: bindings in the
 scope and its enclosing ones, tuple unpacking, factories' ``return``
 statements, ``nn.Module`` methods that return ``self``, parameters through
-the call sites of their function, ``self.attr`` through the class's
-assignments. It also recognises compile functions in all their spellings
+the call sites of their function (and, where no call or default says, their
+annotation or a name that spells a local class: ``logits_processor`` for
+``LogitsProcessor``), ``self.attr`` through the class's assignments. It also
+recognises compile functions in all their spellings
 (``torch.compile(backend="eager")``, ``functools.partial(torch.compile, ...)``,
-``torch._dynamo.optimize(...)``, a local alias of any of them).
+``torch._dynamo.optimize(...)``, a local alias of any of them), and the
+literal strings a name may hold (:meth:`Resolver.constant_strings`).
 
 Everything it answers is what the code *may* denote; it answers nothing
-rather than guess, and every answer is memoised, so each expression is
-resolved once per module.
+rather than guess (the one convention it reads is a parameter named after a
+class), and every answer is memoised, so each expression is resolved once
+per module.
 """
 
 from __future__ import annotations
 
 import ast
 import enum
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from graphmend_lint.analysis.imports import ImportTable, dotted_name
 from graphmend_lint.analysis.module_index import ELEMENTS, MODULE, Binding, ModuleIndex
@@ -45,6 +51,14 @@ SEQUENTIAL_CONTAINERS = frozenset(
     {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.modules.container.Sequential"}
 )
 MAX_DEPTH = 16
+#: Calls that give back (a callable running) their first argument: ``partial(f, ...)``,
+#: ``update_wrapper(wrapper, wrapped)``, ``MethodType(f, obj)`` (a function bound to an object).
+WRAPPING_CALLS = frozenset({"functools.partial", "functools.update_wrapper", "types.MethodType"})
+#: Annotations that hold one of their arguments: ``Optional[C]``, ``Union[C, None]``.
+_OPTIONAL_TYPES = frozenset({"typing.Optional", "typing.Union"})
+#: A version at the end of a class name (``ModelEmaV3``, ``ResNet2``), which a parameter's name leaves out.
+_MIN_NAME_KEY = 3  # ``m`` or ``x`` names no class
+_VERSION_SUFFIX = re.compile(r"(?<=[a-z])V?\d+$")
 
 
 class What(enum.Enum):
@@ -316,8 +330,11 @@ class Resolver:
             yield from self.resolve(subject, scope, path, depth)
             return
         imported = self.imported_name(func, scope)
-        if imported == "functools.partial" and call.args and not path:
+        if imported in WRAPPING_CALLS and call.args and not path:
             yield from self.resolve(call.args[0], scope, (), depth)
+            return
+        if isinstance(func, ast.Call) and self.imported_name(func.func, scope) == "functools.wraps" and call.args:
+            yield from self.resolve(call.args[0], scope, path, depth)  # ``functools.wraps(f)(wrapper)`` is wrapper
             return
         if imported in SEQUENTIAL_CONTAINERS:
             takes_modules = imported.endswith("Sequential")  # ``Sequential(a, b)``; ``ModuleList([a, b])``
@@ -343,6 +360,8 @@ class Resolver:
     # -- parameters -------------------------------------------------------------------
 
     def _parameter(self, function: str, name: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
+        """What a parameter may hold: its default, the arguments its function's call sites pass, and else
+        what it is declared to be (its annotation, or its name: see :meth:`_declared_instances`)."""
         parameters = self.index.parameters(function)
         node = self.index.functions[function]
         positional = [*node.args.posonlyargs, *node.args.args]
@@ -352,16 +371,87 @@ class Resolver:
             if not path:
                 yield Target(What.CLASS if is_classmethod else What.INSTANCE, owner)
             return
+        found = False
         default = _default_of(node, name)
         if default is not None:
-            yield from self.resolve(default, self.index.enclosing_scope(function) or MODULE, path, depth)
+            for target in self.resolve(default, self.index.enclosing_scope(function) or MODULE, path, depth):
+                found = True
+                yield target
         offset = 1 if self.index.is_method(function) else 0
         index = next((i for i, p in enumerate(positional) if p.arg == name), None)
         is_keyword = any(p.arg == name for p in parameters)
         for call, site_scope in self._call_sites(function, depth):
             argument = _argument(call, name, None if index is None else index - offset, is_keyword)
             if argument is not None:
-                yield from self.resolve(argument, site_scope, path, depth)
+                for target in self.resolve(argument, site_scope, path, depth):
+                    found = True
+                    yield target
+        if not found and not path:
+            parameter = next(p for p in parameters if p.arg == name)
+            yield from self._declared_instances(function, parameter)
+
+    def _declared_instances(self, function: str, parameter: ast.arg) -> Iterator[Target]:
+        """Instances of this module's classes a parameter no call site or default explains is declared to hold.
+
+        A compiled step takes the objects it calls from its caller (``def
+        greedy_step(input_ids, logits, logits_processor)``, ``def
+        ema_step(model_ema, model)``), often a caller in another file, so no
+        call here says what they are. What the file does say: the annotation
+        (``logits_processor: LogitsProcessorList``, ``Optional["Hook"]``,
+        ``Block | None``) or, without one, the parameter's name, when it is a
+        class's name written in snake case (``logits_processor`` for
+        ``LogitsProcessor``, ``mvdr`` for ``MVDR``, ``model_ema`` for
+        ``ModelEmaV3``: a version suffix is ignored). Each such class counts
+        with its subclasses in this module: an abstract ``LogitsProcessor``
+        parameter holds a concrete one. Parameters of ``forward`` and
+        ``__call__`` are only read by annotation: they take what the module's
+        caller passes, mostly tensors.
+        """
+        if parameter.annotation is not None:
+            classes = self._annotated_classes(parameter.annotation, function)
+        elif function.rpartition(".")[2] in {"forward", "__call__"}:
+            return
+        elif len(key := _name_key(parameter.arg)) >= _MIN_NAME_KEY:
+            classes = self._classes_by_key.get(key, [])
+        else:
+            return
+        for klass in classes:
+            for subclass in self._subclasses(klass):
+                yield Target(What.INSTANCE, subclass)
+
+    def _annotated_classes(self, annotation: ast.expr, scope: str) -> list[str]:
+        """This module's classes an annotation names: ``C``, ``"C"``, ``Optional[C]``, ``C | None``, ``Union[C, D]``."""
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return []
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            return self._annotated_classes(annotation.left, scope) + self._annotated_classes(annotation.right, scope)
+        if isinstance(annotation, ast.Subscript):
+            if (self.imported_name(annotation.value, scope) or "") not in _OPTIONAL_TYPES:
+                return []
+            inner = annotation.slice
+            members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            return [klass for member in members for klass in self._annotated_classes(member, scope)]
+        if isinstance(annotation, ast.Name):
+            found = self.lookup(annotation.id, scope)
+            return [found.klass] if found is not None and found.klass else []
+        return []
+
+    def _subclasses(self, class_name: str) -> list[str]:
+        """*class_name* and the classes of this module derived from it."""
+        return [klass for klass in self.index.classes if class_name in self.index.mro(klass)]
+
+    @cached_property
+    def _classes_by_key(self) -> dict[str, list[str]]:
+        """Module-level classes by the name a parameter holding one is written as (:func:`_name_key`)."""
+        table: dict[str, list[str]] = {}
+        for klass in self.index.classes:
+            if "." not in klass:
+                for key in {_name_key(klass), _name_key(_VERSION_SUFFIX.sub("", klass))}:
+                    table.setdefault(key, []).append(klass)
+        return table
 
     def _call_sites(self, function: str, depth: int) -> Iterator[tuple[ast.Call, str]]:
         """Calls of *function* in this module: by name, through a compiled alias, or constructing its class."""
@@ -403,6 +493,58 @@ class Resolver:
                         if source is not None and source != alias:
                             self._alias_candidates.setdefault(source, []).append(alias)
         return self._alias_candidates.get(name, [])
+
+    # -- constants --------------------------------------------------------------------
+
+    def constant_strings(self, expr: ast.expr, scope: str, depth: int = 0) -> frozenset[str] | None:
+        """Every string *expr* may hold, when each is a literal somewhere in this module; else ``None``.
+
+        ``rnn_type`` in ``getattr(nn, rnn_type)(...)``: a parameter holds its
+        default and what each call site passes (``SingleRNN(rnn_type, ...)``
+        in ``DPRNN.__init__``, whose own parameter defaults to ``"LSTM"``...);
+        a name holds what each of its bindings gives. One value that is not
+        provably a literal (a parameter nothing calls, a computed string)
+        makes the whole answer ``None``.
+        """
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Constant):
+            return frozenset({expr.value}) if isinstance(expr.value, str) else None
+        if isinstance(expr, ast.IfExp):
+            return _union(self.constant_strings(e, scope, depth + 1) for e in (expr.body, expr.orelse))
+        if not isinstance(expr, ast.Name):
+            return None
+        found = self.lookup(expr.id, scope)
+        if found is None or found.function or found.klass or found.imported:
+            return None
+        if any(binding.path or binding.element for binding in found.bindings):
+            return None
+        parts = [self.constant_strings(binding.value, found.scope, depth + 1) for binding in found.bindings]
+        if found.parameter:
+            parts.extend(self._parameter_strings(found.scope, expr.id, depth + 1))
+        return _union(parts) if parts else None
+
+    def _parameter_strings(self, function: str, name: str, depth: int) -> Iterator[frozenset[str] | None]:
+        """What a parameter holds: each call site's argument, and its default where a call (or, with no
+        call in this module, a caller elsewhere) leaves it out."""
+        node = self.index.functions[function]
+        default = _default_of(node, name)
+        positional = [*node.args.posonlyargs, *node.args.args]
+        offset = 1 if self.index.is_method(function) else 0
+        index = next((i for i, p in enumerate(positional) if p.arg == name), None)
+        sites = list(self._call_sites(function, depth))
+        takes_default = not sites
+        for call, call_scope in sites:
+            argument = _argument(call, name, None if index is None else index - offset, True)
+            if argument is not None:
+                yield self.constant_strings(argument, call_scope, depth)
+            elif _unpacks(call):
+                yield None  # ``f(*args)`` / ``f(**kw)``: what it passes is not written here
+            else:
+                takes_default = True
+        if takes_default:
+            site_scope = self.index.enclosing_scope(function) or MODULE
+            yield None if default is None else self.constant_strings(default, site_scope, depth)
 
     # -- attributes -------------------------------------------------------------------
 
@@ -450,6 +592,26 @@ class Resolver:
             return False
         imported = self.imported_name(value.func, scope)
         return imported is not None and imported.startswith("torch.") and imported not in SEQUENTIAL_CONTAINERS
+
+
+def _unpacks(call: ast.Call) -> bool:
+    """``f(*args)`` or ``f(**kwargs)``."""
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+
+
+def _union(parts: Iterable[frozenset[str] | None]) -> frozenset[str] | None:
+    """The union of every part, or ``None`` when one of them is unknown."""
+    found: set[str] = set()
+    for part in parts:
+        if part is None:
+            return None
+        found |= part
+    return frozenset(found)
+
+
+def _name_key(name: str) -> str:
+    """``logitsprocessor`` for ``logits_processor`` and ``LogitsProcessor``: lower case, no underscores."""
+    return name.replace("_", "").lower()
 
 
 def _default_of(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:

@@ -86,8 +86,16 @@ class ScopeFacts:
     def is_eager_only(self, line: int) -> bool:
         return any(start <= line <= end for start, end in self.eager_only)
 
+    #: ``getattr(<module>, <name>)`` calls whose name is a string known to the file (a literal reaching it
+    #: through parameters and call sites): ``(line, col)`` of the call -> the qualified names it may give.
+    attribute_lookups: tuple[tuple[tuple[int, int], tuple[str, ...]], ...] = ()
+
     def is_disabled(self, line: int, col: int) -> bool:
         return (line, col) in self.disabled
+
+    def looked_up(self, line: int, col: int) -> tuple[str, ...]:
+        """What the ``getattr(<module>, <name>)`` call at *line*, *col* may give; ``()`` when unknown."""
+        return dict(self.attribute_lookups).get((line, col), ())
 
 
 def is_compiling_check(node: ast.expr, imports: ImportTable) -> bool:
@@ -152,6 +160,7 @@ class ScopeAnalyzer:
         self._eager: list[tuple[int, int]] = []
         self._seeds: dict[tuple[str, bool], Seed] = {}
         self._disabled: set[tuple[int, int]] = set()
+        self._patches_reached = False
 
     # -- public -----------------------------------------------------------------
 
@@ -167,7 +176,26 @@ class ScopeAnalyzer:
             eager_only=tuple(sorted(set(self._eager))),
             seeds=tuple(self._seeds.values()),
             disabled=tuple(sorted(self._disabled)),
+            attribute_lookups=tuple(self._attribute_lookups()) if self._traced else (),
         )
+
+    def _attribute_lookups(self) -> Iterator[tuple[tuple[int, int], tuple[str, ...]]]:
+        """``getattr(nn, rnn_type)`` where every value ``rnn_type`` may hold is a literal of this file.
+
+        torchaudio's SQUIM, asteroid and ESPnet build their recurrent layer as
+        ``getattr(nn, rnn_type)(...)`` with ``rnn_type="LSTM"`` passed down
+        through constructors: which layer it is decides whether Dynamo can
+        trace its call (GM501).
+        """
+        for call, scope in self.index.calls_named("getattr"):
+            if len(call.args) != 2 or call.keywords or not isinstance(call.func, ast.Name):
+                continue
+            module = self.resolver.imported_name(call.args[0], scope)
+            if module is None or self.resolver.lookup("getattr", scope) is not None:
+                continue
+            names = self.resolver.constant_strings(call.args[1], scope)
+            if names and all(name.isidentifier() for name in names):
+                yield (call.lineno, call.col_offset), tuple(sorted(f"{module}.{name}" for name in names))
 
     def _reach_seed(self, seed: Seed) -> None:
         local = seed.qualname.removeprefix(self.imports.module + ".")
@@ -272,6 +300,26 @@ class ScopeAnalyzer:
                 self._enqueue(target, chain)
         for inner in self.index.nested.get(qualname, []):
             self._enqueue(inner, chain)
+        if not self._patches_reached and qualname in self.index.owner and qualname.endswith(".forward"):
+            self._patches_reached = True
+            self._reach_forward_patches(chain)
+
+    def _reach_forward_patches(self, chain: tuple[str, ...]) -> None:
+        """What the file installs as a module's ``forward``, once some module's ``forward`` is traced.
+
+        Hook registries replace a submodule's forward at run time
+        (``module.forward = functools.partial(hook.new_forward, module)``,
+        diffusers' ``HookRegistry``; ``module.forward = types.MethodType(fn,
+        module)``; ``setattr(module, "forward", wrapper)``): calling that
+        module in compiled code runs the replacement. Which module got it is
+        rarely provable (``for name, m in model.named_modules()``), so every
+        replacement counts as soon as any ``forward`` is traced.
+        """
+        for value, scope, line in self.index.attribute_stores("forward"):
+            origin = chain + (f"{self.label}:{line} .forward = {_short(value)}",)
+            for target in self.resolver.resolve(value, scope):
+                for name in self._targets_of(target, origin):
+                    self._enqueue(name, origin)
 
     def _stops_tracing(self, decorator: ast.expr, scope: str) -> str | None:
         """What stops Dynamo tracing the decorated function, else ``None``.

@@ -3,7 +3,16 @@
 Each entry was measured on torch 2.13 (CPU) with the id Dynamo logs:
 
 * ``torch._dynamo.graph_break()``: an explicit break (GB0025);
-* ``torch.nn.utils.rnn.pack_padded_sequence``: in a file Dynamo skips (GB0007);
+* functions of torch modules Dynamo skips (``MOD_SKIPLIST`` in
+  ``torch/_dynamo/trace_rules.py``: ``torch.jit``, ``torch.random``,
+  ``torch.nn.utils.rnn``, ``torch.utils.data``...) that it has no handler
+  for: ``pack_padded_sequence`` / ``pad_packed_sequence``,
+  ``torch.jit.isinstance`` (torchaudio's MVDR), ``torch.jit.fork`` /
+  ``wait``, ``torch.get_rng_state`` / ``set_rng_state`` (also through
+  ``torch.random``), ``torch.typename`` and
+  ``torch.utils.data.get_worker_info`` (each measured GB0007; the same
+  modules' ``torch.jit.annotate``, ``is_scripting``, ``torch.seed`` and
+  ``torch.utils.checkpoint.checkpoint`` have handlers and do not break);
 * ``torch.autograd.grad``: not traced while ``trace_autograd_ops`` is off, the
   default (GB9186);
 * ``t.backward()`` on a tensor: not traced while ``trace_autograd_ops`` is off
@@ -46,11 +55,6 @@ _REFUSED_CALLS: dict[str, tuple[str, str, str]] = {
         "it asks for a graph break",
         "remove it once the break it was placed for is fixed",
     ),
-    "torch.nn.utils.rnn.pack_padded_sequence": (
-        "`pack_padded_sequence`",
-        "Dynamo skips the file it lives in",
-        "run the recurrent part outside the compiled function, or pad and mask instead of packing",
-    ),
     "torch.autograd.grad": (
         "`torch.autograd.grad`",
         "Dynamo does not trace it while `torch._dynamo.config.trace_autograd_ops` is off (the default)",
@@ -68,6 +72,24 @@ _BACKWARD = (
     "Dynamo does not trace it while `torch._dynamo.config.trace_autograd_ops` is off (the default)",
     "return the loss and call `.backward()` on it outside the compiled function",
 )
+_SKIPPED_MODULE = "Dynamo skips the torch module it lives in"
+_RNG_STATE = "read or restore the RNG state outside the compiled function"
+_PACKING = "run the recurrent part outside the compiled function, or pad and mask instead of packing"
+#: Functions of skipped torch modules without a Dynamo handler (GB0007, measured) -> what to do instead.
+_SKIPPED_FUNCTIONS: dict[str, str] = {
+    "torch.nn.utils.rnn.pack_padded_sequence": _PACKING,
+    "torch.nn.utils.rnn.pad_packed_sequence": _PACKING,
+    "torch.jit.isinstance": "use the builtin `isinstance` for a plain type; a container type such as "
+    "`List[int]` needs checking outside the compiled function",
+    "torch.jit.fork": "call the function directly: compiled code gains nothing from TorchScript futures",
+    "torch.jit.wait": "call the function directly: compiled code gains nothing from TorchScript futures",
+    "torch.get_rng_state": _RNG_STATE,
+    "torch.random.get_rng_state": _RNG_STATE,
+    "torch.set_rng_state": _RNG_STATE,
+    "torch.random.set_rng_state": _RNG_STATE,
+    "torch.typename": "use `type(x).__name__`, or compute the name outside the compiled function",
+    "torch.utils.data.get_worker_info": "read it in the data pipeline, outside the compiled function",
+}
 _CUDNN_FLAGS = "torch.backends.cudnn.flags"
 #: ``nn.Module`` methods that register a hook and return a ``RemovableHandle`` (GB0467).
 _MODULE_HOOK_REGISTRATIONS = frozenset(
@@ -88,6 +110,7 @@ class RefusedCall:
     reason: str
     advice: str
     autograd: bool = False  # only breaks while ``trace_autograd_ops`` is off
+    callee: str = ""  # the torch function's qualified name, when the call is one
 
 
 def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
@@ -97,7 +120,10 @@ def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
     name = values.qualified_name(node.func) or ""
     if name in _REFUSED_CALLS:
         label, reason, advice = _REFUSED_CALLS[name]
-        return RefusedCall(node, label, reason, advice, autograd=name == "torch.autograd.grad")
+        return RefusedCall(node, label, reason, advice, autograd=name == "torch.autograd.grad", callee=name)
+    if name in _SKIPPED_FUNCTIONS:
+        label = f"`{name.removeprefix('torch.nn.utils.rnn.')}`"
+        return RefusedCall(node, label, _SKIPPED_MODULE, _SKIPPED_FUNCTIONS[name], callee=name)
     if isinstance(node.func, nodes.Attribute) and node.func.attrname == "backward" and values.is_tensor(node.func.expr):
         return RefusedCall(node, *_BACKWARD, autograd=True)
     if name == _CUDNN_FLAGS and _is_with_item(node):

@@ -9,7 +9,7 @@ from astroid import nodes
 from graphmend_lint.analysis.captured_values import captured_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
-from graphmend_lint.analysis.host_values import scalar_conversion, tensor_check
+from graphmend_lint.analysis.host_values import range_bound, scalar_conversion, tensor_check
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.capture_switch import scalar_capture_fix
@@ -30,6 +30,10 @@ TENSOR_CHECK = Fix.advice(
 TENSOR_SIZE = Fix.advice(
     "no automatic fix: compute the size from shapes (`x.shape[1]`, `len(...)`), pad to a static bound "
     "and mask, or pass the size in as a Python int",
+)
+RANGE_BOUND = Fix.advice(
+    "no automatic fix: take the count from shapes (`x.shape[0]`, `len(...)`), pass it in as a Python int, "
+    "or vectorise the loop; `capture_scalar_outputs` does not trace `range()` over a tensor",
 )
 _CAPTURE = (
     "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n\n\n"
@@ -58,7 +62,11 @@ class TensorToPythonScalar(Rule):
     Also `torch._check_tensor_all(cond)` and
     `torch._check_tensor_all_with(error, cond, msg)` with a tensor `cond`:
     torch reads the condition back with `.item()` (GB0124, measured on
-    torch 2.13; `torch._check` on a Python bool does not break).
+    torch 2.13; `torch._check` on a Python bool does not break). And
+    `range(t)` / `range(a, t)` over a tensor bound, a frame argument
+    included (GB0059, "Failed to trace builtin operator"): Python's `range`
+    needs ints, and no setting makes Dynamo trace it (`range(int(t))` under
+    `capture_scalar_outputs` breaks on the unbacked bound instead).
 
     ## Why is this bad
     A Python number cannot live inside an FX graph. At each conversion Dynamo
@@ -148,6 +156,7 @@ class TensorToPythonScalar(Rule):
         "import torch\n\n\ndef f(x):\n    return x.sum().item()\n",
         _CAPTURE + "    n = int((x > 0).sum())\n    return x[:n] * x.sum().item()\n",
         _HEADER + "    k = int(x.shape[0])\n    return x * float(n) + len(x) + k\n",
+        _HEADER + "    return [x * i for i in range(x.size(0), n)] + [x * i for i in range(lengths.numel())]\n",
         _HEADER + "    items = {'a': 1}\n    return x * len(list(items.items()))\n",
         _HEADER + "    if not torch.compiler.is_compiling():\n        print(x.sum().item())\n    return x\n",
         _HEADER + "    y = torch.zeros((x.size(0), n, x.shape[1]))\n    return y, torch.full((2,), lengths.max()), x.view(-1, n)\n",
@@ -204,9 +213,18 @@ class TensorToPythonScalar(Rule):
         Example(_HEADER + "    torch._check_tensor_all(lengths > 0)\n    return x[: int(n)] if x.sum().item() > 0 else x\n"),
         _switched(_HEADER + "    total = lengths.sum()\n    return x.new_full((total, 2), 0.5), x.reshape(total, -1)\n"),
         Example(_CAPTURE + "    s = x.sum().item()\n    y = x * s\n    if s > 0:\n        y = y + 1\n    return y\n"),
+        # HuBERT's span masks: a range over a tensor element, also under capture_scalar_outputs (measured)
+        Example(_HEADER + "    spans = [x[j] + k for j in range(n) for k in range(lengths[j])]\n    return torch.stack(spans)\n"),
+        Example(_CAPTURE + "    return [x * i for i in range(1, (x > 0).sum())]\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        for call, traced, conversion in ctx.recognised(range_bound, nodes.Call):  # breaks in either mode
+            message = (
+                f"`range()` over `{snippet(conversion.tensor)}`, a tensor, copies it to a Python int: "
+                "graph break and host sync"
+            )
+            yield ctx.report(call, message, traced, RANGE_BOUND)
         if setting_on(ctx.values, ctx.options, CAPTURE_SCALAR_OUTPUTS):
             yield from self._captured_branches(ctx)
             return

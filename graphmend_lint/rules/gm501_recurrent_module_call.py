@@ -31,6 +31,16 @@ _MODULE = (
 )
 
 
+#: A layer built by name, ``getattr(nn, rnn_type)(...)``, with ``rnn_type`` passed down from ``{default}``.
+_BY_NAME = (
+    "import torch\nfrom torch import nn\n\n\nclass Encoder(nn.Module):\n"
+    "    def __init__(self, rnn_type: str = {default}):\n        super().__init__()\n"
+    "        self.rnn = getattr(nn, rnn_type)(4, 4)\n\n"
+    "    def forward(self, x: torch.Tensor):\n        return self.rnn(x)[0]\n\n\n"
+    "model = torch.compile(Encoder({argument}))\n"
+)
+
+
 def _may_call_a_module(func: nodes.NodeNG) -> bool:
     """``self.<attr>(...)`` or ``name(...)``: the shapes of a module call (a cheap filter before the lookup)."""
     if isinstance(func, nodes.Attribute):
@@ -55,7 +65,9 @@ class RecurrentModuleCall(Rule):
     """## What it does
     Flags calls of `nn.LSTM`, `nn.GRU` and `nn.RNN` modules (a `self.<attr>`
     built from one in the class, or a local name bound to one) in code that
-    `torch.compile` traces. The cells (`nn.LSTMCell`, ...) are traced and are
+    `torch.compile` traces. A layer built by name, `getattr(nn, rnn_type)(...)`
+    (torchaudio's SQUIM, asteroid), counts when every value the file passes
+    down to `rnn_type` (defaults and constructor arguments) names one layer. The cells (`nn.LSTMCell`, ...) are traced and are
     not flagged. Only the first such call of a function is reported: Dynamo
     gives up on the function there, so it never reaches the others.
 
@@ -126,10 +138,15 @@ class RecurrentModuleCall(Rule):
         _MODULE.format(layer="nn.LSTMCell(4, 4)"),
         with_switch(_MODULE.format(layer="nn.GRU(4, 4)"), ALLOW_RNN),
         _MODULE.format(layer="nn.GRU(4, 4)").replace("torch.compile(Encoder())", "Encoder()"),
+        _BY_NAME.format(default='"LSTMCell"', argument=""),
+        # the caller may pass anything: which layer it is, the file does not say
+        _BY_NAME.format(default='"LSTM"', argument="rnn_type=input()"),
     )
     invalid = (
         switch_example(_MODULE.format(layer="nn.LSTM(4, 4, batch_first=True)"), ALLOW_RNN),
         switch_example(_MODULE.format(layer="torch.nn.GRU(4, 4)"), ALLOW_RNN),
+        switch_example(_BY_NAME.format(default='"LSTM"', argument=""), ALLOW_RNN),
+        switch_example(_BY_NAME.format(default='"GRU"', argument="'GRU'"), ALLOW_RNN),
         Example(  # torch is imported only inside the function: no module-level line can name it
             "def build():\n    import torch\n    from torch import nn\n\n    class Encoder(nn.Module):\n"
             "        def __init__(self):\n            super().__init__()\n            self.rnn = nn.GRU(4, 4)\n\n"

@@ -12,6 +12,7 @@ from graphmend_lint.analysis.side_effects import SideEffectFinder
 from graphmend_lint.analysis.untraceable_torch import TRACE_AUTOGRAD_OPS, allow_in_graph_callee, refused_call
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
+from graphmend_lint.fixes.builtin_isinstance import builtin_isinstance_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption
 from graphmend_lint.rules.break_sites import BreakFinder
 from graphmend_lint.rules.gb_types import gb_types
@@ -25,6 +26,13 @@ _ALIASED_DISABLE = (
     "    def forward(self, x):\n        return self.add_pos(x * 2)\n\n\nmodel = torch.compile(Embed())\n"
 )
 
+JIT_ISINSTANCE = "torch.jit.isinstance"
+#: ``torch.jit.isinstance(reference, {kind})`` choosing how a beamformer picks its channel (torchaudio's MVDR).
+_JIT_ISINSTANCE = (
+    "import torch\nfrom torch import Tensor\n\n\n@torch.compile\ndef pick(ws: Tensor, reference):\n"
+    "    if {check}(reference, {kind}):\n        return ws[..., reference]\n    return ws @ reference\n"
+)
+
 #: A function marked ``allow_in_graph`` with body ``{body}`` (parameter ``x``), called from compiled code.
 _ALLOWED = (
     "import torch\n\n\n@torch.compiler.allow_in_graph\ndef op(x: torch.Tensor):\n{body}\n\n"
@@ -36,7 +44,10 @@ class UntraceableTorchCall(Rule):
     """## What it does
     Flags torch calls that Dynamo refuses to trace whatever their arguments,
     in code that `torch.compile` traces: `torch._dynamo.graph_break()`,
-    `torch.nn.utils.rnn.pack_padded_sequence`, `torch.autograd.grad`,
+    functions of torch modules Dynamo skips (`pack_padded_sequence`,
+    `pad_packed_sequence`, `torch.jit.isinstance`, `torch.jit.fork`/`wait`,
+    `torch.get_rng_state`/`set_rng_state`, `torch.typename`,
+    `torch.utils.data.get_worker_info`), `torch.autograd.grad`,
     `loss.backward()` on a tensor, `torch.autograd.backward`,
     `with torch.backends.cudnn.flags(...)`, calls of a function of the
     same file decorated `@torch.compiler.disable` / `@torch._dynamo.disable`
@@ -48,7 +59,10 @@ class UntraceableTorchCall(Rule):
     ## Why is this bad
     Dynamo ends the graph, runs the call eagerly and starts a new graph after
     it (measured, torch 2.13): `graph_break()` asks for exactly that
-    (GB0025); `pack_padded_sequence` lives in a file Dynamo skips (GB0007);
+    (GB0025); the skipped-module functions live in `torch.jit`,
+    `torch.random`, `torch.nn.utils.rnn`... which Dynamo's trace rules skip,
+    and it has no handler for them (GB0007; `torch.jit.annotate`,
+    `torch.jit.is_scripting` and `torch.utils.checkpoint` have one and trace);
     `torch.autograd.grad` is not traced while
     `torch._dynamo.config.trace_autograd_ops` is off, the default (GB9186),
     nor is `Tensor.backward()` (GB0123); `torch.autograd.backward` lives in a
@@ -79,8 +93,13 @@ class UntraceableTorchCall(Rule):
     return the loss and call `.backward()` on it outside.
 
     ## Fix safety
-    No automatic fix: where the call should go is a design decision. The
-    diagnostic carries a display-only hint. For an `allow_in_graph`
+    `torch.jit.isinstance(x, T)` becomes `isinstance(x, T)` when `T` is a
+    builtin scalar type, `torch.Tensor` or a class of the file (alone or in
+    a tuple). **Safe**: `torch.jit.isinstance` checks such a type with the
+    builtin itself, and TorchScript refines through the builtin too; a
+    container type (`List[int]`) has no such twin and gets no fix.
+    Otherwise no automatic fix: where the call should go is a design
+    decision, and the diagnostic carries a display-only hint. For an `allow_in_graph`
     function, fixing the break inside its body (the finding there) removes
     the one at the call too.
     """
@@ -100,6 +119,10 @@ class UntraceableTorchCall(Rule):
     }
     valid = (
         "import torch\n\n\ndef f(x):\n    torch._dynamo.graph_break()\n    return x\n",
+        _JIT_ISINSTANCE.format(check="isinstance", kind="int"),
+        # torch.jit's annotate and is_scripting have Dynamo handlers (measured: no break)
+        _HEADER + "    sizes = torch.jit.annotate(list[int], [])\n    if not torch.jit.is_scripting():\n"
+        "        sizes.append(x.shape[0])\n    return x * len(sizes)\n",
         _HEADER + "    with torch.no_grad():\n        y = x * 2\n    return y, torch.backends.cudnn.is_available()\n",
         "import torch\n\ntorch._dynamo.config.trace_autograd_ops = True\n\n\n@torch.compile\ndef f(x, w):\n"
         "    return torch.autograd.grad((x * w).sum(), [w])\n",
@@ -120,6 +143,18 @@ class UntraceableTorchCall(Rule):
         Example(_HEADER + "    return torch.autograd.grad((x * lengths).sum(), [lengths])\n"),
         Example(_HEADER + "    loss = (x * lengths).sum()\n    loss.backward()\n    return loss.detach()\n"),
         Example(_HEADER + "    loss = (x * lengths).sum()\n    torch.autograd.backward(loss)\n    return loss.detach()\n"),
+        Example(
+            _JIT_ISINSTANCE.format(check="torch.jit.isinstance", kind="int"),
+            fixed=_JIT_ISINSTANCE.format(check="isinstance", kind="int"),
+        ),
+        Example(
+            _JIT_ISINSTANCE.format(check="torch.jit.isinstance", kind="(int, Tensor)"),
+            fixed=_JIT_ISINSTANCE.format(check="isinstance", kind="(int, Tensor)"),
+        ),
+        # a container type has no builtin twin: advice only
+        Example(_JIT_ISINSTANCE.format(check="torch.jit.isinstance", kind="list[int]")),
+        Example(_HEADER + "    state = torch.get_rng_state()\n    y = x + torch.rand_like(x)\n    torch.set_rng_state(state)\n"
+                "    return y\n"),
         Example(
             "import torch\nfrom torch import nn\n\nlayer = nn.Linear(2, 2)\n\n\n@torch.compile\ndef f(x, hook):\n"
             "    handle = layer.register_forward_hook(hook)\n    y = layer(x)\n    handle.remove()\n    return y\n"
@@ -143,7 +178,9 @@ class UntraceableTorchCall(Rule):
         for call, traced, refused in ctx.recognised(refused_call, nodes.Call):
             if refused.autograd and autograd_traced:
                 continue
-            fix = Fix.advice(f"no source fix: {refused.advice}")
+            fix = (refused.callee == JIT_ISINSTANCE and builtin_isinstance_fix(ctx.analysis, ctx.values, call)) or (
+                Fix.advice(f"no source fix: {refused.advice}")
+            )
             yield ctx.report(call, f"{refused.label} in compiled code causes a graph break: {refused.reason}", traced, fix)
         yield from self._allowed_in_graph(ctx)
 
