@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from astroid import nodes
 
 from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.side_effects import is_builtin_call
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.analysis.values import Kind, ValueOracle
@@ -102,6 +103,9 @@ class ScalarConversion:
     call: nodes.Call
     tensor: nodes.NodeNG  # the tensor being converted
     spelling: str  # "item" or the builtin's name
+    #: False for ``r.item()`` on a receiver of unknown kind (only arrays have ``.item()``): a tensor or
+    #: a NumPy array, so a rewrite that needs a tensor (``.detach()``) is not offered
+    proven: bool = True
 
     @property
     def is_item(self) -> bool:
@@ -114,7 +118,8 @@ class ScalarConversion:
 
 
 def scalar_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversion | None:
-    """``t.item()``, ``int(t)``, ``float(t)``, ``bool(t)`` or ``complex(t)`` on a TENSOR.
+    """``t.item()``, ``int(t)``, ``float(t)``, ``bool(t)`` or ``complex(t)`` on a TENSOR; also ``r.item()``
+    on a receiver of unknown kind, since only arrays have ``.item()`` (:meth:`ValueOracle.array_method`).
 
     Not on a NumPy array made from a tensor (the oracle types ``array.sum()`` as a tensor, since
     Dynamo traces it as one): forcing that is GM302's finding, and one break gets one finding.
@@ -122,8 +127,12 @@ def scalar_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversi
     if not isinstance(node, nodes.Call):
         return None
     item = method_call(node, "item")
-    if item is not None and not node.args and not node.keywords and _tensor_not_array(values, item.func.expr):
-        return ScalarConversion(node, item.func.expr, "item")
+    if item is not None and not node.args and not node.keywords:
+        receiver = item.func.expr
+        if _tensor_not_array(values, receiver):
+            return ScalarConversion(node, receiver, "item")
+        if untyped_array_receiver(values, item.func):
+            return ScalarConversion(node, receiver, "item", proven=False)
     name = builtin_name(node)
     if name in SCALAR_BUILTINS and len(node.args) == 1 and not node.keywords and _tensor_not_array(values, node.args[0]):
         return ScalarConversion(node, node.args[0], name)
@@ -161,6 +170,20 @@ def tensor_check(values: ValueOracle, node: nodes.NodeNG) -> TensorCheck | None:
     if isinstance(condition, nodes.Starred) or any(isinstance(arg, nodes.Starred) for arg in node.args[:position]):
         return None
     return TensorCheck(node, condition, function) if values.is_tensor(condition) else None
+
+
+def untyped_array_receiver(values: ValueOracle, func: nodes.Attribute) -> bool:
+    """``r.item()`` / ``r.tolist()`` on an ``r`` of unknown kind: only arrays have the method
+    (:meth:`ValueOracle.array_method`), so ``r`` is a tensor or a NumPy array computed in the graph.
+
+    Not on a provable NumPy value: a NumPy *scalar* of Python numbers (``np.float32(2.0).item()``)
+    does not break (measured), and NumPy over Python values is GM403's finding.
+    """
+    return (
+        values.kind(func.expr) is Kind.UNKNOWN
+        and values.array_method(func)
+        and not is_numpy_value(values, func.expr)
+    )
 
 
 def _tensor_not_array(values: ValueOracle, node: nodes.NodeNG) -> bool:

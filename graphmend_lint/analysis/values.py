@@ -90,6 +90,19 @@ MODULE_METHODS = frozenset(
 DISTRIBUTION_TENSOR_METHODS = frozenset(
     {"sample", "rsample", "sample_n", "log_prob", "cdf", "icdf", "entropy", "perplexity"}
 )
+#: Methods that, of the values compiled code meets, only tensors and NumPy arrays (which Dynamo traces as
+#: tensors) have: no Python value, ``nn.Module``, ``torch.Size`` or dtype has one. A call of one on a
+#: receiver of unknown kind is a call on an array. Measured on torch 2.13 (``tests/typing_programs.py``):
+#: ``.item()`` breaks on a tensor (GB0124) and on an array (GB0033), ``.tolist()`` on both (GB0109 for
+#: floats, GB0033 for integers), ``.nonzero()`` on both (GB0036); ``.argwhere()``, ``.masked_select()``,
+#: ``.unique()``, ``.unique_consecutive()``, ``.bincount()`` and ``.repeat_interleave()`` exist on
+#: tensors only (GB0036; ``repeat_interleave`` only with tensor repeats). Left out: methods a Python value
+#: or a module has too (``sum``, ``index``, ``count``, ``to``, ``float``), and those of arrays that keep
+#: a static shape (``searchsorted``).
+ARRAY_ONLY_METHODS = frozenset(
+    {"item", "tolist", "nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount",
+     "repeat_interleave"}
+)  # fmt: skip
 #: Annotations of Python numbers and flags that code sometimes passes a tensor for all the same.
 SCALAR_ANNOTATIONS = frozenset({"bool", "int", "float"})
 TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
@@ -241,6 +254,7 @@ class ValueOracle:
         self._uses: dict[nodes.NodeNG, dict[str, list[nodes.Name]]] = {}
         self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int, int], bool] = {}
         self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
+        self._local_method_names: frozenset[str] | None = None
 
     # -- public -------------------------------------------------------------------
 
@@ -278,6 +292,31 @@ class ValueOracle:
         code, so fixes built on such a node are only shown, never applied.
         """
         return self.kind(node) is Kind.TENSOR and node in self._partial
+
+    def array_method(self, func: nodes.NodeNG) -> bool:
+        """*func* is ``r.<name>`` of a method only arrays have (:data:`ARRAY_ONLY_METHODS`), on an ``r``
+        that may be one: not a Python value, not ``self``, and no class of this module defines a method
+        of that name (then ``r`` may be one of its instances: duck typing, and the name proves nothing).
+        """
+        if not isinstance(func, nodes.Attribute) or func.attrname not in ARRAY_ONLY_METHODS:
+            return False
+        receiver = func.expr
+        if isinstance(receiver, nodes.Name) and receiver.name in {"self", "cls"}:
+            return False
+        if func.attrname in self._method_names():
+            return False
+        return self.kind(receiver) is not Kind.STATIC
+
+    def _method_names(self) -> frozenset[str]:
+        """Names of the methods the classes of this module define, found once."""
+        if self._local_method_names is None:
+            self._local_method_names = frozenset(
+                name
+                for klass in descendants(self.module, nodes.ClassDef)
+                for name, bound in klass.locals.items()
+                if any(isinstance(b, nodes.FunctionDef) for b in bound)
+            )
+        return self._local_method_names
 
     def qualified_name(self, node: nodes.NodeNG) -> str | None:
         """``torch.where`` for ``T.where`` / ``where`` imported from torch."""

@@ -1,0 +1,38 @@
+"""Small programs whose tensors show only through how they are used or passed, and the lines Dynamo logs
+their breaks at (torch 2.13.0, CPython 3.11, measured).
+
+The value-typing mechanisms of ``analysis/values.py`` each have programs here
+that break (the linter must flag exactly those lines) and programs that look
+alike but do not break (it must flag nothing). ``test_break_sites.py`` checks
+the findings, ``test_break_sites_dynamo.py`` that Dynamo still logs exactly
+these lines. Each program defines ``f(x, y)``, called with ``x`` and ``y``
+all positive, all negative and random (8 floats each). ``operator.mul(x, 2)``
+is a tensor the linter cannot type (a function of another library), the way a
+library call's result is in real code. Lines count from the top of the
+program, header included (``f`` or the first helper starts on line 5).
+"""
+
+from __future__ import annotations
+
+HEADER = "import operator\nimport numpy as np\nimport torch\n\n"
+
+#: name -> (body, lines Dynamo logs in this file)
+PROGRAMS: dict[str, tuple[str, set[int]]] = {
+    # methods only arrays have, on a receiver of unknown kind (values.ARRAY_ONLY_METHODS)
+    "item-of-an-untyped-value": ("def f(x, y):\n    z = operator.mul(x, 2)\n    n = z[0].item()\n    return y * n\n", {7}),
+    "tolist-of-an-untyped-array": ("def f(x, y):\n    a = operator.mul(x.numpy(), 2)\n    v = a.tolist()\n    return y + v[0]\n", {7}),
+    "item-of-an-untyped-array": ("def f(x, y):\n    a = operator.mul(x.numpy(), 2)\n    return y * a[0].item()\n", {7}),
+    "unique-of-an-untyped-value": ("def f(x, y):\n    u = operator.mul(x, 2).unique()\n    return y.sum() + u.sum()\n", {6}),
+    "repeat-interleave-untyped-receiver": (
+        "def f(x, y):\n    r = operator.mul(x, 2).repeat_interleave((y > 0).long())\n    return r.sum() + y\n", {6}),
+    "repeat-interleave-int-repeats": (
+        "def f(x, y):\n    r = operator.mul(x, 2).repeat_interleave(2)\n    return r.sum() + y\n", set()),
+    "item-of-a-numpy-scalar-constant": ("def f(x, y):\n    return y * np.float32(2.0).item()\n", set()),
+    "item-of-a-local-class": (
+        "class Slot:\n    def item(self):\n        return 2\n\ndef f(x, y):\n"
+        "    slots = operator.add([Slot()], [])\n    return y * slots[0].item()\n", set()),
+}
+
+
+def source(name: str) -> str:
+    return HEADER + PROGRAMS[name][0]
