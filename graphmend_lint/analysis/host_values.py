@@ -176,14 +176,14 @@ def untyped_array_receiver(values: ValueOracle, func: nodes.Attribute) -> bool:
     """``r.item()`` / ``r.tolist()`` on an ``r`` of unknown kind: only arrays have the method
     (:meth:`ValueOracle.array_method`), so ``r`` is a tensor or a NumPy array computed in the graph.
 
-    Not on a provable NumPy value: a NumPy *scalar* of Python numbers (``np.float32(2.0).item()``)
-    does not break (measured), and NumPy over Python values is GM403's finding.
+    Not on a provable NumPy value nor on any NumPy call's result: a NumPy *scalar* of Python numbers
+    (``np.float32(2.0).item()``) does not break (measured), NumPy over Python values is GM403's
+    finding, and a host draw (``np.random.rand(1).item()``) GM204's.
     """
-    return (
-        values.kind(func.expr) is Kind.UNKNOWN
-        and values.array_method(func)
-        and not is_numpy_value(values, func.expr)
-    )
+    receiver = func.expr
+    if isinstance(receiver, nodes.Call) and (values.qualified_name(receiver.func) or "").startswith("numpy."):
+        return False
+    return values.kind(receiver) is Kind.UNKNOWN and values.array_method(func) and not is_numpy_value(values, receiver)
 
 
 def _tensor_not_array(values: ValueOracle, node: nodes.NodeNG) -> bool:
