@@ -31,6 +31,22 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "item-of-a-local-class": (
         "class Slot:\n    def item(self):\n        return 2\n\ndef f(x, y):\n"
         "    slots = operator.add([Slot()], [])\n    return y * slots[0].item()\n", set()),
+    # boolean masks known through their producers: returned by a helper, passed to one, kept on a module
+    "mask-returned-by-a-helper": (
+        "def get_mask(t):\n    return t > 0, t.shape[0]\n\ndef f(x, y):\n    h = x.abs()\n"
+        "    mask, n = get_mask(y)\n    return h[mask].sum() * n\n", {11}),
+    "mask-returned-directly": (
+        "def make_mask(t):\n    return (t > 0) & (t.abs() < 1)\n\ndef f(x, y):\n    return x.abs()[make_mask(y)].sum()\n", {9}),
+    "mask-passed-to-a-helper": ("def pick(t, m):\n    return t[m]\n\ndef f(x, y):\n    return pick(x.abs(), y.abs() > 0.5).sum()\n", {6}),
+    "mask-registered-as-a-buffer": (
+        "class Gate(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('keep', torch.arange(8) % 2 == 0)\n\n    def forward(self, h):\n"
+        "        return h.abs()[self.keep]\n\ngate = Gate()\n\ndef f(x, y):\n    return gate(x).sum() + y\n", {11}),
+    "integer-index-returned-by-a-helper": (
+        "def get_index(t):\n    return (t > 0).long(), t.shape[0]\n\ndef f(x, y):\n    h = x.abs()\n"
+        "    idx, n = get_index(y)\n    return h[idx].sum() * n\n", set()),
+    "integer-index-passed-to-a-helper": (
+        "def pick(t, m):\n    return t[m]\n\ndef f(x, y):\n    return pick(x.abs(), (y > 0).long()).sum()\n", set()),
 }
 
 

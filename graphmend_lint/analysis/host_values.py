@@ -346,7 +346,13 @@ def _conversion_dtype(values: ValueOracle, call: nodes.Call) -> str | None:
 
 
 def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
-    """True when *node* is provably a tensor of dtype ``torch.bool``."""
+    """True when *node* is provably a tensor of dtype ``torch.bool``.
+
+    Names, ``self.<attr>`` and calls of this file's functions are followed
+    to what they hold (:meth:`ValueOracle.value_sources`): a mask a helper
+    returns (``mask, n = self.get_mask(ids)``), a mask kept on ``self`` or
+    registered as a buffer, a parameter every call of which passes a mask.
+    """
     if depth > _MAX_DEPTH:
         return False
     if isinstance(node, nodes.Compare):
@@ -360,38 +366,48 @@ def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> b
     if isinstance(node, nodes.BinOp) and node.op in {"&", "|", "^"}:
         return is_bool_tensor(values, node.left, depth + 1) and is_bool_tensor(values, node.right, depth + 1)
     if isinstance(node, nodes.Name):
-        return values.is_tensor(node) and _bool_name(values, node, depth)
+        return values.is_tensor(node) and _bool_sources(values, node, depth)
+    if isinstance(node, nodes.Attribute):
+        return values.is_tensor(node) and _bool_sources(values, node, depth)
     if isinstance(node, nodes.Subscript):
         return values.is_tensor(node) and is_bool_tensor(values, node.value, depth + 1)
     if isinstance(node, nodes.Call):
-        return _is_bool_call(values, node, depth)
+        return _is_bool_call(values, node, depth) or (values.is_tensor(node) and _bool_sources(values, node, depth))
     return False
 
 
-def _bool_name(values: ValueOracle, name: nodes.Name, depth: int) -> bool:
-    """Every binding of *name* is a bool tensor: assigned one, or a parameter annotated ``torch.BoolTensor``.
+def _bool_sources(values: ValueOracle, node: nodes.Name | nodes.Attribute | nodes.Call, depth: int) -> bool:
+    """Every expression *node*'s value comes from is a bool tensor; a parameter annotated
+    ``torch.BoolTensor`` is one whatever its calls pass.
 
     transformers annotates its masks (``audio_token_mask: torch.BoolTensor |
     None = None`` in Higgs Audio v2, whose ``hidden_states[audio_token_mask]``
-    logs GB0036 six times).
+    logs GB0036 six times). Memoised per node, so that a recursive helper or
+    two helpers passing a mask to each other cost one walk; a cycle proves nothing.
     """
-    try:
-        assignments = reaching_bindings(name)
-    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
-        return False
-    if not assignments:
-        return False
-    for assignment in assignments:
-        parent = assignment.parent if isinstance(assignment, nodes.AssignName) else None
-        if isinstance(parent, nodes.Arguments):
-            if not _annotated_bool_tensor(assignment, parent):
-                return False
-        elif isinstance(parent, (nodes.Assign, nodes.AnnAssign, nodes.NamedExpr)) and parent.value is not None:
-            if not is_bool_tensor(values, parent.value, depth + 1):
-                return False
-        else:
-            return False
-    return True
+    memo = values.memo("bool-sources")
+    if node in memo:
+        return memo[node]
+    memo[node] = False
+    if isinstance(node, nodes.Name):
+        try:
+            bindings = reaching_bindings(node)
+        except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+            bindings = []
+        result = bool(bindings) and all(_bool_binding(values, binding, depth) for binding in bindings)
+    else:
+        sources = values.value_sources(node)
+        result = bool(sources) and all(is_bool_tensor(values, source, depth + 1) for source in sources)
+    memo[node] = result
+    return result
+
+
+def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int) -> bool:
+    if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Arguments):
+        if _annotated_bool_tensor(binding, binding.parent):
+            return True
+    sources = values.binding_sources(binding)
+    return bool(sources) and all(is_bool_tensor(values, source, depth + 1) for source in sources)
 
 
 def _annotated_bool_tensor(parameter: nodes.AssignName, arguments: nodes.Arguments) -> bool:

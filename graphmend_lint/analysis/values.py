@@ -255,6 +255,7 @@ class ValueOracle:
         self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int, int], bool] = {}
         self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
         self._local_method_names: frozenset[str] | None = None
+        self._derived: dict[str, dict[nodes.NodeNG, bool]] = {}
 
     # -- public -------------------------------------------------------------------
 
@@ -292,6 +293,11 @@ class ValueOracle:
         code, so fixes built on such a node are only shown, never applied.
         """
         return self.kind(node) is Kind.TENSOR and node in self._partial
+
+    def memo(self, topic: str) -> dict[nodes.NodeNG, bool]:
+        """A memo, per *topic*, for facts other analyses derive from this oracle's answers (dtype facts
+        followed across functions), kept as long as the oracle: one file."""
+        return self._derived.setdefault(topic, {})
 
     def array_method(self, func: nodes.NodeNG) -> bool:
         """*func* is ``r.<name>`` of a method only arrays have (:data:`ARRAY_ONLY_METHODS`), on an ``r``
@@ -834,10 +840,10 @@ class ValueOracle:
         return result
 
     def _call_site_kinds(self, function: nodes.NodeNG, parameter: str) -> frozenset[Kind]:
-        kinds = (self._kind(argument) for argument in self._call_site_arguments(function, parameter))
+        kinds = (self._kind(argument) for argument in self.call_site_arguments(function, parameter))
         return frozenset(kind for kind in kinds if kind is not None)
 
-    def _call_site_arguments(self, function: nodes.NodeNG, parameter: str) -> list[nodes.NodeNG]:
+    def call_site_arguments(self, function: nodes.NodeNG, parameter: str) -> list[nodes.NodeNG]:
         """What the calls of *function* in this module pass for *parameter* (by position or keyword)."""
         if not isinstance(function, nodes.FunctionDef) or function.name == "forward":
             return []
@@ -1162,19 +1168,27 @@ class ValueOracle:
             return value
         return Kind.TENSOR if _array_index(index) else Kind.UNKNOWN
 
-    def _element(self, value: nodes.NodeNG, index: int, depth: int = 0) -> Kind | None:
+    def _element(self, value: nodes.NodeNG, index: int) -> Kind | None:
         """The kind of ``value[index]`` when *value* is a tuple or list built in this module; ``None`` when unsure.
 
         Follows names to their assignments and calls of project functions
         and methods to their ``return`` statements, so that a helper returning
         ``padding_len, input_ids, attention_mask`` types each of them.
         """
+        elements = self.element_values(value, index)
+        return None if elements is None else join(self._kind(element) for element in elements)
+
+    def element_values(self, value: nodes.NodeNG, index: int, depth: int = 0) -> list[nodes.NodeNG] | None:
+        """The expressions ``value[index]`` can be when *value* is a tuple or list literal of this module,
+        reached through names, parameters (what every call passes) and calls of this module's functions,
+        methods and submodules (their ``return`` values); ``None`` when one path leads elsewhere.
+        """
         if depth > 4:
             return None
         if isinstance(value, (nodes.Tuple, nodes.List)):
             if index >= len(value.elts) or any(isinstance(e, nodes.Starred) for e in value.elts[: index + 1]):
                 return None
-            return self._kind(value.elts[index])
+            return [value.elts[index]]
         sources: list[nodes.NodeNG | None]
         if isinstance(value, nodes.Name):
             try:
@@ -1187,7 +1201,7 @@ class ValueOracle:
                     sources.append(b.parent.value)
                 elif isinstance(b, nodes.AssignName) and isinstance(b.parent, nodes.Arguments):
                     # ``padding_left, padding_right = paddings``: what every call passes (EnCodec's ``_pad1d``)
-                    sources.extend(self._call_site_arguments(b.parent.parent, b.name) or [None])
+                    sources.extend(self.call_site_arguments(b.parent.parent, b.name) or [None])
                 else:
                     sources.append(None)
         elif isinstance(value, nodes.Call):
@@ -1202,8 +1216,64 @@ class ValueOracle:
             return None
         if not sources or any(source is None for source in sources):
             return None
-        kinds = [self._element(source, index, depth + 1) for source in sources]
-        return None if any(kind is None for kind in kinds) else join(kinds)
+        found: list[nodes.NodeNG] = []
+        for source in sources:
+            elements = self.element_values(source, index, depth + 1)
+            if elements is None:
+                return None
+            found += elements
+        return found
+
+    def value_sources(self, node: nodes.NodeNG) -> list[nodes.NodeNG] | None:
+        """The expressions *node*'s value comes from, one step back, or ``None`` when one of them is not
+        an expression of this module (a loop variable, an import, a parameter no call here passes).
+
+        A name: what each of its bindings assigns (an unpacked name: that element of each tuple the value
+        can be); a parameter: what the calls of its function in this module pass for it, and its default
+        unless that is ``None`` (a call that leaves it out gets ``None``, which code tests before use);
+        ``self.x``: every value its class assigns to it and the buffer it registers under that name; a
+        call of this module's function, method or submodule: its ``return`` values. Dtype facts
+        (:func:`~graphmend_lint.analysis.host_values.is_bool_tensor`) follow a value through these steps.
+        """
+        if isinstance(node, nodes.Name):
+            try:
+                bindings = reaching_bindings(node)[:_MAX_LOOKUPS]
+            except Exception:  # astroid lookups can fail on odd code; stay quiet
+                return None
+            found: list[nodes.NodeNG] = []
+            for binding in bindings:
+                sources = self.binding_sources(binding)
+                if sources is None:
+                    return None
+                found += sources
+            return found or None
+        if isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self":
+            return list(self._self_assignments(node))[:_MAX_LOOKUPS] or None
+        if isinstance(node, nodes.Call):
+            function = self.called_function(node)
+            returned = self._returned(function)[:_MAX_LOOKUPS] if function is not None else []
+            return None if not returned or any(value is None for value in returned) else list(returned)
+        return None
+
+    def binding_sources(self, binding: nodes.NodeNG) -> list[nodes.NodeNG] | None:
+        """The expressions one binding of a name gives it (see :meth:`value_sources`), else ``None``."""
+        if not isinstance(binding, nodes.AssignName):
+            return None
+        parent = binding.parent
+        if isinstance(parent, (nodes.Assign, nodes.AnnAssign, nodes.NamedExpr)) and parent.value is not None:
+            return [parent.value]
+        if isinstance(parent, (nodes.Tuple, nodes.List)) and isinstance(parent.parent, nodes.Assign):
+            if parent.parent.targets != [parent]:
+                return None
+            return self.element_values(parent.parent.value, parent.elts.index(binding))
+        if isinstance(parent, nodes.Arguments):
+            passed = self.call_site_arguments(parent.parent, binding.name)
+            if not passed:
+                return None
+            default = self._default_of(binding, parent)
+            keeps_default = default is not None and not (isinstance(default, nodes.Const) and default.value is None)
+            return [*passed, default] if keeps_default else passed
+        return None
 
     def _project_function(self, func: nodes.NodeNG) -> nodes.FunctionDef | None:
         """The function a call runs when it is a function or ``self`` method of this module."""

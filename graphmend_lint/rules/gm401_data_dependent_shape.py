@@ -125,7 +125,10 @@ class DataDependentOutputShape(Rule):
     Flags operators whose output size depends on the values in a tensor:
     `torch.nonzero` / `.nonzero()`, `torch.argwhere`, boolean-mask indexing
     `x[mask]` (read, or `x[mask] += v`; the mask a comparison, a `.bool()`,
-    a `torch.BoolTensor` parameter, or a parameter whose name says boolean
+    a `torch.BoolTensor` parameter, one of those reached through this file:
+    returned by a helper (`mask, n = self.get_mask(ids)`), kept on `self` or
+    registered as a buffer, or a parameter every call of which passes one;
+    or a parameter whose name says boolean
     mask: `mask_bool`, `bool_mask`; a bare `mask` may be an integer index); also `x[x >= 0]` on an `x` of
     unknown type, since only an array is ordered against a number and
     indexed by the result), `torch.masked_select`,
@@ -282,6 +285,9 @@ class DataDependentOutputShape(Rule):
         # a method a class of this file defines too: the receiver may be one of its instances
         "import torch\nfrom elsewhere import load\n\n\nclass Vocab:\n    def unique(self):\n        return self\n\n\n"
         "@torch.compile\ndef f(x: torch.Tensor):\n    return x * len(load().unique())\n",
+        # a helper's integer index gathers (static size)
+        "import torch\n\n\ndef get_index(t: torch.Tensor):\n    return (t > 0).long(), t.shape[0]\n\n\n"
+        "@torch.compile\ndef f(x: torch.Tensor, y: torch.Tensor):\n    idx, n = get_index(y)\n    return x[idx] * n\n",
         # Python-int repeats keep the size static, whatever the receiver
         "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
         "    return load(x).repeat_interleave(2, dim=0)\n",
@@ -318,6 +324,18 @@ class DataDependentOutputShape(Rule):
             "    if mask is None:\n        return x\n    mask = mask.to(x.device)\n    return x[~mask].sum()\n"
         ),
         _switched("import torch\n\n\n@torch.compile\ndef f(x, mask):\n    return x.masked_select(mask), mask.nonzero()\n"),
+        # masks this file's helpers return, keep on the module or are passed (the masked sum is not
+        # rewritten: nothing proves the mask elementwise in `x`, so `torch.where` is only shown)
+        Example(
+            "import torch\n\n\ndef get_mask(t: torch.Tensor):\n    return t > 0, t.shape[0]\n\n\n"
+            "@torch.compile\ndef f(x: torch.Tensor, y: torch.Tensor):\n    mask, n = get_mask(y)\n    return x[mask].sum() * n\n"
+        ),
+        _switched(
+            "import torch\nfrom torch import nn\n\n\nclass Gate(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.register_buffer('keep', torch.arange(8) % 2 == 0)\n\n    def pick(self, h: torch.Tensor, m):\n"
+            "        return h[m]\n\n    def forward(self, h: torch.Tensor):\n        return h[self.keep], self.pick(h, h > 0)\n\n\n"
+            "model = torch.compile(Gate())\n"
+        ),
         # only arrays have these methods: the receiver, an unknown library's result, needs no typing
         _switched(
             "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
