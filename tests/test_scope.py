@@ -518,3 +518,33 @@ b = torch.compile(Built(2))
 def test_helpers_called_in_lambdas_are_reached() -> None:
     source = "import torch\ndef g(t):\n    return t\n@torch.compile\ndef f(xs):\n    return list(map(lambda t: g(t), xs))\n"
     assert traced(source) == {"f", "g"}
+
+
+def test_calls_into_record_which_traced_call_runs_which_function() -> None:
+    """``self.block(x)`` and ``layer(x)`` over a ``ModuleList`` run ``Block.forward``: value typing reads its
+    parameters from those calls."""
+    facts = scope_of(
+        """
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def forward(self, x, mask):
+                return x
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+                self.layers = nn.ModuleList([Block() for _ in range(2)])
+            def forward(self, x):
+                x = self.block(x, x > 0)
+                for layer in self.layers:
+                    x = layer(x, None)
+                return x
+
+        model = torch.compile(Net())
+        """
+    )
+    assert set(facts.calls_of(6, 4)) == {(15, 12), (17, 16)}
+    assert facts.calls_of(14, 4) == ()  # nothing in the file calls Net's forward

@@ -561,3 +561,15 @@ def test_value_sources_follow_bindings_helpers_parameters_and_attributes() -> No
     assert sources(probes[1].args[0]) is None  # a loop variable
     factor = next(n for n in analysis.module.nodes_of_class(nodes.AssignName) if n.name == "factor")
     assert [s.as_string() for s in values.binding_sources(factor)] == ["x > 1"]  # the call that leaves it out gets None
+
+
+def test_a_forward_takes_its_parameter_kinds_from_the_calls_of_its_instances() -> None:
+    """No evidence in ``Block.forward``'s body: ``self.block(...)`` in traced code passes a tensor, an int, a mask."""
+    kinds = kinds_of(
+        "import torch\nfrom torch import nn\n\n\n"
+        "class Block(nn.Module):\n    def forward(self, h, k, m):\n        probe(h, k, m)\n        return h\n\n\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.block = Block()\n\n"
+        "    def forward(self, x: torch.Tensor):\n        return self.block(x * 2, 3, x > 0)\n\n\n"
+        "model = torch.compile(Net())\n"
+    )
+    assert kinds == {"h": T, "k": S, "m": T}

@@ -47,6 +47,21 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "    idx, n = get_index(y)\n    return h[idx].sum() * n\n", set()),
     "integer-index-passed-to-a-helper": (
         "def pick(t, m):\n    return t[m]\n\ndef f(x, y):\n    return pick(x.abs(), (y > 0).long()).sum()\n", set()),
+    # a module's forward typed from the calls of its instances (as scope analysis resolves them)
+    "mask-passed-to-a-module": (
+        "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"
+        "def f(x, y):\n    return select(x.abs(), y.abs() > 0.5).sum()\n", {7}),
+    "mask-passed-to-a-submodule": (
+        "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\n"
+        "class Outer(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.select = Select()\n\n"
+        "    def forward(self, h, g):\n        return self.select(h, g > 0).sum()\n\nouter = Outer()\n\n"
+        "def f(x, y):\n    return outer(x.abs(), y.abs())\n", {7}),
+    "integer-index-passed-to-a-module": (
+        "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"
+        "def f(x, y):\n    return select(x.abs(), (y > 0).long()).sum()\n", set()),
+    "python-number-passed-to-a-module": (
+        "class Scale(torch.nn.Module):\n    def forward(self, h, k):\n        if k > 0:\n            h = h.abs() * k\n"
+        "        return h\n\nscale = Scale()\n\ndef f(x, y):\n    return scale(x, 2) + y\n", set()),
 }
 
 

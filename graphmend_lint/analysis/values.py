@@ -246,6 +246,7 @@ class ValueOracle:
         self._in_progress: set[nodes.NodeNG] = set()
         self._cycles_seen = 0
         self._call_sites: dict[str, list[nodes.Call]] | None = None
+        self._calls_by_position: dict[tuple[int, int], nodes.Call] | None = None
         self._argument_memo: dict[tuple[nodes.NodeNG, str], frozenset[Kind]] = {}
         # Tensors only on some paths (a Python value on others), and what was worked out from them: see ``partial``
         self._partial: set[nodes.NodeNG] = set()
@@ -844,15 +845,21 @@ class ValueOracle:
         return frozenset(kind for kind in kinds if kind is not None)
 
     def call_site_arguments(self, function: nodes.NodeNG, parameter: str) -> list[nodes.NodeNG]:
-        """What the calls of *function* in this module pass for *parameter* (by position or keyword)."""
-        if not isinstance(function, nodes.FunctionDef) or function.name == "forward":
+        """What the calls of *function* in this module pass for *parameter* (by position or keyword).
+
+        Calls are found by name (``helper(...)``, ``self.helper(...)``), except those of a ``forward`` or
+        ``__call__``, which run when an instance is called: ``self.block(h, mask)``, ``layer(h)`` over a
+        ``ModuleList``, ``super().forward(h)``, as scope analysis resolved them in traced code.
+        """
+        if not isinstance(function, nodes.FunctionDef):
             return []
         positional = [a.name for a in (function.args.args or [])]
         is_method = bool(positional) and positional[0] in {"self", "cls"}
         if is_method:
             positional = positional[1:]
         arguments: list[nodes.NodeNG] = []
-        for call in self._sites(function.name)[:_MAX_LOOKUPS]:
+        calls = self._instance_calls(function) if function.name in {"forward", "__call__"} else self._sites(function.name)
+        for call in calls[:_MAX_LOOKUPS]:
             for keyword in call.keywords or []:
                 if keyword.arg == parameter:
                     arguments.append(keyword.value)
@@ -864,19 +871,30 @@ class ValueOracle:
                     arguments.append(call.args[index])
         return arguments
 
+    def _instance_calls(self, function: nodes.FunctionDef) -> list[nodes.Call]:
+        """The traced calls scope analysis resolved to *function* (a ``forward`` or ``__call__``)."""
+        by_position = self._call_index()[1]
+        positions = self.scope.calls_of(*def_position(function))
+        return [call for position in positions if (call := by_position.get(position)) is not None]
+
     def calls_named(self, name: str) -> list[nodes.Call]:
         """Calls in this module whose callee is spelled *name* (``name(...)`` or ``obj.name(...)``)."""
         return self._sites(name)
 
     def _sites(self, function_name: str) -> list[nodes.Call]:
-        if self._call_sites is None:
-            self._call_sites = {}
+        return self._call_index()[0].get(function_name, [])
+
+    def _call_index(self) -> tuple[dict[str, list[nodes.Call]], dict[tuple[int, int], nodes.Call]]:
+        """Every call of the module by the name it is spelled with, and by position, from one walk."""
+        if self._call_sites is None or self._calls_by_position is None:
+            self._call_sites, self._calls_by_position = {}, {}
             for call in descendants(self.module, nodes.Call):
+                self._calls_by_position[(call.lineno, call.col_offset)] = call
                 func = call.func
                 name = func.name if isinstance(func, nodes.Name) else getattr(func, "attrname", None)
                 if name:
                     self._call_sites.setdefault(name, []).append(call)
-        return self._call_sites.get(function_name, [])
+        return self._call_sites, self._calls_by_position
 
     # -- attributes, calls, subscripts -------------------------------------------
 
