@@ -573,3 +573,56 @@ def test_a_forward_takes_its_parameter_kinds_from_the_calls_of_its_instances() -
         "model = torch.compile(Net())\n"
     )
     assert kinds == {"h": T, "k": S, "m": T}
+
+
+CONTAINERS = """
+import dataclasses
+from typing import NamedTuple
+
+import torch
+
+
+@dataclasses.dataclass
+class Out:
+    sample: torch.Tensor
+    steps: int = 0
+    extra: torch.Tensor = None
+
+
+class Pair(NamedTuple):
+    mask: torch.Tensor
+    count: int
+
+
+class Cache:
+    def __init__(self, index, size=4):
+        self.index = index
+        self.size = size
+        self.keys = torch.zeros(size)
+
+
+def step(t):
+    return Out(t * 2, steps=3)
+
+
+def stats(t):
+    return {"total": t.sum(), "n": t.shape[0]}
+
+
+@torch.compile
+def f(x: torch.Tensor, c):
+    out, p, cache, s = step(x), Pair(x > 0, 2), Cache(x.sum()), stats(x)
+    probe(out.sample, out.steps, out.extra, p.mask, p.count, cache.index, cache.size, cache.keys, s["total"], s["n"],
+          c.index, {"a": x, **s}["a"])
+    return x
+"""
+
+
+def test_fields_attributes_and_dict_entries_of_values_this_file_builds_keep_their_kinds() -> None:
+    kinds = kinds_of(CONTAINERS)
+    assert kinds == {
+        "out.sample": T, "out.steps": S, "out.extra": S, "p.mask": T, "p.count": S, "cache.index": T, "cache.size": S,
+        "cache.keys": T, "s['total']": T, "s['n']": S,
+        "c.index": U,  # a parameter nothing here passes: any object
+        "{'a': x, **s}['a']": S,  # keys from elsewhere: only the container is known (static)
+    }  # fmt: skip

@@ -62,6 +62,22 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "python-number-passed-to-a-module": (
         "class Scale(torch.nn.Module):\n    def forward(self, h, k):\n        if k > 0:\n            h = h.abs() * k\n"
         "        return h\n\nscale = Scale()\n\ndef f(x, y):\n    return scale(x, 2) + y\n", set()),
+    # values kept in containers this file builds: dataclass and NamedTuple fields, attributes, dict entries
+    "field-of-a-returned-dataclass": (
+        "import dataclasses\n\n@dataclasses.dataclass\nclass Out:\n    sample: torch.Tensor\n    steps: int = 0\n\n"
+        "def step(t):\n    return Out(sample=t * 2, steps=3)\n\ndef f(x, y):\n    out = step(x.sum())\n"
+        "    if out.steps > 2:\n        y = y + 1\n    if out.sample > 0:\n        y = y - 1\n    return y\n", {19}),
+    "field-of-a-named-tuple": (
+        "import typing\n\nclass Pair(typing.NamedTuple):\n    mask: torch.Tensor\n    count: int\n\n"
+        "def pair(t):\n    return Pair(t.abs() > 0.5, 2)\n\ndef f(x, y):\n    p = pair(y)\n"
+        "    return x.abs()[p.mask].sum() * p.count\n", {16}),
+    "value-kept-by-a-class": (
+        "class Cache:\n    def __init__(self, index, size=4):\n        self.index = index\n        self.size = size\n\n"
+        "def f(x, y):\n    c = Cache(x.sum())\n    if c.size > 2:\n        y = y + 1\n    if c.index > 0:\n"
+        "        y = y - 1\n    return y\n", {14}),
+    "dict-entry-returned-by-a-helper": (
+        "def stats(t):\n    return {'total': t.sum(), 'n': t.shape[0]}\n\ndef f(x, y):\n    s = stats(x)\n"
+        "    if s['n'] > 4:\n        y = y + 1\n    if s['total'] > 0:\n        y = y - 1\n    return y\n", {12}),
 }
 
 

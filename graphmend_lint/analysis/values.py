@@ -913,9 +913,91 @@ class ValueOracle:
             # a tensor attribute, or a field of the named tuple an op returned (``x.max(-1).values``)
             kind = self.facts.attribute_kind(node.attrname) or self.facts.named_tuple_fields.get(node.attrname)
             return self._result_kind(kind) or Kind.UNKNOWN
+        field = self.field_values(node)
+        if field is not None:  # ``self.step(...).prev_sample``: the field of an output this module builds
+            return join(self._kind(value) for value in field)
         if base is Kind.STATIC and "config" in node.expr.as_string():
             return Kind.STATIC
         return Kind.UNKNOWN
+
+    def field_values(self, node: nodes.Attribute) -> list[nodes.NodeNG] | None:
+        """What ``obj.attr`` holds when every value ``obj`` can be is an instance of a class of this module
+        that a call here builds (directly, through names and parameters, or returned by a helper); ``None``
+        when unsure.
+
+        The argument given for a dataclass or ``NamedTuple`` field, else its default
+        (``DDPMSchedulerOutput(prev_sample=x)``); for another class, what its methods assign to
+        ``self.attr`` (and the buffer it registers), an ``__init__`` parameter standing for the argument
+        the call passes for it.
+        """
+        built = self._constructions(node.expr)
+        if not built:
+            return None
+        found: list[nodes.NodeNG] = []
+        for call, klass in built:
+            values = self._class_field(klass, call, node.attrname)
+            if values is None:
+                return None
+            found += values
+        return found
+
+    def _constructions(self, expr: nodes.NodeNG, depth: int = 0) -> list[tuple[nodes.Call, nodes.ClassDef]] | None:
+        """The calls that build every instance *expr* can be, each with its class of this module."""
+        if depth > 4:
+            return None
+        klass = self._constructed_class(expr)
+        if klass is not None:
+            return [(expr, klass)]  # type: ignore[list-item]
+        if isinstance(expr, nodes.Attribute) and not (isinstance(expr.expr, nodes.Name) and expr.expr.name == "self"):
+            return None
+        sources = self.value_sources(expr)
+        if not sources:
+            return None
+        found: list[tuple[nodes.Call, nodes.ClassDef]] = []
+        for source in sources:
+            built = self._constructions(source, depth + 1)
+            if built is None:
+                return None
+            found += built
+        return found
+
+    @staticmethod
+    def _constructed_class(expr: nodes.NodeNG) -> nodes.ClassDef | None:
+        """The class of this module that ``Name(...)`` *expr* instantiates, when the name binds only it."""
+        if not (isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Name)):
+            return None
+        try:
+            found = reaching_bindings(expr.func)
+        except Exception:  # astroid lookups can fail on odd code; stay quiet
+            return None
+        return found[0] if len(found) == 1 and isinstance(found[0], nodes.ClassDef) else None
+
+    def _class_field(self, klass: nodes.ClassDef, call: nodes.Call, name: str) -> list[nodes.NodeNG] | None:
+        fields = _declared_fields(klass, self.imports)
+        if fields is not None and name in fields:
+            passed = _argument_for(call, list(fields), name, skip_first=False)
+            default = fields[name]
+            if passed is not None:
+                return [passed]
+            return None if default is None or isinstance(default, nodes.Call) else [default]  # ``field(...)``: unsure
+        attributes = _class_attributes(klass)
+        assigned = [*attributes.assigned.get(name, ()), *attributes.buffers.get(name, ())][:_MAX_LOOKUPS]
+        if not assigned:
+            return None
+        init = _sole_method(klass, "__init__")
+        found: list[nodes.NodeNG] = []
+        for value in assigned:
+            parameter = _init_parameter(init, value)
+            if parameter is None:
+                found.append(value)
+                continue
+            parameters = [a.name for a in init.args.args or []]
+            passed = _argument_for(call, parameters, parameter.name, skip_first=True)
+            default = self._default_of(parameter, init.args)
+            if passed is None and default is None:
+                return None
+            found.append(passed if passed is not None else default)
+        return found
 
     def _self_attribute(self, node: nodes.Attribute) -> Kind | None:
         if "config" in node.attrname:
@@ -1177,17 +1259,17 @@ class ValueOracle:
 
     def _subscript(self, node: nodes.Subscript) -> Kind | None:
         index = node.slice
-        if isinstance(index, nodes.Const) and type(index.value) is int and index.value >= 0:
+        if isinstance(index, nodes.Const) and (type(index.value) is int and index.value >= 0 or type(index.value) is str):
             element = self._element(node.value, index.value)
             if element is not None:
-                return element  # ``self._pad(x)[1]``, ``(x, n)[0]``
+                return element  # ``self._pad(x)[1]``, ``(x, n)[0]``, ``self.step(...)["prev_sample"]``
         value = self._kind(node.value)
         if value in (Kind.TENSOR, Kind.STATIC):
             return value
         return Kind.TENSOR if _array_index(index) else Kind.UNKNOWN
 
-    def _element(self, value: nodes.NodeNG, index: int) -> Kind | None:
-        """The kind of ``value[index]`` when *value* is a tuple or list built in this module; ``None`` when unsure.
+    def _element(self, value: nodes.NodeNG, index: int | str) -> Kind | None:
+        """The kind of ``value[index]`` when *value* is a tuple, list or dict built in this module; ``None`` when unsure.
 
         Follows names to their assignments and calls of project functions
         and methods to their ``return`` statements, so that a helper returning
@@ -1196,32 +1278,29 @@ class ValueOracle:
         elements = self.element_values(value, index)
         return None if elements is None else join(self._kind(element) for element in elements)
 
-    def element_values(self, value: nodes.NodeNG, index: int, depth: int = 0) -> list[nodes.NodeNG] | None:
-        """The expressions ``value[index]`` can be when *value* is a tuple or list literal of this module,
-        reached through names, parameters (what every call passes) and calls of this module's functions,
-        methods and submodules (their ``return`` values); ``None`` when one path leads elsewhere.
+    def element_values(self, value: nodes.NodeNG, index: int | str, depth: int = 0) -> list[nodes.NodeNG] | None:
+        """The expressions ``value[index]`` can be when *value* is a tuple or list literal (an ``int``
+        *index*) or a dict literal with constant keys (a key) of this module, reached through names,
+        parameters (what every call passes) and calls of this module's functions, methods and submodules
+        (their ``return`` values); ``None`` when one path leads elsewhere.
         """
         if depth > 4:
             return None
         if isinstance(value, (nodes.Tuple, nodes.List)):
-            if index >= len(value.elts) or any(isinstance(e, nodes.Starred) for e in value.elts[: index + 1]):
+            if not isinstance(index, int) or index >= len(value.elts):
+                return None
+            if any(isinstance(e, nodes.Starred) for e in value.elts[: index + 1]):
                 return None
             return [value.elts[index]]
-        sources: list[nodes.NodeNG | None]
+        if isinstance(value, nodes.Dict):
+            if not all(isinstance(key, nodes.Const) for key, _ in value.items):
+                return None  # ``{**other, ...}``: the key may come from elsewhere
+            found = [item for key, item in value.items if key.value == index]
+            return found[-1:] or None
+        sources: list[nodes.NodeNG | None] | None
         if isinstance(value, nodes.Name):
-            try:
-                bindings = reaching_bindings(value)
-            except Exception:
-                return None
-            sources = []
-            for b in bindings[:_MAX_LOOKUPS]:
-                if isinstance(b, nodes.AssignName) and isinstance(b.parent, (nodes.Assign, nodes.AnnAssign)):
-                    sources.append(b.parent.value)
-                elif isinstance(b, nodes.AssignName) and isinstance(b.parent, nodes.Arguments):
-                    # ``padding_left, padding_right = paddings``: what every call passes (EnCodec's ``_pad1d``)
-                    sources.extend(self.call_site_arguments(b.parent.parent, b.name) or [None])
-                else:
-                    sources.append(None)
+            # ``padding_left, padding_right = paddings``: a parameter holds what every call passes (EnCodec's ``_pad1d``)
+            sources = self.value_sources(value, depth + 1)
         elif isinstance(value, nodes.Call):
             function = self._project_function(value.func)
             if function is not None and function.name in {"forward", "__call__"}:
@@ -1242,16 +1321,18 @@ class ValueOracle:
             found += elements
         return found
 
-    def value_sources(self, node: nodes.NodeNG) -> list[nodes.NodeNG] | None:
+    def value_sources(self, node: nodes.NodeNG, depth: int = 0) -> list[nodes.NodeNG] | None:
         """The expressions *node*'s value comes from, one step back, or ``None`` when one of them is not
         an expression of this module (a loop variable, an import, a parameter no call here passes).
 
         A name: what each of its bindings assigns (an unpacked name: that element of each tuple the value
         can be); a parameter: what the calls of its function in this module pass for it, and its default
         unless that is ``None`` (a call that leaves it out gets ``None``, which code tests before use);
-        ``self.x``: every value its class assigns to it and the buffer it registers under that name; a
-        call of this module's function, method or submodule: its ``return`` values. Dtype facts
+        ``self.x``: every value its class assigns to it and the buffer it registers under that name;
+        ``obj.x`` of an instance built here: :meth:`field_values`; a call of this module's function,
+        method or submodule: its ``return`` values. Dtype facts
         (:func:`~graphmend_lint.analysis.host_values.is_bool_tensor`) follow a value through these steps.
+        *depth* counts the unpackings already followed (``a, b = c`` where ``c, d = a, ...``).
         """
         if isinstance(node, nodes.Name):
             try:
@@ -1260,20 +1341,22 @@ class ValueOracle:
                 return None
             found: list[nodes.NodeNG] = []
             for binding in bindings:
-                sources = self.binding_sources(binding)
+                sources = self.binding_sources(binding, depth)
                 if sources is None:
                     return None
                 found += sources
             return found or None
         if isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self":
             return list(self._self_assignments(node))[:_MAX_LOOKUPS] or None
+        if isinstance(node, nodes.Attribute):
+            return self.field_values(node)
         if isinstance(node, nodes.Call):
             function = self.called_function(node)
             returned = self._returned(function)[:_MAX_LOOKUPS] if function is not None else []
             return None if not returned or any(value is None for value in returned) else list(returned)
         return None
 
-    def binding_sources(self, binding: nodes.NodeNG) -> list[nodes.NodeNG] | None:
+    def binding_sources(self, binding: nodes.NodeNG, depth: int = 0) -> list[nodes.NodeNG] | None:
         """The expressions one binding of a name gives it (see :meth:`value_sources`), else ``None``."""
         if not isinstance(binding, nodes.AssignName):
             return None
@@ -1283,7 +1366,7 @@ class ValueOracle:
         if isinstance(parent, (nodes.Tuple, nodes.List)) and isinstance(parent.parent, nodes.Assign):
             if parent.parent.targets != [parent]:
                 return None
-            return self.element_values(parent.parent.value, parent.elts.index(binding))
+            return self.element_values(parent.parent.value, parent.elts.index(binding), depth)
         if isinstance(parent, nodes.Arguments):
             passed = self.call_site_arguments(parent.parent, binding.name)
             if not passed:
@@ -1316,6 +1399,50 @@ def _literal_binding(binding: nodes.NodeNG) -> bool:
         and isinstance(parent.value, nodes.Const)
         and type(parent.value.value) in (bool, int, float, type(None))
     )
+
+
+def _declared_fields(klass: nodes.ClassDef, imports: ImportTable) -> dict[str, nodes.NodeNG | None] | None:
+    """A dataclass's or ``NamedTuple``'s fields in order, each with its default (``None``: none), else ``None``."""
+    decorators = klass.decorators.nodes if klass.decorators else []
+    names = [dotted(d.func if isinstance(d, nodes.Call) else d) for d in decorators]
+    names += [dotted(base) for base in klass.bases]
+    if not any(n and imports.resolve(n) in {"dataclasses.dataclass", "typing.NamedTuple"} for n in names):
+        return None
+    return {
+        statement.target.name: statement.value
+        for statement in klass.body
+        if isinstance(statement, nodes.AnnAssign) and isinstance(statement.target, nodes.AssignName)
+        and "ClassVar" not in statement.annotation.as_string()
+    }
+
+
+def _argument_for(call: nodes.Call, parameters: list[str], name: str, skip_first: bool) -> nodes.NodeNG | None:
+    """What *call* passes for the parameter *name* of *parameters* (the first one being ``self`` when
+    *skip_first*), by keyword or by position before any ``*args``; ``None`` when it passes nothing."""
+    for keyword in call.keywords or []:
+        if keyword.arg == name:
+            return keyword.value
+    positional = parameters[1:] if skip_first else parameters
+    if name not in positional:
+        return None
+    index = positional.index(name)
+    leading = call.args[: index + 1]
+    if index < len(call.args) and not any(isinstance(a, nodes.Starred) for a in leading):
+        return call.args[index]
+    return None
+
+
+def _init_parameter(init: nodes.FunctionDef | None, value: nodes.NodeNG) -> nodes.AssignName | None:
+    """The ``__init__`` parameter *value* (assigned to ``self.x`` in ``__init__``) reads, unrebound."""
+    if init is None or not isinstance(value, nodes.Name) or value.frame() is not init:
+        return None
+    try:
+        bindings = reaching_bindings(value)
+    except Exception:  # astroid lookups can fail on odd code; stay quiet
+        return None
+    if len(bindings) == 1 and isinstance(bindings[0], nodes.AssignName) and isinstance(bindings[0].parent, nodes.Arguments):
+        return bindings[0]
+    return None
 
 
 def _sole_method(klass: nodes.ClassDef | None, name: str) -> nodes.FunctionDef | None:
