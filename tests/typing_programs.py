@@ -42,6 +42,8 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "class Gate(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.register_buffer('keep', torch.arange(8) % 2 == 0)\n\n    def forward(self, h):\n"
         "        return h.abs()[self.keep]\n\ngate = Gate()\n\ndef f(x, y):\n    return gate(x).sum() + y\n", {11}),
+    "mask-indexes-an-untyped-value": ("def f(x, y):\n    return operator.mul(x, 2)[y.abs() > 0.5].sum()\n", {6}),
+    "integer-index-of-an-untyped-value": ("def f(x, y):\n    return operator.mul(x, 2)[(y > 0).long()].sum()\n", set()),
     "integer-index-returned-by-a-helper": (
         "def get_index(t):\n    return (t > 0).long(), t.shape[0]\n\ndef f(x, y):\n    h = x.abs()\n"
         "    idx, n = get_index(y)\n    return h[idx].sum() * n\n", set()),

@@ -94,10 +94,14 @@ def boolean_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.Node
     index = subscript.slice
     parts = index.elts if isinstance(index, nodes.Tuple) else [index]
     if not values.is_tensor(subscript.value):
-        # ``x[x >= 0]``: only an array compares elementwise with a number and is indexed by the result
         if values.kind(subscript.value) is Kind.STATIC:
             return None
-        return next((part for part in parts if compares_itself_with_number(subscript.value, part)), None)
+        # ``x[x >= 0]``: only an array compares elementwise with a number and is indexed by the result;
+        # ``labels[m]`` with ``m`` a proven bool tensor: only an array is indexed by one (a list raises)
+        return next(
+            (part for part in parts if compares_itself_with_number(subscript.value, part) or is_bool_tensor(values, part)),
+            None,
+        )
     return next((part for part in parts if is_bool_tensor(values, part)), None)
 
 
@@ -131,7 +135,9 @@ class DataDependentOutputShape(Rule):
     or a parameter whose name says boolean
     mask: `mask_bool`, `bool_mask`; a bare `mask` may be an integer index); also `x[x >= 0]` on an `x` of
     unknown type, since only an array is ordered against a number and
-    indexed by the result), `torch.masked_select`,
+    indexed by the result, and `x[m]` on an `x` of unknown type with `m`
+    one of the boolean masks above, since only an array is indexed by a
+    mask, a list raises), `torch.masked_select`,
     `torch.unique` / `unique_consecutive`, single-argument `torch.where(c)`,
     `torch.repeat_interleave` with tensor repeats and no `output_size`,
     `torch.bincount` (even with `minlength`), and their NumPy spellings
@@ -324,6 +330,12 @@ class DataDependentOutputShape(Rule):
             "    if mask is None:\n        return x\n    mask = mask.to(x.device)\n    return x[~mask].sum()\n"
         ),
         _switched("import torch\n\n\n@torch.compile\ndef f(x, mask):\n    return x.masked_select(mask), mask.nonzero()\n"),
+        # a proven mask indexes a value of unknown kind: only an array is indexed by one (no `torch.where`
+        # rewrite, which would turn a NumPy array into a tensor)
+        _switched(
+            "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+            "    labels = load(x)\n    return labels[x > 0]\n"
+        ),
         # masks this file's helpers return, keep on the module or are passed (the masked sum is not
         # rewritten: nothing proves the mask elementwise in `x`, so `torch.where` is only shown)
         Example(
