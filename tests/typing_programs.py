@@ -44,6 +44,10 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "        return h.abs()[self.keep]\n\ngate = Gate()\n\ndef f(x, y):\n    return gate(x).sum() + y\n", {11}),
     "mask-indexes-an-untyped-value": ("def f(x, y):\n    return operator.mul(x, 2)[y.abs() > 0.5].sum()\n", {6}),
     "integer-index-of-an-untyped-value": ("def f(x, y):\n    return operator.mul(x, 2)[(y > 0).long()].sum()\n", set()),
+    "mask-joined-flipped-and-moved": (
+        "def f(x, y):\n    m = torch.cat([y.abs() > 0.5, torch.flip(y.abs() < 0.5, [0])]).cpu()\n    return x.repeat(2)[m].sum()\n", {7}),
+    "mask-filled-with-true": ("def f(x, y):\n    m = torch.full((8,), True)\n    return x.abs()[m].sum()\n", {7}),
+    "index-filled-with-one": ("def f(x, y):\n    m = torch.full((8,), 1)\n    return x.abs()[m].sum()\n", set()),
     "integer-index-returned-by-a-helper": (
         "def get_index(t):\n    return (t > 0).long(), t.shape[0]\n\ndef f(x, y):\n    h = x.abs()\n"
         "    idx, n = get_index(y)\n    return h[idx].sum() * n\n", set()),

@@ -43,11 +43,18 @@ _BOOL_RESULTS = frozenset(
     }
 )  # fmt: skip
 _BOOL_METHODS = _BOOL_RESULTS | {"bool"}
-#: Reductions that keep a boolean tensor boolean (``m.any(-1)``) or index it statically.
+#: Reductions that keep a boolean tensor boolean (``m.any(-1)``), ops that move, repeat or select its
+#: elements, and device moves: as methods (on the mask) and, the same names, as torch functions (mask first).
 _BOOL_PRESERVING_METHODS = frozenset(
     {"any", "all", "flatten", "view", "reshape", "unsqueeze", "squeeze", "transpose", "permute", "expand",
-     "expand_as", "contiguous", "clone", "detach", "t"}
+     "expand_as", "contiguous", "clone", "detach", "t", "repeat", "repeat_interleave", "flip", "roll", "narrow",
+     "select", "index_select", "gather", "tril", "triu", "unflatten", "movedim", "swapaxes", "diagonal", "cpu",
+     "cuda", "view_as", "reshape_as"}
 )  # fmt: skip
+#: torch functions that join tensors: boolean when every joined tensor is.
+_JOINING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
+#: torch functions that fill a new tensor with their second argument: boolean when it is ``True`` / ``False``.
+_FILLING_FUNCTIONS = frozenset({"torch.full", "torch.full_like"})
 _BOOL_DTYPES = frozenset({"torch.bool"})
 _FLOAT_DTYPES = frozenset({"torch.float", "torch.float16", "torch.float32", "torch.float64", "torch.half",
                            "torch.double", "torch.bfloat16"})  # fmt: skip
@@ -485,10 +492,12 @@ def _same_bindings(first: nodes.Name, second: nodes.Name) -> bool:
 def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
     if not values.is_tensor(call):
         return False
-    name = values.qualified_name(call.func)
-    if name and name.startswith("torch.") and name.rsplit(".", 1)[-1] in _BOOL_RESULTS:
+    name = values.qualified_name(call.func) or ""
+    if name.startswith("torch.") and name.rsplit(".", 1)[-1] in _BOOL_RESULTS:
         return True
     if _dtype_keyword(values, call) in _BOOL_DTYPES or _conversion_dtype(values, call) in _BOOL_DTYPES:
+        return True
+    if _dtype_keyword(values, call) is None and _bool_from_arguments(values, call, name, depth):
         return True
     func = call.func
     if not isinstance(func, nodes.Attribute):
@@ -497,6 +506,19 @@ def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
         return True  # the call is a tensor (above), whatever the receiver is typed as: ``m[i].bool()``
     if values.is_tensor(func.expr) and (func.attrname in _BOOL_PRESERVING_METHODS or _is_device_move(call)):
         return is_bool_tensor(values, func.expr, depth + 1)
+    return False
+
+
+def _bool_from_arguments(values: ValueOracle, call: nodes.Call, name: str, depth: int) -> bool:
+    """``torch.flip(m, ...)``, ``torch.cat([m1, m2])``, ``torch.full(size, True)``: a torch function whose
+    result takes its dtype from arguments that are boolean."""
+    args = call.args
+    if name.count(".") == 1 and name.startswith("torch.") and name[6:] in _BOOL_PRESERVING_METHODS and args:
+        return is_bool_tensor(values, args[0], depth + 1)
+    if name in _JOINING_FUNCTIONS and args and isinstance(args[0], (nodes.List, nodes.Tuple)) and args[0].elts:
+        return all(is_bool_tensor(values, part, depth + 1) for part in args[0].elts)
+    if name in _FILLING_FUNCTIONS and len(args) >= 2:
+        return isinstance(args[1], nodes.Const) and type(args[1].value) is bool
     return False
 
 

@@ -129,7 +129,9 @@ class DataDependentOutputShape(Rule):
     Flags operators whose output size depends on the values in a tensor:
     `torch.nonzero` / `.nonzero()`, `torch.argwhere`, boolean-mask indexing
     `x[mask]` (read, or `x[mask] += v`; the mask a comparison, a `.bool()`,
-    a `torch.BoolTensor` parameter, one of those reached through this file:
+    `torch.full(size, True)`, a `torch.BoolTensor` parameter, one of those
+    reshaped, flipped, repeated, moved or joined (`torch.cat` of masks),
+    one of those reached through this file:
     returned by a helper (`mask, n = self.get_mask(ids)`), kept on `self` or
     registered as a buffer, or a parameter every call of which passes one;
     or a parameter whose name says boolean
