@@ -1,4 +1,4 @@
-"""Dynamo logs the breaks of ``break_site_programs.py`` on exactly the lines recorded there.
+"""Dynamo logs the breaks of ``break_site_programs.py`` and ``typing_programs.py`` on exactly the lines recorded there.
 
 Measured in one fresh interpreter, so that no other test's Dynamo state
 (configuration, caches, the duplicate-break filter) can change the answer.
@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from tests.break_site_programs import PROGRAMS, source
+from tests.test_break_sites import CASES
 
 pytestmark = pytest.mark.dynamo
 
@@ -46,9 +46,9 @@ print(json.dumps(lines))
 def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[int]]:
     directory = tmp_path_factory.mktemp("break_sites")
     paths = {}
-    for index, name in enumerate(PROGRAMS):
+    for index, (table, name) in enumerate(CASES):
         path = directory / f"program_{index}.py"
-        path.write_text(source(name))
+        path.write_text(table.source(name))
         paths[name] = str(path)
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     completed = subprocess.run(
@@ -59,6 +59,6 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[int]]:
     return {name: set(by_path[path]) for name, path in paths.items()}
 
 
-@pytest.mark.parametrize("name", PROGRAMS)
-def test_dynamo_logs_the_recorded_lines(measured: dict[str, set[int]], name: str) -> None:
-    assert measured[name] == PROGRAMS[name][1]
+@pytest.mark.parametrize(("table", "name"), CASES, ids=[name for _, name in CASES])
+def test_dynamo_logs_the_recorded_lines(measured: dict[str, set[int]], table, name: str) -> None:
+    assert measured[name] == table.PROGRAMS[name][1]

@@ -653,3 +653,33 @@ def test_getattr_of_a_module_reads_the_strings_passed_down(default: str, entry: 
     source = textwrap.dedent(LAYER_BY_NAME).replace("{default}", default) + entry
     facts = scope_of(source)
     assert facts.looked_up(8, 19) == expected
+
+
+def test_calls_into_record_which_traced_call_runs_which_function() -> None:
+    """``self.block(x)`` and ``layer(x)`` over a ``ModuleList`` run ``Block.forward``: value typing reads its
+    parameters from those calls."""
+    facts = scope_of(
+        """
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def forward(self, x, mask):
+                return x
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+                self.layers = nn.ModuleList([Block() for _ in range(2)])
+            def forward(self, x):
+                x = self.block(x, x > 0)
+                for layer in self.layers:
+                    x = layer(x, None)
+                return x
+
+        model = torch.compile(Net())
+        """
+    )
+    assert set(facts.calls_of(6, 4)) == {(15, 12), (17, 16)}
+    assert facts.calls_of(14, 4) == ()  # nothing in the file calls Net's forward

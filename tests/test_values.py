@@ -569,3 +569,123 @@ def test_tensors_of_some_paths_only_are_partial_so_fixes_are_only_shown() -> Non
     probe = next(c for c in analysis.module.nodes_of_class(nodes.Call) if getattr(c.func, "name", "") == "probe")
     assert [analysis.values.kind(a) for a in probe.args] == [T, T, T, T]
     assert [analysis.values.partial(a) for a in probe.args] == [True, True, True, False]
+
+
+SOURCES = """
+import torch
+from torch import nn
+
+
+def get_mask(t: torch.Tensor):
+    return t > 0, t.shape[0]
+
+
+def scale(t: torch.Tensor, factor=None):
+    return t * 2
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("keep", torch.ones(4, dtype=torch.bool))
+        self.state = None
+
+    def forward(self, x: torch.Tensor, ys):
+        mask, n = get_mask(x)
+        self.state = mask
+        probe(mask, n, get_mask(x), self.keep, self.state)
+        for y in ys:
+            probe(y)
+        return scale(x, x > 1) + scale(x)
+
+
+model = torch.compile(Model())
+"""
+
+
+def test_value_sources_follow_bindings_helpers_parameters_and_attributes() -> None:
+    """What dtype facts follow: a helper's returned tuple element, a parameter's call-site arguments, ``self.x``."""
+    tree = ast.parse(SOURCES)
+    imports = ImportTable.from_tree(tree, "sources_case")
+    scope = analyze_scope(tree, imports, "sources_case.py")
+    analysis = _file_analysis(tree, SourceFile(SOURCES), "sources_case.py", "sources_case", False, imports, scope, Settings())
+    values = analysis.values
+
+    def sources(node: nodes.NodeNG) -> list[str] | None:
+        found = values.value_sources(node)
+        return None if found is None else [source.as_string() for source in found]
+
+    probes = [call for call in analysis.module.nodes_of_class(nodes.Call) if getattr(call.func, "name", "") == "probe"]
+    mask, n, call, keep, state = probes[0].args
+    assert sources(mask) == ["t > 0"] and sources(n) == ["t.shape[0]"]
+    assert sources(call) == ["(t > 0, t.shape[0])"]
+    assert sources(keep) == ["torch.ones(4, dtype=torch.bool)"]
+    assert sources(state) == ["None", "mask"]
+    assert sources(probes[1].args[0]) is None  # a loop variable
+    factor = next(n for n in analysis.module.nodes_of_class(nodes.AssignName) if n.name == "factor")
+    assert [s.as_string() for s in values.binding_sources(factor)] == ["x > 1"]  # the call that leaves it out gets None
+
+
+def test_a_forward_takes_its_parameter_kinds_from_the_calls_of_its_instances() -> None:
+    """No evidence in ``Block.forward``'s body: ``self.block(...)`` in traced code passes a tensor, an int, a mask."""
+    kinds = kinds_of(
+        "import torch\nfrom torch import nn\n\n\n"
+        "class Block(nn.Module):\n    def forward(self, h, k, m):\n        probe(h, k, m)\n        return h\n\n\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.block = Block()\n\n"
+        "    def forward(self, x: torch.Tensor):\n        return self.block(x * 2, 3, x > 0)\n\n\n"
+        "model = torch.compile(Net())\n"
+    )
+    assert kinds == {"h": T, "k": S, "m": T}
+
+
+CONTAINERS = """
+import dataclasses
+from typing import NamedTuple
+
+import torch
+
+
+@dataclasses.dataclass
+class Out:
+    sample: torch.Tensor
+    steps: int = 0
+    extra: torch.Tensor = None
+
+
+class Pair(NamedTuple):
+    mask: torch.Tensor
+    count: int
+
+
+class Cache:
+    def __init__(self, index, size=4):
+        self.index = index
+        self.size = size
+        self.keys = torch.zeros(size)
+
+
+def step(t):
+    return Out(t * 2, steps=3)
+
+
+def stats(t):
+    return {"total": t.sum(), "n": t.shape[0]}
+
+
+@torch.compile
+def f(x: torch.Tensor, c):
+    out, p, cache, s = step(x), Pair(x > 0, 2), Cache(x.sum()), stats(x)
+    probe(out.sample, out.steps, out.extra, p.mask, p.count, cache.index, cache.size, cache.keys, s["total"], s["n"],
+          c.index, {"a": x, **s}["a"])
+    return x
+"""
+
+
+def test_fields_attributes_and_dict_entries_of_values_this_file_builds_keep_their_kinds() -> None:
+    kinds = kinds_of(CONTAINERS)
+    assert kinds == {
+        "out.sample": T, "out.steps": S, "out.extra": S, "p.mask": T, "p.count": S, "cache.index": T, "cache.size": S,
+        "cache.keys": T, "s['total']": T, "s['n']": S,
+        "c.index": U,  # a parameter nothing here passes: any object
+        "{'a': x, **s}['a']": S,  # keys from elsewhere: only the container is known (static)
+    }  # fmt: skip

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from astroid import nodes
 
 from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.side_effects import is_builtin_call
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.analysis.values import Kind, ValueOracle
@@ -44,11 +45,18 @@ _BOOL_RESULTS = frozenset(
     }
 )  # fmt: skip
 _BOOL_METHODS = _BOOL_RESULTS | {"bool"}
-#: Reductions that keep a boolean tensor boolean (``m.any(-1)``) or index it statically.
+#: Reductions that keep a boolean tensor boolean (``m.any(-1)``), ops that move, repeat or select its
+#: elements, and device moves: as methods (on the mask) and, the same names, as torch functions (mask first).
 _BOOL_PRESERVING_METHODS = frozenset(
     {"any", "all", "flatten", "view", "reshape", "unsqueeze", "squeeze", "transpose", "permute", "expand",
-     "expand_as", "contiguous", "clone", "detach", "t"}
+     "expand_as", "contiguous", "clone", "detach", "t", "repeat", "repeat_interleave", "flip", "roll", "narrow",
+     "select", "index_select", "gather", "tril", "triu", "unflatten", "movedim", "swapaxes", "diagonal", "cpu",
+     "cuda", "view_as", "reshape_as"}
 )  # fmt: skip
+#: torch functions that join tensors: boolean when every joined tensor is.
+_JOINING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
+#: torch functions that fill a new tensor with their second argument: boolean when it is ``True`` / ``False``.
+_FILLING_FUNCTIONS = frozenset({"torch.full", "torch.full_like"})
 _BOOL_DTYPES = frozenset({"torch.bool"})
 _FLOAT_DTYPES = frozenset({"torch.float", "torch.float16", "torch.float32", "torch.float64", "torch.half",
                            "torch.double", "torch.bfloat16"})  # fmt: skip
@@ -104,6 +112,9 @@ class ScalarConversion:
     call: nodes.Call
     tensor: nodes.NodeNG  # the tensor being converted
     spelling: str  # "item" or the builtin's name
+    #: False for ``r.item()`` on a receiver of unknown kind (only arrays have ``.item()``): a tensor or
+    #: a NumPy array, so a rewrite that needs a tensor (``.detach()``) is not offered
+    proven: bool = True
 
     @property
     def is_item(self) -> bool:
@@ -116,7 +127,8 @@ class ScalarConversion:
 
 
 def scalar_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversion | None:
-    """``t.item()``, ``int(t)``, ``float(t)``, ``bool(t)`` or ``complex(t)`` on a TENSOR.
+    """``t.item()``, ``int(t)``, ``float(t)``, ``bool(t)`` or ``complex(t)`` on a TENSOR; also ``r.item()``
+    on a receiver of unknown kind, since only arrays have ``.item()`` (:meth:`ValueOracle.array_method`).
 
     Not on a NumPy array made from a tensor (the oracle types ``array.sum()`` as a tensor, since
     Dynamo traces it as one): forcing that is GM302's finding, and one break gets one finding.
@@ -124,8 +136,12 @@ def scalar_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversi
     if not isinstance(node, nodes.Call):
         return None
     item = method_call(node, "item")
-    if item is not None and not node.args and not node.keywords and _tensor_not_array(values, item.func.expr):
-        return ScalarConversion(node, item.func.expr, "item")
+    if item is not None and not node.args and not node.keywords:
+        receiver = item.func.expr
+        if _tensor_not_array(values, receiver):
+            return ScalarConversion(node, receiver, "item")
+        if untyped_array_receiver(values, item.func):
+            return ScalarConversion(node, receiver, "item", proven=False)
     name = builtin_name(node)
     if name in SCALAR_BUILTINS and len(node.args) == 1 and not node.keywords and _tensor_not_array(values, node.args[0]):
         return ScalarConversion(node, node.args[0], name)
@@ -178,6 +194,20 @@ def tensor_check(values: ValueOracle, node: nodes.NodeNG) -> TensorCheck | None:
     if isinstance(condition, nodes.Starred) or any(isinstance(arg, nodes.Starred) for arg in node.args[:position]):
         return None
     return TensorCheck(node, condition, function) if values.is_tensor(condition) else None
+
+
+def untyped_array_receiver(values: ValueOracle, func: nodes.Attribute) -> bool:
+    """``r.item()`` / ``r.tolist()`` on an ``r`` of unknown kind: only arrays have the method
+    (:meth:`ValueOracle.array_method`), so ``r`` is a tensor or a NumPy array computed in the graph.
+
+    Not on a provable NumPy value nor on any NumPy call's result: a NumPy *scalar* of Python numbers
+    (``np.float32(2.0).item()``) does not break (measured), NumPy over Python values is GM403's
+    finding, and a host draw (``np.random.rand(1).item()``) GM204's.
+    """
+    receiver = func.expr
+    if isinstance(receiver, nodes.Call) and (values.qualified_name(receiver.func) or "").startswith("numpy."):
+        return False
+    return values.kind(receiver) is Kind.UNKNOWN and values.array_method(func) and not is_numpy_value(values, receiver)
 
 
 def _tensor_not_array(values: ValueOracle, node: nodes.NodeNG) -> bool:
@@ -372,7 +402,13 @@ def _conversion_dtype(values: ValueOracle, call: nodes.Call) -> str | None:
 
 
 def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
-    """True when *node* is provably a tensor of dtype ``torch.bool``."""
+    """True when *node* is provably a tensor of dtype ``torch.bool``.
+
+    Names, ``self.<attr>`` and calls of this file's functions are followed
+    to what they hold (:meth:`ValueOracle.value_sources`): a mask a helper
+    returns (``mask, n = self.get_mask(ids)``), a mask kept on ``self`` or
+    registered as a buffer, a parameter every call of which passes a mask.
+    """
     if depth > _MAX_DEPTH:
         return False
     if isinstance(node, nodes.Compare):
@@ -386,38 +422,48 @@ def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> b
     if isinstance(node, nodes.BinOp) and node.op in {"&", "|", "^"}:
         return is_bool_tensor(values, node.left, depth + 1) and is_bool_tensor(values, node.right, depth + 1)
     if isinstance(node, nodes.Name):
-        return values.is_tensor(node) and _bool_name(values, node, depth)
+        return values.is_tensor(node) and _bool_sources(values, node, depth)
+    if isinstance(node, nodes.Attribute):
+        return values.is_tensor(node) and _bool_sources(values, node, depth)
     if isinstance(node, nodes.Subscript):
         return values.is_tensor(node) and is_bool_tensor(values, node.value, depth + 1)
     if isinstance(node, nodes.Call):
-        return _is_bool_call(values, node, depth)
+        return _is_bool_call(values, node, depth) or (values.is_tensor(node) and _bool_sources(values, node, depth))
     return False
 
 
-def _bool_name(values: ValueOracle, name: nodes.Name, depth: int) -> bool:
-    """Every binding of *name* is a bool tensor: assigned one, or a parameter annotated ``torch.BoolTensor``.
+def _bool_sources(values: ValueOracle, node: nodes.Name | nodes.Attribute | nodes.Call, depth: int) -> bool:
+    """Every expression *node*'s value comes from is a bool tensor; a parameter annotated
+    ``torch.BoolTensor`` is one whatever its calls pass.
 
     transformers annotates its masks (``audio_token_mask: torch.BoolTensor |
     None = None`` in Higgs Audio v2, whose ``hidden_states[audio_token_mask]``
-    logs GB0036 six times).
+    logs GB0036 six times). Memoised per node, so that a recursive helper or
+    two helpers passing a mask to each other cost one walk; a cycle proves nothing.
     """
-    try:
-        assignments = reaching_bindings(name)
-    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
-        return False
-    if not assignments:
-        return False
-    for assignment in assignments:
-        parent = assignment.parent if isinstance(assignment, nodes.AssignName) else None
-        if isinstance(parent, nodes.Arguments):
-            if not _annotated_bool_tensor(assignment, parent):
-                return False
-        elif isinstance(parent, (nodes.Assign, nodes.AnnAssign, nodes.NamedExpr)) and parent.value is not None:
-            if not is_bool_tensor(values, parent.value, depth + 1):
-                return False
-        else:
-            return False
-    return True
+    memo = values.memo("bool-sources")
+    if node in memo:
+        return memo[node]
+    memo[node] = False
+    if isinstance(node, nodes.Name):
+        try:
+            bindings = reaching_bindings(node)
+        except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+            bindings = []
+        result = bool(bindings) and all(_bool_binding(values, binding, depth) for binding in bindings)
+    else:
+        sources = values.value_sources(node)
+        result = bool(sources) and all(is_bool_tensor(values, source, depth + 1) for source in sources)
+    memo[node] = result
+    return result
+
+
+def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int) -> bool:
+    if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Arguments):
+        if _annotated_bool_tensor(binding, binding.parent):
+            return True
+    sources = values.binding_sources(binding)
+    return bool(sources) and all(is_bool_tensor(values, source, depth + 1) for source in sources)
 
 
 def _annotated_bool_tensor(parameter: nodes.AssignName, arguments: nodes.Arguments) -> bool:
@@ -495,10 +541,12 @@ def _same_bindings(first: nodes.Name, second: nodes.Name) -> bool:
 def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
     if not values.is_tensor(call):
         return False
-    name = values.qualified_name(call.func)
-    if name and name.startswith("torch.") and name.rsplit(".", 1)[-1] in _BOOL_RESULTS:
+    name = values.qualified_name(call.func) or ""
+    if name.startswith("torch.") and name.rsplit(".", 1)[-1] in _BOOL_RESULTS:
         return True
     if _dtype_keyword(values, call) in _BOOL_DTYPES or _conversion_dtype(values, call) in _BOOL_DTYPES:
+        return True
+    if _dtype_keyword(values, call) is None and _bool_from_arguments(values, call, name, depth):
         return True
     func = call.func
     if not isinstance(func, nodes.Attribute):
@@ -507,6 +555,19 @@ def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
         return True  # the call is a tensor (above), whatever the receiver is typed as: ``m[i].bool()``
     if values.is_tensor(func.expr) and (func.attrname in _BOOL_PRESERVING_METHODS or _is_device_move(call)):
         return is_bool_tensor(values, func.expr, depth + 1)
+    return False
+
+
+def _bool_from_arguments(values: ValueOracle, call: nodes.Call, name: str, depth: int) -> bool:
+    """``torch.flip(m, ...)``, ``torch.cat([m1, m2])``, ``torch.full(size, True)``: a torch function whose
+    result takes its dtype from arguments that are boolean."""
+    args = call.args
+    if name.count(".") == 1 and name.startswith("torch.") and name[6:] in _BOOL_PRESERVING_METHODS and args:
+        return is_bool_tensor(values, args[0], depth + 1)
+    if name in _JOINING_FUNCTIONS and args and isinstance(args[0], (nodes.List, nodes.Tuple)) and args[0].elts:
+        return all(is_bool_tensor(values, part, depth + 1) for part in args[0].elts)
+    if name in _FILLING_FUNCTIONS and len(args) >= 2:
+        return isinstance(args[1], nodes.Const) and type(args[1].value) is bool
     return False
 
 

@@ -75,6 +75,9 @@ class ScopeFacts:
     #: ``def`` positions of functions traced code calls that a decorator marks ``torch.compiler.disable``:
     #: Dynamo runs them eagerly, and each call from traced code breaks the graph.
     disabled: tuple[tuple[int, int], ...] = ()
+    #: ``(def line, def col, call line, call col)``: a call in traced code that runs the function defined there,
+    #: as scope analysis resolved it (``self.block(x)`` runs ``Block.forward``), for typing parameters from calls.
+    calls_into: tuple[tuple[int, int, int, int], ...] = ()
 
     def function_at(self, line: int, col: int) -> TracedFunction | None:
         return self._by_position.get((line, col))
@@ -82,6 +85,17 @@ class ScopeFacts:
     @cached_property
     def _by_position(self) -> dict[tuple[int, int], TracedFunction]:
         return {(function.line, function.col): function for function in self.functions}
+
+    def calls_of(self, line: int, col: int) -> tuple[tuple[int, int], ...]:
+        """Positions of the traced calls that run the function whose ``def`` is at *line*, *col*."""
+        return self._calls_by_callee.get((line, col), ())
+
+    @cached_property
+    def _calls_by_callee(self) -> dict[tuple[int, int], tuple[tuple[int, int], ...]]:
+        found: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        for def_line, def_col, call_line, call_col in self.calls_into:
+            found.setdefault((def_line, def_col), []).append((call_line, call_col))
+        return {position: tuple(calls) for position, calls in found.items()}
 
     def is_eager_only(self, line: int) -> bool:
         return any(start <= line <= end for start, end in self.eager_only)
@@ -161,6 +175,7 @@ class ScopeAnalyzer:
         self._seeds: dict[tuple[str, bool], Seed] = {}
         self._disabled: set[tuple[int, int]] = set()
         self._patches_reached = False
+        self._calls_into: set[tuple[int, int, int, int]] = set()
 
     # -- public -----------------------------------------------------------------
 
@@ -177,6 +192,7 @@ class ScopeAnalyzer:
             seeds=tuple(self._seeds.values()),
             disabled=tuple(sorted(self._disabled)),
             attribute_lookups=tuple(self._attribute_lookups()) if self._traced else (),
+            calls_into=tuple(sorted(self._calls_into)),
         )
 
     def _attribute_lookups(self) -> Iterator[tuple[tuple[int, int], tuple[str, ...]]]:
@@ -297,6 +313,9 @@ class ScopeAnalyzer:
             self._reach_decorator(decorator, where, chain)
         for call in self._traced_calls(function.body):
             for target in self._call_targets(call, qualname, chain):
+                callee = self.index.functions.get(target)
+                if callee is not None:
+                    self._calls_into.add((callee.lineno, callee.col_offset, call.lineno, call.col_offset))
                 self._enqueue(target, chain)
         for inner in self.index.nested.get(qualname, []):
             self._enqueue(inner, chain)

@@ -90,6 +90,19 @@ MODULE_METHODS = frozenset(
 DISTRIBUTION_TENSOR_METHODS = frozenset(
     {"sample", "rsample", "sample_n", "log_prob", "cdf", "icdf", "entropy", "perplexity"}
 )
+#: Methods that, of the values compiled code meets, only tensors and NumPy arrays (which Dynamo traces as
+#: tensors) have: no Python value, ``nn.Module``, ``torch.Size`` or dtype has one. A call of one on a
+#: receiver of unknown kind is a call on an array. Measured on torch 2.13 (``tests/typing_programs.py``):
+#: ``.item()`` breaks on a tensor (GB0124) and on an array (GB0033), ``.tolist()`` on both (GB0109 for
+#: floats, GB0033 for integers), ``.nonzero()`` on both (GB0036); ``.argwhere()``, ``.masked_select()``,
+#: ``.unique()``, ``.unique_consecutive()``, ``.bincount()`` and ``.repeat_interleave()`` exist on
+#: tensors only (GB0036; ``repeat_interleave`` only with tensor repeats). Left out: methods a Python value
+#: or a module has too (``sum``, ``index``, ``count``, ``to``, ``float``), and those of arrays that keep
+#: a static shape (``searchsorted``).
+ARRAY_ONLY_METHODS = frozenset(
+    {"item", "tolist", "nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount",
+     "repeat_interleave"}
+)  # fmt: skip
 #: Annotations of Python numbers and flags that code sometimes passes a tensor for all the same.
 SCALAR_ANNOTATIONS = frozenset({"bool", "int", "float"})
 TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
@@ -233,6 +246,7 @@ class ValueOracle:
         self._in_progress: set[nodes.NodeNG] = set()
         self._cycles_seen = 0
         self._call_sites: dict[str, list[nodes.Call]] | None = None
+        self._calls_by_position: dict[tuple[int, int], nodes.Call] | None = None
         self._argument_memo: dict[tuple[nodes.NodeNG, str], frozenset[Kind]] = {}
         # Tensors only on some paths (a Python value on others), and what was worked out from them: see ``partial``
         self._partial: set[nodes.NodeNG] = set()
@@ -241,6 +255,8 @@ class ValueOracle:
         self._uses: dict[nodes.NodeNG, dict[str, list[nodes.Name]]] = {}
         self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int, int], bool] = {}
         self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
+        self._local_method_names: frozenset[str] | None = None
+        self._derived: dict[str, dict[nodes.NodeNG, bool]] = {}
 
     # -- public -------------------------------------------------------------------
 
@@ -278,6 +294,36 @@ class ValueOracle:
         code, so fixes built on such a node are only shown, never applied.
         """
         return self.kind(node) is Kind.TENSOR and node in self._partial
+
+    def memo(self, topic: str) -> dict[nodes.NodeNG, bool]:
+        """A memo, per *topic*, for facts other analyses derive from this oracle's answers (dtype facts
+        followed across functions), kept as long as the oracle: one file."""
+        return self._derived.setdefault(topic, {})
+
+    def array_method(self, func: nodes.NodeNG) -> bool:
+        """*func* is ``r.<name>`` of a method only arrays have (:data:`ARRAY_ONLY_METHODS`), on an ``r``
+        that may be one: not a Python value, not ``self``, and no class of this module defines a method
+        of that name (then ``r`` may be one of its instances: duck typing, and the name proves nothing).
+        """
+        if not isinstance(func, nodes.Attribute) or func.attrname not in ARRAY_ONLY_METHODS:
+            return False
+        receiver = func.expr
+        if isinstance(receiver, nodes.Name) and receiver.name in {"self", "cls"}:
+            return False
+        if func.attrname in self._method_names():
+            return False
+        return self.kind(receiver) is not Kind.STATIC
+
+    def _method_names(self) -> frozenset[str]:
+        """Names of the methods the classes of this module define, found once."""
+        if self._local_method_names is None:
+            self._local_method_names = frozenset(
+                name
+                for klass in descendants(self.module, nodes.ClassDef)
+                for name, bound in klass.locals.items()
+                if any(isinstance(b, nodes.FunctionDef) for b in bound)
+            )
+        return self._local_method_names
 
     def qualified_name(self, node: nodes.NodeNG) -> str | None:
         """``torch.where`` for ``T.where`` / ``where`` imported from torch."""
@@ -828,19 +874,25 @@ class ValueOracle:
         return result
 
     def _call_site_kinds(self, function: nodes.NodeNG, parameter: str) -> frozenset[Kind]:
-        kinds = (self._kind(argument) for argument in self._call_site_arguments(function, parameter))
+        kinds = (self._kind(argument) for argument in self.call_site_arguments(function, parameter))
         return frozenset(kind for kind in kinds if kind is not None)
 
-    def _call_site_arguments(self, function: nodes.NodeNG, parameter: str) -> list[nodes.NodeNG]:
-        """What the calls of *function* in this module pass for *parameter* (by position or keyword)."""
-        if not isinstance(function, nodes.FunctionDef) or function.name == "forward":
+    def call_site_arguments(self, function: nodes.NodeNG, parameter: str) -> list[nodes.NodeNG]:
+        """What the calls of *function* in this module pass for *parameter* (by position or keyword).
+
+        Calls are found by name (``helper(...)``, ``self.helper(...)``), except those of a ``forward`` or
+        ``__call__``, which run when an instance is called: ``self.block(h, mask)``, ``layer(h)`` over a
+        ``ModuleList``, ``super().forward(h)``, as scope analysis resolved them in traced code.
+        """
+        if not isinstance(function, nodes.FunctionDef):
             return []
         positional = [a.name for a in (function.args.args or [])]
         is_method = bool(positional) and positional[0] in {"self", "cls"}
         if is_method:
             positional = positional[1:]
         arguments: list[nodes.NodeNG] = []
-        for call in self._sites(function.name)[:_MAX_LOOKUPS]:
+        calls = self._instance_calls(function) if function.name in {"forward", "__call__"} else self._sites(function.name)
+        for call in calls[:_MAX_LOOKUPS]:
             for keyword in call.keywords or []:
                 if keyword.arg == parameter:
                     arguments.append(keyword.value)
@@ -852,19 +904,30 @@ class ValueOracle:
                     arguments.append(call.args[index])
         return arguments
 
+    def _instance_calls(self, function: nodes.FunctionDef) -> list[nodes.Call]:
+        """The traced calls scope analysis resolved to *function* (a ``forward`` or ``__call__``)."""
+        by_position = self._call_index()[1]
+        positions = self.scope.calls_of(*def_position(function))
+        return [call for position in positions if (call := by_position.get(position)) is not None]
+
     def calls_named(self, name: str) -> list[nodes.Call]:
         """Calls in this module whose callee is spelled *name* (``name(...)`` or ``obj.name(...)``)."""
         return self._sites(name)
 
     def _sites(self, function_name: str) -> list[nodes.Call]:
-        if self._call_sites is None:
-            self._call_sites = {}
+        return self._call_index()[0].get(function_name, [])
+
+    def _call_index(self) -> tuple[dict[str, list[nodes.Call]], dict[tuple[int, int], nodes.Call]]:
+        """Every call of the module by the name it is spelled with, and by position, from one walk."""
+        if self._call_sites is None or self._calls_by_position is None:
+            self._call_sites, self._calls_by_position = {}, {}
             for call in descendants(self.module, nodes.Call):
+                self._calls_by_position[(call.lineno, call.col_offset)] = call
                 func = call.func
                 name = func.name if isinstance(func, nodes.Name) else getattr(func, "attrname", None)
                 if name:
                     self._call_sites.setdefault(name, []).append(call)
-        return self._call_sites.get(function_name, [])
+        return self._call_sites, self._calls_by_position
 
     # -- attributes, calls, subscripts -------------------------------------------
 
@@ -883,9 +946,91 @@ class ValueOracle:
             # a tensor attribute, or a field of the named tuple an op returned (``x.max(-1).values``)
             kind = self.facts.attribute_kind(node.attrname) or self.facts.named_tuple_fields.get(node.attrname)
             return self._result_kind(kind) or Kind.UNKNOWN
+        field = self.field_values(node)
+        if field is not None:  # ``self.step(...).prev_sample``: the field of an output this module builds
+            return join(self._kind(value) for value in field)
         if base is Kind.STATIC and "config" in node.expr.as_string():
             return Kind.STATIC
         return Kind.UNKNOWN
+
+    def field_values(self, node: nodes.Attribute) -> list[nodes.NodeNG] | None:
+        """What ``obj.attr`` holds when every value ``obj`` can be is an instance of a class of this module
+        that a call here builds (directly, through names and parameters, or returned by a helper); ``None``
+        when unsure.
+
+        The argument given for a dataclass or ``NamedTuple`` field, else its default
+        (``DDPMSchedulerOutput(prev_sample=x)``); for another class, what its methods assign to
+        ``self.attr`` (and the buffer it registers), an ``__init__`` parameter standing for the argument
+        the call passes for it.
+        """
+        built = self._constructions(node.expr)
+        if not built:
+            return None
+        found: list[nodes.NodeNG] = []
+        for call, klass in built:
+            values = self._class_field(klass, call, node.attrname)
+            if values is None:
+                return None
+            found += values
+        return found
+
+    def _constructions(self, expr: nodes.NodeNG, depth: int = 0) -> list[tuple[nodes.Call, nodes.ClassDef]] | None:
+        """The calls that build every instance *expr* can be, each with its class of this module."""
+        if depth > 4:
+            return None
+        klass = self._constructed_class(expr)
+        if klass is not None:
+            return [(expr, klass)]  # type: ignore[list-item]
+        if isinstance(expr, nodes.Attribute) and not (isinstance(expr.expr, nodes.Name) and expr.expr.name == "self"):
+            return None
+        sources = self.value_sources(expr)
+        if not sources:
+            return None
+        found: list[tuple[nodes.Call, nodes.ClassDef]] = []
+        for source in sources:
+            built = self._constructions(source, depth + 1)
+            if built is None:
+                return None
+            found += built
+        return found
+
+    @staticmethod
+    def _constructed_class(expr: nodes.NodeNG) -> nodes.ClassDef | None:
+        """The class of this module that ``Name(...)`` *expr* instantiates, when the name binds only it."""
+        if not (isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Name)):
+            return None
+        try:
+            found = reaching_bindings(expr.func)
+        except Exception:  # astroid lookups can fail on odd code; stay quiet
+            return None
+        return found[0] if len(found) == 1 and isinstance(found[0], nodes.ClassDef) else None
+
+    def _class_field(self, klass: nodes.ClassDef, call: nodes.Call, name: str) -> list[nodes.NodeNG] | None:
+        fields = _declared_fields(klass, self.imports)
+        if fields is not None and name in fields:
+            passed = _argument_for(call, list(fields), name, skip_first=False)
+            default = fields[name]
+            if passed is not None:
+                return [passed]
+            return None if default is None or isinstance(default, nodes.Call) else [default]  # ``field(...)``: unsure
+        attributes = _class_attributes(klass)
+        assigned = [*attributes.assigned.get(name, ()), *attributes.buffers.get(name, ())][:_MAX_LOOKUPS]
+        if not assigned:
+            return None
+        init = _sole_method(klass, "__init__")
+        found: list[nodes.NodeNG] = []
+        for value in assigned:
+            parameter = _init_parameter(init, value)
+            if parameter is None:
+                found.append(value)
+                continue
+            parameters = [a.name for a in init.args.args or []]
+            passed = _argument_for(call, parameters, parameter.name, skip_first=True)
+            default = self._default_of(parameter, init.args)
+            if passed is None and default is None:
+                return None
+            found.append(passed if passed is not None else default)
+        return found
 
     def _self_attribute(self, node: nodes.Attribute) -> Kind | None:
         if "config" in node.attrname:
@@ -1147,43 +1292,48 @@ class ValueOracle:
 
     def _subscript(self, node: nodes.Subscript) -> Kind | None:
         index = node.slice
-        if isinstance(index, nodes.Const) and type(index.value) is int and index.value >= 0:
+        if isinstance(index, nodes.Const) and (type(index.value) is int and index.value >= 0 or type(index.value) is str):
             element = self._element(node.value, index.value)
             if element is not None:
-                return element  # ``self._pad(x)[1]``, ``(x, n)[0]``
+                return element  # ``self._pad(x)[1]``, ``(x, n)[0]``, ``self.step(...)["prev_sample"]``
         value = self._kind(node.value)
         if value in (Kind.TENSOR, Kind.STATIC):
             return value
         return Kind.TENSOR if _array_index(index) else Kind.UNKNOWN
 
-    def _element(self, value: nodes.NodeNG, index: int, depth: int = 0) -> Kind | None:
-        """The kind of ``value[index]`` when *value* is a tuple or list built in this module; ``None`` when unsure.
+    def _element(self, value: nodes.NodeNG, index: int | str) -> Kind | None:
+        """The kind of ``value[index]`` when *value* is a tuple, list or dict built in this module; ``None`` when unsure.
 
         Follows names to their assignments and calls of project functions
         and methods to their ``return`` statements, so that a helper returning
         ``padding_len, input_ids, attention_mask`` types each of them.
         """
+        elements = self.element_values(value, index)
+        return None if elements is None else join(self._kind(element) for element in elements)
+
+    def element_values(self, value: nodes.NodeNG, index: int | str, depth: int = 0) -> list[nodes.NodeNG] | None:
+        """The expressions ``value[index]`` can be when *value* is a tuple or list literal (an ``int``
+        *index*) or a dict literal with constant keys (a key) of this module, reached through names,
+        parameters (what every call passes) and calls of this module's functions, methods and submodules
+        (their ``return`` values); ``None`` when one path leads elsewhere.
+        """
         if depth > 4:
             return None
         if isinstance(value, (nodes.Tuple, nodes.List)):
-            if index >= len(value.elts) or any(isinstance(e, nodes.Starred) for e in value.elts[: index + 1]):
+            if not isinstance(index, int) or index >= len(value.elts):
                 return None
-            return self._kind(value.elts[index])
-        sources: list[nodes.NodeNG | None]
+            if any(isinstance(e, nodes.Starred) for e in value.elts[: index + 1]):
+                return None
+            return [value.elts[index]]
+        if isinstance(value, nodes.Dict):
+            if not all(isinstance(key, nodes.Const) for key, _ in value.items):
+                return None  # ``{**other, ...}``: the key may come from elsewhere
+            found = [item for key, item in value.items if key.value == index]
+            return found[-1:] or None
+        sources: list[nodes.NodeNG | None] | None
         if isinstance(value, nodes.Name):
-            try:
-                bindings = reaching_bindings(value)
-            except Exception:
-                return None
-            sources = []
-            for b in bindings[:_MAX_LOOKUPS]:
-                if isinstance(b, nodes.AssignName) and isinstance(b.parent, (nodes.Assign, nodes.AnnAssign)):
-                    sources.append(b.parent.value)
-                elif isinstance(b, nodes.AssignName) and isinstance(b.parent, nodes.Arguments):
-                    # ``padding_left, padding_right = paddings``: what every call passes (EnCodec's ``_pad1d``)
-                    sources.extend(self._call_site_arguments(b.parent.parent, b.name) or [None])
-                else:
-                    sources.append(None)
+            # ``padding_left, padding_right = paddings``: a parameter holds what every call passes (EnCodec's ``_pad1d``)
+            sources = self.value_sources(value, depth + 1)
         elif isinstance(value, nodes.Call):
             function = self._project_function(value.func)
             if function is not None and function.name in {"forward", "__call__"}:
@@ -1196,8 +1346,68 @@ class ValueOracle:
             return None
         if not sources or any(source is None for source in sources):
             return None
-        kinds = [self._element(source, index, depth + 1) for source in sources]
-        return None if any(kind is None for kind in kinds) else join(kinds)
+        found: list[nodes.NodeNG] = []
+        for source in sources:
+            elements = self.element_values(source, index, depth + 1)
+            if elements is None:
+                return None
+            found += elements
+        return found
+
+    def value_sources(self, node: nodes.NodeNG, depth: int = 0) -> list[nodes.NodeNG] | None:
+        """The expressions *node*'s value comes from, one step back, or ``None`` when one of them is not
+        an expression of this module (a loop variable, an import, a parameter no call here passes).
+
+        A name: what each of its bindings assigns (an unpacked name: that element of each tuple the value
+        can be); a parameter: what the calls of its function in this module pass for it, and its default
+        unless that is ``None`` (a call that leaves it out gets ``None``, which code tests before use);
+        ``self.x``: every value its class assigns to it and the buffer it registers under that name;
+        ``obj.x`` of an instance built here: :meth:`field_values`; a call of this module's function,
+        method or submodule: its ``return`` values. Dtype facts
+        (:func:`~graphmend_lint.analysis.host_values.is_bool_tensor`) follow a value through these steps.
+        *depth* counts the unpackings already followed (``a, b = c`` where ``c, d = a, ...``).
+        """
+        if isinstance(node, nodes.Name):
+            try:
+                bindings = reaching_bindings(node)[:_MAX_LOOKUPS]
+            except Exception:  # astroid lookups can fail on odd code; stay quiet
+                return None
+            found: list[nodes.NodeNG] = []
+            for binding in bindings:
+                sources = self.binding_sources(binding, depth)
+                if sources is None:
+                    return None
+                found += sources
+            return found or None
+        if isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self":
+            return list(self._self_assignments(node))[:_MAX_LOOKUPS] or None
+        if isinstance(node, nodes.Attribute):
+            return self.field_values(node)
+        if isinstance(node, nodes.Call):
+            function = self.called_function(node)
+            returned = self._returned(function)[:_MAX_LOOKUPS] if function is not None else []
+            return None if not returned or any(value is None for value in returned) else list(returned)
+        return None
+
+    def binding_sources(self, binding: nodes.NodeNG, depth: int = 0) -> list[nodes.NodeNG] | None:
+        """The expressions one binding of a name gives it (see :meth:`value_sources`), else ``None``."""
+        if not isinstance(binding, nodes.AssignName):
+            return None
+        parent = binding.parent
+        if isinstance(parent, (nodes.Assign, nodes.AnnAssign, nodes.NamedExpr)) and parent.value is not None:
+            return [parent.value]
+        if isinstance(parent, (nodes.Tuple, nodes.List)) and isinstance(parent.parent, nodes.Assign):
+            if parent.parent.targets != [parent]:
+                return None
+            return self.element_values(parent.parent.value, parent.elts.index(binding), depth)
+        if isinstance(parent, nodes.Arguments):
+            passed = self.call_site_arguments(parent.parent, binding.name)
+            if not passed:
+                return None
+            default = self._default_of(binding, parent)
+            keeps_default = default is not None and not (isinstance(default, nodes.Const) and default.value is None)
+            return [*passed, default] if keeps_default else passed
+        return None
 
     def _project_function(self, func: nodes.NodeNG) -> nodes.FunctionDef | None:
         """The function a call runs when it is a function or ``self`` method of this module."""
@@ -1227,6 +1437,50 @@ def _literal_binding(binding: nodes.NodeNG) -> bool:
         and isinstance(parent.value, nodes.Const)
         and type(parent.value.value) in (bool, int, float, type(None))
     )
+
+
+def _declared_fields(klass: nodes.ClassDef, imports: ImportTable) -> dict[str, nodes.NodeNG | None] | None:
+    """A dataclass's or ``NamedTuple``'s fields in order, each with its default (``None``: none), else ``None``."""
+    decorators = klass.decorators.nodes if klass.decorators else []
+    names = [dotted(d.func if isinstance(d, nodes.Call) else d) for d in decorators]
+    names += [dotted(base) for base in klass.bases]
+    if not any(n and imports.resolve(n) in {"dataclasses.dataclass", "typing.NamedTuple"} for n in names):
+        return None
+    return {
+        statement.target.name: statement.value
+        for statement in klass.body
+        if isinstance(statement, nodes.AnnAssign) and isinstance(statement.target, nodes.AssignName)
+        and "ClassVar" not in statement.annotation.as_string()
+    }
+
+
+def _argument_for(call: nodes.Call, parameters: list[str], name: str, skip_first: bool) -> nodes.NodeNG | None:
+    """What *call* passes for the parameter *name* of *parameters* (the first one being ``self`` when
+    *skip_first*), by keyword or by position before any ``*args``; ``None`` when it passes nothing."""
+    for keyword in call.keywords or []:
+        if keyword.arg == name:
+            return keyword.value
+    positional = parameters[1:] if skip_first else parameters
+    if name not in positional:
+        return None
+    index = positional.index(name)
+    leading = call.args[: index + 1]
+    if index < len(call.args) and not any(isinstance(a, nodes.Starred) for a in leading):
+        return call.args[index]
+    return None
+
+
+def _init_parameter(init: nodes.FunctionDef | None, value: nodes.NodeNG) -> nodes.AssignName | None:
+    """The ``__init__`` parameter *value* (assigned to ``self.x`` in ``__init__``) reads, unrebound."""
+    if init is None or not isinstance(value, nodes.Name) or value.frame() is not init:
+        return None
+    try:
+        bindings = reaching_bindings(value)
+    except Exception:  # astroid lookups can fail on odd code; stay quiet
+        return None
+    if len(bindings) == 1 and isinstance(bindings[0], nodes.AssignName) and isinstance(bindings[0].parent, nodes.Arguments):
+        return bindings[0]
+    return None
 
 
 def _sole_method(klass: nodes.ClassDef | None, name: str) -> nodes.FunctionDef | None:

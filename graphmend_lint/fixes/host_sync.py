@@ -229,11 +229,14 @@ def assert_without_item(analysis: FileAnalysis, conversion: ScalarConversion) ->
 
 
 def scalar_fix(analysis: FileAnalysis, conversion: ScalarConversion) -> Fix:
-    """The best fix for one conversion, falling back to the display-only setting."""
+    """The best fix for one conversion, falling back to the display-only setting.
+
+    The rewrites keep the value a tensor, so they need the receiver proven one (a NumPy array has no
+    ``.detach()``, and its ``assert`` or branch is no tensor condition).
+    """
+    rewrites = (assert_without_item, keep_scalar_on_device, keep_flag_for_predication) if conversion.proven else ()
     return (
-        assert_without_item(analysis, conversion)
-        or keep_scalar_on_device(analysis, conversion)
-        or keep_flag_for_predication(analysis, conversion)
+        next((fix for rewrite in rewrites if (fix := rewrite(analysis, conversion)) is not None), None)
         or branch_only_decline(conversion)
         or scalar_capture_fix(analysis)
         or Fix.advice(CAPTURE_SCALARS)

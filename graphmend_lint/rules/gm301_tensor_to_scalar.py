@@ -50,7 +50,12 @@ def _switched(source: str) -> Example:
 class TensorToPythonScalar(Rule):
     """## What it does
     Flags `t.item()`, and `int(t)`, `float(t)`, `bool(t)` or `complex(t)` on a
-    tensor, in code that `torch.compile` traces; and a tensor passed where
+    tensor, in code that `torch.compile` traces (`.item()` also on a value of
+    unknown kind, such as a library call's result: of what compiled code
+    meets, only tensors and NumPy arrays have `.item()`, and it breaks on
+    both, GB0124 and GB0033, measured; not when a class of the same file
+    defines an `item` method, nor on a NumPy scalar of Python numbers, which
+    Dynamo folds); and a tensor passed where
     torch wants a size, which is converted the same way: `torch.zeros((b, n,
     d))` with `n = lengths.max()`, `torch.arange(t)`, `x.new_zeros(t)`,
     `x.view(t, -1)` (also `ones`, `empty`, `rand`, `randn`, `full`'s size,
@@ -128,7 +133,8 @@ class TensorToPythonScalar(Rule):
     use. Where such a use is in the file, no fix: the break would only move
     there (measured on the dev corpus, see `docs/benchmarks.md`).
 
-    Anything else is display-only.
+    A receiver not proven a tensor (it may be a NumPy array) gets none of
+    these rewrites, only the switch or advice. Anything else is display-only.
 
     ## Captured scalars
     With `torch._dynamo.config.capture_scalar_outputs = True` (set at module
@@ -170,6 +176,10 @@ class TensorToPythonScalar(Rule):
         # a 0-d tensor of Python numbers and shapes alone: Dynamo knows its value (measured)
         _HEADER + "    half = torch.tensor(x.shape[1]) // 2\n"
         "    return torch.arange(half), x.view(torch.div(x.shape[0], 1, rounding_mode='floor'), -1)\n",
+        # a class of this file has `.item()`: the untyped receiver may be one; a NumPy scalar of Python
+        # numbers is a constant (measured)
+        "import numpy as np\nimport torch\nfrom elsewhere import load\n\n\nclass Slot:\n    def item(self):\n"
+        "        return 1\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n    return x * load(x).item() * np.float32(2.0).item()\n",
     )
     invalid = (
         # nothing needs the number itself: the switch traces the size (unsafe, process-wide)
@@ -197,6 +207,11 @@ class TensorToPythonScalar(Rule):
         Example(_HEADER + "    flag = (x > 0).any().item()\n    if flag:\n        print(x)\n    return x\n"),
         Example(_HEADER + "    k = int(lengths.max())\n    return x[:, :k]\n"),
         Example(_HEADER + "    s = x.sum().item()\n    return x * s, s\n"),
+        # only arrays have `.item()`: a library call's result needs no typing, but no rewrite assumes a tensor
+        Example(
+            "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+            "    s = load(x).item()\n    y = x * s\n    return y - s\n"
+        ),
         Example(
             "import torch\nfrom torch import nn\n\n\nclass Norm(nn.BatchNorm2d):\n    def forward(self, x):\n"
             "        return x / float(self.num_batches_tracked)\n\n\nmodel = torch.compile(Norm(3))\n"

@@ -16,6 +16,7 @@ from graphmend_lint.analysis.host_values import (
     is_integer_tensor,
     method_call,
     numpy_origin,
+    untyped_array_receiver,
 )
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
@@ -38,7 +39,11 @@ class TensorToHostContainer(Rule):
     Flags code that forces a tensor's values into Python containers or host
     NumPy values inside `torch.compile`d code:
 
-    * `t.tolist()` on a tensor;
+    * `t.tolist()` on a tensor, or on a value of unknown kind (a library
+      call's result, an untyped parameter's element): of what compiled code
+      meets, only tensors and NumPy arrays have `.tolist()`, and it breaks
+      on both (measured); not when a class of the same file defines a
+      `tolist` method;
     * a NumPy array made from a tensor (`t.numpy()`, `t.cpu().numpy()`,
       `np.asarray(t)`, `np.array(t)`) when it reaches Python: `.tolist()`,
       `.item()`, `int()`/`float()`/`bool()`/`complex()`, or an `if`/`while`
@@ -101,9 +106,14 @@ class TensorToHostContainer(Rule):
         "import numpy as np\nimport torch\n\n\ndef f(x):\n    return float(x.numpy().sum()), x.tolist()\n",
         _HEADER.replace("import torch\n", "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n", 1)
         + "    return x.t().split(x.long().sum(0).tolist())\n",
+        # a class of this file has `.tolist()`: the untyped receiver may be one of its instances
+        "import torch\nfrom elsewhere import load\n\n\nclass Spans:\n    def tolist(self):\n        return []\n\n\n"
+        "@torch.compile\ndef f(x):\n    return x, load(x).tolist()\n",
     )
     invalid = (
         Example(_HEADER + "    return x.tolist()\n"),
+        # only arrays have `.tolist()`: a library call's result needs no typing
+        Example("import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x):\n    return load(x).tolist()\n"),
         Example(_HEADER + "    a = x.cpu().numpy()\n    return x * float(a.sum())\n"),
         Example(_HEADER + "    a = np.asarray(x)\n    if a.any():\n        x = x + 1\n    return x\n"),
         Example(_HEADER + "    return x.numpy().tolist()\n"),
@@ -158,6 +168,11 @@ class TensorToHostContainer(Rule):
                 yield node, (
                     f"`.{host.func.attrname}()` forces a NumPy array made from a tensor (line {origin.lineno}) "
                     "into Python: graph break"
+                )
+            elif host.func.attrname == "tolist" and untyped_array_receiver(values, host.func):
+                yield node, (
+                    f"`.tolist()` copies `{snippet(receiver)}` (a tensor or a NumPy array: nothing else compiled "
+                    "code meets has `.tolist()`) to a Python list: graph break and host sync"
                 )
             return
         builtin = builtin_name(node)

@@ -32,8 +32,6 @@ CAPTURE_DYNAMIC = Fix.advice(
 )
 #: Operators (as torch functions and tensor methods) whose output size is data-dependent.
 ALWAYS_DYNAMIC = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"})
-#: Methods no Python value but a tensor or a NumPy array has: their receiver needs no typing.
-TENSOR_ONLY_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique_consecutive", "bincount"})
 #: NumPy functions Dynamo traces as those operators (``torch._numpy``), on arrays and Python lists alike.
 NUMPY_DYNAMIC = frozenset({"unique", "nonzero", "flatnonzero", "argwhere"})
 SECOND_BREAK = Fix.advice("no fix of its own: it goes with the data-dependent break it follows")
@@ -68,11 +66,9 @@ def dynamic_operator(values: ValueOracle, call: nodes.Call) -> str | None:
         return "np.where" if op == "where" and len(call.args) == 1 and not keywords else None
     if name.startswith("torch.") and name.count(".") == 1:
         op, receiver_offset = name.split(".")[1], 1  # torch.op(input, ...)
-    elif isinstance(func, nodes.Attribute) and values.is_tensor(func.expr):
-        op, receiver_offset = func.attrname, 0  # input.op(...)
-    elif isinstance(func, nodes.Attribute) and func.attrname in TENSOR_ONLY_METHODS:
-        # only tensors (and NumPy arrays, which Dynamo traces as tensors) have these methods
-        return func.attrname if values.kind(func.expr) is not Kind.STATIC else None
+    elif isinstance(func, nodes.Attribute) and (values.is_tensor(func.expr) or values.array_method(func)):
+        # input.op(...), also on a receiver of unknown kind when only arrays have the method
+        op, receiver_offset = func.attrname, 0
     else:
         return None
     if op in ALWAYS_DYNAMIC:
@@ -98,10 +94,14 @@ def boolean_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.Node
     index = subscript.slice
     parts = index.elts if isinstance(index, nodes.Tuple) else [index]
     if not values.is_tensor(subscript.value):
-        # ``x[x >= 0]``: only an array compares elementwise with a number and is indexed by the result
         if values.kind(subscript.value) is Kind.STATIC:
             return None
-        return next((part for part in parts if compares_itself_with_number(subscript.value, part)), None)
+        # ``x[x >= 0]``: only an array compares elementwise with a number and is indexed by the result;
+        # ``labels[m]`` with ``m`` a proven bool tensor: only an array is indexed by one (a list raises)
+        return next(
+            (part for part in parts if compares_itself_with_number(subscript.value, part) or is_bool_tensor(values, part)),
+            None,
+        )
     return next((part for part in parts if is_bool_tensor(values, part)), None)
 
 
@@ -129,19 +129,29 @@ class DataDependentOutputShape(Rule):
     Flags operators whose output size depends on the values in a tensor:
     `torch.nonzero` / `.nonzero()`, `torch.argwhere`, boolean-mask indexing
     `x[mask]` (read, or `x[mask] += v`; the mask a comparison, a `.bool()`,
-    a `torch.BoolTensor` parameter, or a parameter whose name says boolean
+    `torch.full(size, True)`, a `torch.BoolTensor` parameter, one of those
+    reshaped, flipped, repeated, moved or joined (`torch.cat` of masks),
+    one of those reached through this file:
+    returned by a helper (`mask, n = self.get_mask(ids)`), kept on `self` or
+    registered as a buffer, or a parameter every call of which passes one;
+    or a parameter whose name says boolean
     mask: `mask_bool`, `bool_mask`; a bare `mask` may be an integer index); also `x[x >= 0]` on an `x` of
     unknown type, since only an array is ordered against a number and
-    indexed by the result), `torch.masked_select`,
+    indexed by the result, and `x[m]` on an `x` of unknown type with `m`
+    one of the boolean masks above, since only an array is indexed by a
+    mask, a list raises), `torch.masked_select`,
     `torch.unique` / `unique_consecutive`, single-argument `torch.where(c)`,
     `torch.repeat_interleave` with tensor repeats and no `output_size`,
     `torch.bincount` (even with `minlength`), and their NumPy spellings
     `np.unique`, `np.nonzero`, `np.flatnonzero`, `np.argwhere` and
     single-argument `np.where(c)`, which Dynamo traces as the torch operators
     (on arrays and on Python lists alike). `.nonzero()`, `.argwhere()`,
-    `.masked_select()`, `.unique_consecutive()` and `.bincount()` are flagged
-    on any receiver not known to be a plain Python value: only tensors and
-    NumPy arrays have them.
+    `.masked_select()`, `.unique()`, `.unique_consecutive()`, `.bincount()`
+    and `.repeat_interleave(t)` with tensor repeats are flagged on any
+    receiver not known to be a plain Python value: of what compiled code
+    meets, only tensors have them (NumPy arrays have `.nonzero()` too, which
+    breaks the same way, measured), unless a class of the same file defines
+    a method of that name.
 
     ## Why is this bad
     An FX graph needs every output size as a function of the input sizes.
@@ -280,6 +290,15 @@ class DataDependentOutputShape(Rule):
         # a name is evidence only for an unannotated (or ``torch.Tensor``) parameter that indexes as it came in
         "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, mask, input_mask, mask_bool: torch.LongTensor, bool_mask):\n"
         "    bool_mask = bool_mask.long()\n    x[mask] = 0\n    return x[mask], x[input_mask], x[mask_bool], x[bool_mask]\n",
+        # a method a class of this file defines too: the receiver may be one of its instances
+        "import torch\nfrom elsewhere import load\n\n\nclass Vocab:\n    def unique(self):\n        return self\n\n\n"
+        "@torch.compile\ndef f(x: torch.Tensor):\n    return x * len(load().unique())\n",
+        # a helper's integer index gathers (static size)
+        "import torch\n\n\ndef get_index(t: torch.Tensor):\n    return (t > 0).long(), t.shape[0]\n\n\n"
+        "@torch.compile\ndef f(x: torch.Tensor, y: torch.Tensor):\n    idx, n = get_index(y)\n    return x[idx] * n\n",
+        # Python-int repeats keep the size static, whatever the receiver
+        "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+        "    return load(x).repeat_interleave(2, dim=0)\n",
     )
     invalid = (
         # the read breaks inside a tensor method's arguments: the resumed call is logged again at its first line
@@ -313,6 +332,29 @@ class DataDependentOutputShape(Rule):
             "    if mask is None:\n        return x\n    mask = mask.to(x.device)\n    return x[~mask].sum()\n"
         ),
         _switched("import torch\n\n\n@torch.compile\ndef f(x, mask):\n    return x.masked_select(mask), mask.nonzero()\n"),
+        # a proven mask indexes a value of unknown kind: only an array is indexed by one (no `torch.where`
+        # rewrite, which would turn a NumPy array into a tensor)
+        _switched(
+            "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+            "    labels = load(x)\n    return labels[x > 0]\n"
+        ),
+        # masks this file's helpers return, keep on the module or are passed (the masked sum is not
+        # rewritten: nothing proves the mask elementwise in `x`, so `torch.where` is only shown)
+        Example(
+            "import torch\n\n\ndef get_mask(t: torch.Tensor):\n    return t > 0, t.shape[0]\n\n\n"
+            "@torch.compile\ndef f(x: torch.Tensor, y: torch.Tensor):\n    mask, n = get_mask(y)\n    return x[mask].sum() * n\n"
+        ),
+        _switched(
+            "import torch\nfrom torch import nn\n\n\nclass Gate(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.register_buffer('keep', torch.arange(8) % 2 == 0)\n\n    def pick(self, h: torch.Tensor, m):\n"
+            "        return h[m]\n\n    def forward(self, h: torch.Tensor):\n        return h[self.keep], self.pick(h, h > 0)\n\n\n"
+            "model = torch.compile(Gate())\n"
+        ),
+        # only arrays have these methods: the receiver, an unknown library's result, needs no typing
+        _switched(
+            "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+            "    ids = load(x)\n    return ids.unique(), ids.repeat_interleave(x.long(), dim=0)\n"
+        ),
         # an index its parameter name calls a mask selects (the dtype is not proven, so no `torch.where` rewrite)
         _switched("import torch\n\n\n@torch.compile\ndef f(h: torch.Tensor, mask_bool):\n    return h[mask_bool].sum()\n"),
         _switched(

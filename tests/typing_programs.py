@@ -1,0 +1,91 @@
+"""Small programs whose tensors show only through how they are used or passed, and the lines Dynamo logs
+their breaks at (torch 2.13.0, CPython 3.11, measured).
+
+The value-typing mechanisms of ``analysis/values.py`` each have programs here
+that break (the linter must flag exactly those lines) and programs that look
+alike but do not break (it must flag nothing). ``test_break_sites.py`` checks
+the findings, ``test_break_sites_dynamo.py`` that Dynamo still logs exactly
+these lines. Each program defines ``f(x, y)``, called with ``x`` and ``y``
+all positive, all negative and random (8 floats each). ``operator.mul(x, 2)``
+is a tensor the linter cannot type (a function of another library), the way a
+library call's result is in real code. Lines count from the top of the
+program, header included (``f`` or the first helper starts on line 5).
+"""
+
+from __future__ import annotations
+
+HEADER = "import operator\nimport numpy as np\nimport torch\n\n"
+
+#: name -> (body, lines Dynamo logs in this file)
+PROGRAMS: dict[str, tuple[str, set[int]]] = {
+    # methods only arrays have, on a receiver of unknown kind (values.ARRAY_ONLY_METHODS)
+    "item-of-an-untyped-value": ("def f(x, y):\n    z = operator.mul(x, 2)\n    n = z[0].item()\n    return y * n\n", {7}),
+    "tolist-of-an-untyped-array": ("def f(x, y):\n    a = operator.mul(x.numpy(), 2)\n    v = a.tolist()\n    return y + v[0]\n", {7}),
+    "item-of-an-untyped-array": ("def f(x, y):\n    a = operator.mul(x.numpy(), 2)\n    return y * a[0].item()\n", {7}),
+    "unique-of-an-untyped-value": ("def f(x, y):\n    u = operator.mul(x, 2).unique()\n    return y.sum() + u.sum()\n", {6}),
+    "repeat-interleave-untyped-receiver": (
+        "def f(x, y):\n    r = operator.mul(x, 2).repeat_interleave((y > 0).long())\n    return r.sum() + y\n", {6}),
+    "repeat-interleave-int-repeats": (
+        "def f(x, y):\n    r = operator.mul(x, 2).repeat_interleave(2)\n    return r.sum() + y\n", set()),
+    "item-of-a-numpy-scalar-constant": ("def f(x, y):\n    return y * np.float32(2.0).item()\n", set()),
+    "item-of-a-local-class": (
+        "class Slot:\n    def item(self):\n        return 2\n\ndef f(x, y):\n"
+        "    slots = operator.add([Slot()], [])\n    return y * slots[0].item()\n", set()),
+    # boolean masks known through their producers: returned by a helper, passed to one, kept on a module
+    "mask-returned-by-a-helper": (
+        "def get_mask(t):\n    return t > 0, t.shape[0]\n\ndef f(x, y):\n    h = x.abs()\n"
+        "    mask, n = get_mask(y)\n    return h[mask].sum() * n\n", {11}),
+    "mask-returned-directly": (
+        "def make_mask(t):\n    return (t > 0) & (t.abs() < 1)\n\ndef f(x, y):\n    return x.abs()[make_mask(y)].sum()\n", {9}),
+    "mask-passed-to-a-helper": ("def pick(t, m):\n    return t[m]\n\ndef f(x, y):\n    return pick(x.abs(), y.abs() > 0.5).sum()\n", {6}),
+    "mask-registered-as-a-buffer": (
+        "class Gate(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('keep', torch.arange(8) % 2 == 0)\n\n    def forward(self, h):\n"
+        "        return h.abs()[self.keep]\n\ngate = Gate()\n\ndef f(x, y):\n    return gate(x).sum() + y\n", {11}),
+    "mask-indexes-an-untyped-value": ("def f(x, y):\n    return operator.mul(x, 2)[y.abs() > 0.5].sum()\n", {6}),
+    "integer-index-of-an-untyped-value": ("def f(x, y):\n    return operator.mul(x, 2)[(y > 0).long()].sum()\n", set()),
+    "mask-joined-flipped-and-moved": (
+        "def f(x, y):\n    m = torch.cat([y.abs() > 0.5, torch.flip(y.abs() < 0.5, [0])]).cpu()\n    return x.repeat(2)[m].sum()\n", {7}),
+    "mask-filled-with-true": ("def f(x, y):\n    m = torch.full((8,), True)\n    return x.abs()[m].sum()\n", {7}),
+    "index-filled-with-one": ("def f(x, y):\n    m = torch.full((8,), 1)\n    return x.abs()[m].sum()\n", set()),
+    "integer-index-returned-by-a-helper": (
+        "def get_index(t):\n    return (t > 0).long(), t.shape[0]\n\ndef f(x, y):\n    h = x.abs()\n"
+        "    idx, n = get_index(y)\n    return h[idx].sum() * n\n", set()),
+    "integer-index-passed-to-a-helper": (
+        "def pick(t, m):\n    return t[m]\n\ndef f(x, y):\n    return pick(x.abs(), (y > 0).long()).sum()\n", set()),
+    # a module's forward typed from the calls of its instances (as scope analysis resolves them)
+    "mask-passed-to-a-module": (
+        "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"
+        "def f(x, y):\n    return select(x.abs(), y.abs() > 0.5).sum()\n", {7}),
+    "mask-passed-to-a-submodule": (
+        "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\n"
+        "class Outer(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.select = Select()\n\n"
+        "    def forward(self, h, g):\n        return self.select(h, g > 0).sum()\n\nouter = Outer()\n\n"
+        "def f(x, y):\n    return outer(x.abs(), y.abs())\n", {7}),
+    "integer-index-passed-to-a-module": (
+        "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"
+        "def f(x, y):\n    return select(x.abs(), (y > 0).long()).sum()\n", set()),
+    "python-number-passed-to-a-module": (
+        "class Scale(torch.nn.Module):\n    def forward(self, h, k):\n        if k > 0:\n            h = h.abs() * k\n"
+        "        return h\n\nscale = Scale()\n\ndef f(x, y):\n    return scale(x, 2) + y\n", set()),
+    # values kept in containers this file builds: dataclass and NamedTuple fields, attributes, dict entries
+    "field-of-a-returned-dataclass": (
+        "import dataclasses\n\n@dataclasses.dataclass\nclass Out:\n    sample: torch.Tensor\n    steps: int = 0\n\n"
+        "def step(t):\n    return Out(sample=t * 2, steps=3)\n\ndef f(x, y):\n    out = step(x.sum())\n"
+        "    if out.steps > 2:\n        y = y + 1\n    if out.sample > 0:\n        y = y - 1\n    return y\n", {19}),
+    "field-of-a-named-tuple": (
+        "import typing\n\nclass Pair(typing.NamedTuple):\n    mask: torch.Tensor\n    count: int\n\n"
+        "def pair(t):\n    return Pair(t.abs() > 0.5, 2)\n\ndef f(x, y):\n    p = pair(y)\n"
+        "    return x.abs()[p.mask].sum() * p.count\n", {16}),
+    "value-kept-by-a-class": (
+        "class Cache:\n    def __init__(self, index, size=4):\n        self.index = index\n        self.size = size\n\n"
+        "def f(x, y):\n    c = Cache(x.sum())\n    if c.size > 2:\n        y = y + 1\n    if c.index > 0:\n"
+        "        y = y - 1\n    return y\n", {14}),
+    "dict-entry-returned-by-a-helper": (
+        "def stats(t):\n    return {'total': t.sum(), 'n': t.shape[0]}\n\ndef f(x, y):\n    s = stats(x)\n"
+        "    if s['n'] > 4:\n        y = y + 1\n    if s['total'] > 0:\n        y = y - 1\n    return y\n", {12}),
+}
+
+
+def source(name: str) -> str:
+    return HEADER + PROGRAMS[name][0]
