@@ -13,7 +13,6 @@ programs in the harness's worker pool; the scoring half reads hand-made answers.
 from __future__ import annotations
 
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -63,18 +62,13 @@ def make():
 DATA_PTR_LINE = 5
 
 
-def _program(root: Path, name: str, text: str) -> Program:
-    path = root / f"{name}.py"
-    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    return Program(path)
-
-
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     root = tmp_path_factory.mktemp("error_path")
-    paths = {name: _program(root, name, text).path for name, text in (("guarded", GUARDED), ("data_ptr", DATA_PTR))}
-    tasks = [{"name": name, "path": str(path), "lint": False, "behaviour": True, "variants": {}}
-             for name, path in paths.items()]
+    tasks = []
+    for name, text in (("guarded", GUARDED), ("data_ptr", DATA_PTR)):
+        (root / f"{name}.py").write_text(text.lstrip(), encoding="utf-8")
+        tasks.append({"name": name, "path": str(root / f"{name}.py"), "lint": False, "behaviour": True, "variants": {}})
     answers = pool.run_tasks(tasks, timeout=300)
     for name, answer in answers.items():
         assert score.measured(answer), (name, answer.get("failure") or answer["original"]["error"])
@@ -103,7 +97,7 @@ def _answer(sites: list[list[Any]], error_path: list[list[Any]], findings: list[
 
 
 def test_error_path_lines_are_neither_missed_nor_false_alarms(tmp_path: Path) -> None:
-    program = _program(tmp_path, "prog_error_path", "import torch\n\ndef make():\n    return None, []\n")
+    program = Program(tmp_path / "prog_error_path.py")
     branch, observed = [5, "GB0170", "branch"], [8, "GB0088", "Observed exception"]
     answer = _answer([branch], [observed], [[5, "GM101"], [8, "GM104"]])
     detected = score.detection([program], {program.name: answer}, "compiled", claims())
@@ -114,7 +108,7 @@ def test_error_path_lines_are_neither_missed_nor_false_alarms(tmp_path: Path) ->
 
 
 def test_a_line_also_logged_as_a_break_is_scored_as_one(tmp_path: Path) -> None:
-    program = _program(tmp_path, "prog_both", "import torch\n\ndef make():\n    return None, []\n")
+    program = Program(tmp_path / "prog_both.py")
     observed = [8, "GB0088", "Observed exception"]
     answer = _answer([[8, "GB0170", "branch"]], [observed], [])
     detected = score.detection([program], {program.name: answer}, "compiled", claims())
