@@ -30,12 +30,8 @@ from astroid import nodes
 from graphmend_lint.analysis.ast_resolution import AstResolution
 from graphmend_lint.analysis.resolve import What
 
-#: Registration method -> the GB id Dynamo logs at a call of the hooked module.
-REGISTRATIONS = {
-    "register_full_backward_hook": "GB0083",
-    "register_full_backward_pre_hook": "GB0083",
-    "register_backward_hook": "GB0104",
-}
+#: The ``nn.Module`` methods registering a module-level backward hook (GB0083; the legacy last one GB0104).
+REGISTRATIONS = ("register_full_backward_hook", "register_full_backward_pre_hook", "register_backward_hook")
 _SELF = "self"
 
 
@@ -121,7 +117,8 @@ class HookRegistrations:
             return None
         targets = self.resolution.targets(func)
         found = [self._class_hook(target.name) if target.what is What.INSTANCE else None for target in targets]
-        return found[0] if found and None not in found else None
+        hooked = [hook for hook in found if hook is not None]
+        return min(hooked, key=lambda hook: hook.line) if hooked and len(hooked) == len(found) else None
 
     def _class_hook(self, klass: str) -> HookedCall | None:
         for owner in self.resolution.index.mro(klass):

@@ -141,16 +141,17 @@ def _reason(resolution: AstResolution, found: TorchClass, method: str) -> tuple[
 
 
 def _receiver_classes(resolution: AstResolution, receiver: nodes.NodeNG) -> frozenset[TorchClass]:
-    """The torch training classes *receiver* is an instance of; empty unless every value found is one."""
-    annotated = _annotated_class(resolution, receiver)
-    if annotated is not None:
-        return frozenset({annotated})
+    """The torch training classes *receiver* is an instance of: every value found is one, or, with no value
+    found, its parameter annotation names one; else empty."""
     if isinstance(receiver, nodes.Attribute) and isinstance(receiver.expr, nodes.Name) and receiver.expr.name == _SELF:
         targets = _self_attribute_targets(resolution, receiver)
     else:
         targets = resolution.targets(receiver)
+    if not targets:
+        annotated = _annotated_class(resolution, receiver)
+        return frozenset() if annotated is None else frozenset({annotated})
     classes = {_class_of(resolution, target) for target in targets}
-    return frozenset() if not classes or None in classes else frozenset(c for c in classes if c is not None)
+    return frozenset() if None in classes else frozenset(c for c in classes if c is not None)
 
 
 def _self_attribute_targets(resolution: AstResolution, attribute: nodes.Attribute) -> frozenset[Target]:
