@@ -1,4 +1,4 @@
-"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM513): findings and fixes, without Dynamo.
+"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM515): findings and fixes, without Dynamo.
 
 :data:`CASES` lists, for every program, the findings the linter must report
 and the breaks Dynamo logs, measured on torch 2.13 (CPU, Python 3.11) and
@@ -18,7 +18,7 @@ from graphmend_lint.config import load_settings
 
 CODES = (
     "GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506", "GM507", "GM508",
-    "GM509", "GM510", "GM511", "GM512", "GM513",
+    "GM509", "GM510", "GM511", "GM512", "GM513", "GM514", "GM515",
 )  # fmt: skip
 DEEPCOPY = "copy.py:153 GB4198"  # where Dynamo names a deepcopy break (Python 3.11's copy.py)
 CACHED_PROPERTY_LOCK = "functools.py:997 GB0142"  # the `with self.lock:` of Python 3.11's cached_property
@@ -134,6 +134,21 @@ CASES: dict[str, Case] = {
     # logged inside the helper, where the generator reaches torch.randn
     "GM513/bad_seeded_noise.py": case({(12, "GM513")}, {(12, "GB0055")}),
     "GM513/neg_global_rng_noise.py": case(),
+    # the scaler's line logs backward's GB0123 too (GM507 does not see a tensor in `scaler.scale(loss)`)
+    "GM514/bad_amp_train_step.py": case(
+        {(21, "GM514"), (22, "GM514"), (23, "GM514"), (25, "GM514"), (26, "GM514")},
+        {(21, "GB0008"), (22, "GB0008"), (22, "GB0123"), (23, "GB0008"), (25, "GB0008"), (25, "GB0025"),
+         (26, "GB0008")},
+    ),  # fmt: skip
+    # the scheduler wrapped the optimizer's step in lr_scheduler.py (GB0007)
+    "GM514/bad_trainer_scheduler.py": case(
+        {(25, "GM507"), (26, "GM514"), (27, "GM514"), (28, "GM514")},
+        {(25, "GB0123"), (26, "GB0007"), (26, "GB0025"), (27, "GB0008"), (28, "GB0008")},
+    ),
+    "GM514/neg_compiled_model_eager_step.py": case(),
+    "GM515/bad_grad_scaling_block.py": case({(34, "GM515")}, {(34, "GB0083")}),
+    "GM515/bad_probe_backward_hook.py": case({(24, "GM515")}, {(24, "GB0104")}),
+    "GM515/neg_tensor_hook.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
 SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py", "GM507/fixed_jit_isinstance.py"})

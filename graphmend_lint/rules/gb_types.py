@@ -11,6 +11,7 @@ from typing import Final
 
 GB_TYPES: Final[dict[str, str]] = {
     "GB0007": "Attempted to call function marked as skipped",
+    "GB0008": "Attempted to inline function marked as skipped",
     "GB0014": "Attempted to wrap RNN, GRU, or LSTM",
     "GB0025": "Call to `torch._dynamo.graph_break()`",
     "GB0033": "Data dependent operator",
@@ -18,9 +19,11 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB0055": "Failed to convert args/kwargs to proxy",
     "GB0059": "Failed to trace builtin operator",
     "GB0082": "Missing bytecode handler",
+    "GB0083": "Module-level backwards hooks require compiled autograd.",
     "GB0088": "Observed exception",
     "GB0098": "Skip calling `torch.compiler.disable()`d function",
     "GB0099": "Skip inlining `torch.compiler.disable()`d function",
+    "GB0104": "Tensor with grad_fn()",
     "GB0109": "Tensor.tolist() with non-integer tensor",
     "GB0119": "Uninitialized nn.Module",
     "GB0123": "Unsupported Tensor.backward() call",
