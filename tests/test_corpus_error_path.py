@@ -47,6 +47,24 @@ RAISING_INPUTS = {1: "ValueError"}
 '''
 BRANCH_LINE, RAISE_LINE = 5, 8
 
+#: A guard with no break before it: under fullgraph=True the raise surfaces as Dynamo's "Observed exception".
+RAISE_ONLY = '''
+import torch
+
+
+def f(x):
+    if x.shape[0] != 2:
+        raise ValueError("expected two rows")
+    return x * 2
+
+
+def make():
+    return f, [(torch.ones(2),), (torch.ones(3),)]
+
+
+RAISING_INPUTS = {1: "ValueError"}
+'''
+
 #: GB0088 with no exception reaching the caller: Dynamo's own failure on ``data_ptr()``.
 DATA_PTR = '''
 import torch
@@ -66,9 +84,12 @@ DATA_PTR_LINE = 5
 def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     root = tmp_path_factory.mktemp("error_path")
     tasks = []
-    for name, text in (("guarded", GUARDED), ("data_ptr", DATA_PTR)):
+    for name, text in (("guarded", GUARDED), ("data_ptr", DATA_PTR), ("raise_only", RAISE_ONLY)):
         (root / f"{name}.py").write_text(text.lstrip(), encoding="utf-8")
-        tasks.append({"name": name, "path": str(root / f"{name}.py"), "lint": False, "behaviour": True, "variants": {}})
+        # a variant is always compiled with fullgraph=True (an original without breaks is trusted to pass)
+        variants = {"same": str(root / f"{name}.py")} if name == "raise_only" else {}
+        tasks.append({"name": name, "path": str(root / f"{name}.py"), "lint": False, "behaviour": True,
+                      "variants": variants})
     answers = pool.run_tasks(tasks, timeout=300)
     for name, answer in answers.items():
         assert score.measured(answer), (name, answer.get("failure") or answer["original"]["error"])
@@ -81,6 +102,15 @@ def test_a_declared_exception_leaving_the_call_is_the_error_path(measured: dict[
     assert original["eager_errors"][1][0] == "ValueError"
     assert [[line, gb_id] for line, gb_id, _ in original["error_path_sites"]] == [[RAISE_LINE, "GB0088"]]
     assert [[line, gb_id] for line, gb_id, _ in original["sites"]] == [[BRANCH_LINE, "GB0170"]]
+
+
+@pytest.mark.dynamo
+def test_fullgraph_raising_the_declared_exception_is_behaviour(measured: dict[str, dict[str, Any]]) -> None:
+    """fullgraph=True wraps the ValueError in Unsupported("Observed exception"): still the error path, not a failure."""
+    variant = measured["raise_only"]["variants"]["same"]
+    assert variant["sites"] == [] and [line for line, *_ in variant["error_path_sites"]] == [6]
+    assert variant["fullgraph"] == [None, None]
+    assert score.passes_fullgraph(variant)
 
 
 @pytest.mark.dynamo

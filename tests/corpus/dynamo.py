@@ -319,10 +319,26 @@ def _fullgraph_failure(fn: Callable[..., Any], args: tuple[Any, ...], eager: Out
         with contextlib.redirect_stdout(io.StringIO()):
             compiled(*args)
     except Exception as error:
-        if eager is not None and eager.error is not None and eager.error[0] == type(error).__name__:
+        if eager is not None and eager.error is not None and eager.error[0] in _raised_types(error):
             return None
         return _first_line(error, 200)
     return None
+
+
+def _raised_types(error: BaseException) -> set[str]:
+    """The type of *error*, and the user exception inside it when ``fullgraph=True`` wrapped one.
+
+    torch 2.13 does not let a user exception leave a ``fullgraph=True`` region
+    as itself: it raises ``Unsupported("Observed exception")`` whose cause is
+    Dynamo's stand-in for the user's type (``ObservedValueErrorError`` for a
+    ``ValueError``). That is the program's error path, as in eager mode.
+    """
+    names = {type(error).__name__}
+    cause = error.__cause__
+    if isinstance(cause, torch._dynamo.exc.ObservedException):
+        names |= {raised.__name__ for raised, observed in torch._dynamo.exc.observed_exception_map.items()
+                  if type(cause) is observed}
+    return names
 
 
 def _measure_run(
