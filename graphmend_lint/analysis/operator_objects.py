@@ -59,7 +59,7 @@ def object_operator(values: ValueOracle, node: nodes.NodeNG) -> ObjectOperator |
     else:
         return None
     dunder = _DUNDERS.get(op)
-    if dunder is None:
+    if dunder is None or not _operator_classes(node.root()):
         return None
     if isinstance(node, nodes.BinOp):
         candidates = ((left, right, f"__{dunder}__"), (right, left, f"__r{dunder}__"))
@@ -73,6 +73,34 @@ def object_operator(values: ValueOracle, node: nodes.NodeNG) -> ObjectOperator |
         if method is not None:
             return ObjectOperator(node, obj, tensor, klass, method)
     return None
+
+
+_CLASSES_ATTRIBUTE = "_graphmend_operator_classes"
+
+
+def _operator_classes(module: nodes.Module) -> frozenset[nodes.ClassDef]:
+    """The plain classes of the file that define an operator dunder: found once per file.
+
+    Most files have none, and then no operand is inferred at all: astroid's
+    inference of an arbitrary operand can walk into every module the file
+    imports (a minute on transformers' SuperGlue).
+    """
+    cached = getattr(module, _CLASSES_ATTRIBUTE, None)
+    if cached is None:
+        dunders = {f"__{name}__" for name in _DUNDERS.values()} | {f"__r{name}__" for name in _DUNDERS.values()}
+        cached = frozenset(
+            klass for klass in module.nodes_of_class(nodes.ClassDef)
+            if dunders & klass.locals.keys() and _is_plain(klass)
+        )
+        setattr(module, _CLASSES_ATTRIBUTE, cached)
+    return cached
+
+
+def _is_plain(klass: nodes.ClassDef) -> bool:
+    """No base but ``object``, no metaclass keyword, and no hook through which torch could see the object."""
+    if klass.keywords or any(not (isinstance(base, nodes.Name) and base.name == "object") for base in klass.bases):
+        return False
+    return not any(hook in klass.locals for hook in _TORCH_VISIBLE_HOOKS)
 
 
 def _is_tensor(values: ValueOracle, operand: nodes.NodeNG) -> bool:
@@ -107,11 +135,7 @@ def _plain_class_of(node: nodes.NodeNG) -> nodes.ClassDef | None:
     if not classes or len(classes) > _INFERENCE_LIMIT or None in classes or len(set(classes)) != 1:
         return None
     klass = classes[0]
-    if klass.root() is not node.root() or klass.keywords:
-        return None
-    if any(not (isinstance(base, nodes.Name) and base.name == "object") for base in klass.bases):
-        return None
-    return None if any(hook in klass.locals for hook in _TORCH_VISIBLE_HOOKS) else klass
+    return klass if klass in _operator_classes(node.root()) else None
 
 
 def _instantiated_class(value: nodes.NodeNG) -> nodes.ClassDef | None:

@@ -75,6 +75,8 @@ ELEMENT_WISE = frozenset({"torch.sigmoid", "torch.tanh"})
 _ELEMENT_WISE_OPS = frozenset({"*", "+"})
 #: How deep helper methods may call helper methods before the match gives up.
 _HELPER_DEPTH = 2
+#: How many classes of the file `_derives_from` follows up a chain of bases.
+_MAX_BASE_DEPTH = 16
 
 
 @dataclass(frozen=True)
@@ -503,11 +505,26 @@ def _own_method(values: ValueOracle, call: nodes.Call) -> nodes.FunctionDef | No
     return helper if plain and not overridden else None
 
 
-def _derives_from(cls: nodes.ClassDef, base: nodes.ClassDef) -> bool:
-    try:
-        return any(ancestor is base for ancestor in cls.ancestors())
-    except Exception:  # astroid could not resolve a base: assume it might derive
-        return True
+def _derives_from(cls: nodes.ClassDef, base: nodes.ClassDef, depth: int = 0) -> bool:
+    """*cls* derives from *base*, a class of the same file, through classes of that file.
+
+    A class imported from elsewhere cannot derive from one defined here, so
+    only bases named by this file's own definitions are followed: astroid's
+    ``ancestors()`` would import every module a base comes from (seconds per
+    class on transformers).
+    """
+    if depth > _MAX_BASE_DEPTH:
+        return True  # too deep to follow: assume it might derive
+    for named in cls.bases:
+        if not isinstance(named, nodes.Name):
+            continue  # ``nn.Module``, ``module.Base``: imported, never *base*
+        _, definitions = named.lookup(named.name)
+        for definition in definitions:
+            if definition is base or (
+                isinstance(definition, nodes.ClassDef) and _derives_from(definition, base, depth + 1)
+            ):
+                return True
+    return False
 
 
 def _is_self(node: nodes.NodeNG) -> bool:
