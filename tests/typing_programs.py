@@ -53,6 +53,12 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "    idx, n = get_index(y)\n    return h[idx].sum() * n\n", set()),
     "integer-index-passed-to-a-helper": (
         "def pick(t, m):\n    return t[m]\n\ndef f(x, y):\n    return pick(x.abs(), (y > 0).long()).sum()\n", set()),
+    # an augmented assignment to a tensor runs in place and keeps its dtype, whatever the operand
+    "mask-updated-in-place": (
+        "def valid_of(t):\n    valid = t > -1\n    valid &= t.abs() < 2\n    valid |= t > 5\n    return valid\n\n"
+        "def f(x, y):\n    valid = valid_of(y)\n    return x[valid].sum()\n", {13}),
+    "integer-index-updated-in-place": (
+        "def f(x, y):\n    idx = (y > 0).long()\n    idx |= (y > 1).long()\n    return x[idx].sum()\n", set()),
     # a module's forward typed from the calls of its instances (as scope analysis resolves them)
     "mask-passed-to-a-module": (
         "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"

@@ -462,8 +462,21 @@ def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int) -> boo
     if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Arguments):
         if _annotated_bool_tensor(binding, binding.parent):
             return True
+    if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.AugAssign):
+        return _updated_in_place(values, binding, depth)
     sources = values.binding_sources(binding)
     return bool(sources) and all(is_bool_tensor(values, source, depth + 1) for source in sources)
+
+
+def _updated_in_place(values: ValueOracle, binding: nodes.AssignName, depth: int) -> bool:
+    """``valid &= (boxes[:, 0] <= w)`` on a bool tensor: an augmented assignment to a tensor runs in place
+    (``__iand__``, ``__ior__``, ...), which keeps the tensor's dtype whatever the operand (torchvision's
+    ``sanitize_bounding_boxes`` mask). A bool target stays bool; the value before it decides."""
+    try:
+        before = [b for b in reaching_bindings(binding) if b is not binding]
+    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+        return False
+    return bool(before) and all(_bool_binding(values, earlier, depth + 1) for earlier in before)
 
 
 def _annotated_bool_tensor(parameter: nodes.AssignName, arguments: nodes.Arguments) -> bool:

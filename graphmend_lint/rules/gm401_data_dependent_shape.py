@@ -130,7 +130,8 @@ class DataDependentOutputShape(Rule):
     `torch.nonzero` / `.nonzero()`, `torch.argwhere`, boolean-mask indexing
     `x[mask]` (read, or `x[mask] += v`; the mask a comparison, a `.bool()`,
     `torch.full(size, True)`, a `torch.BoolTensor` parameter, one of those
-    reshaped, flipped, repeated, moved or joined (`torch.cat` of masks),
+    reshaped, flipped, repeated, moved or joined (`torch.cat` of masks) or
+    updated in place (`valid &= w > 0`: in place, a tensor keeps its dtype),
     one of those reached through this file:
     returned by a helper (`mask, n = self.get_mask(ids)`), kept on `self` or
     registered as a buffer, or a parameter every call of which passes one;
