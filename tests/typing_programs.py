@@ -59,6 +59,11 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "def f(x, y):\n    valid = valid_of(y)\n    return x[valid].sum()\n", {13}),
     "integer-index-updated-in-place": (
         "def f(x, y):\n    idx = (y > 0).long()\n    idx |= (y > 1).long()\n    return x[idx].sum()\n", set()),
+    # a mask joined with a tensor of unknown dtype: as an index, a mask (an integer 0/1 index gathers rows 0 and 1)
+    "mask-and-a-tensor-of-unknown-dtype": (
+        "def f(x, y):\n    keep = torch.as_tensor(operator.gt(y, 0))\n    m = (x.abs() > 1) & keep\n    return x[m].sum()\n", {8}),
+    "mask-and-an-integer-tensor": ("def f(x, y):\n    m = (x.abs() > 1) & (y > 0).long()\n    return x[m].sum()\n", set()),
+    "mask-and-a-python-number": ("def f(x, y):\n    m = (x.abs() > 1) & 1\n    return x[m].sum() + y\n", set()),
     # a module's forward typed from the calls of its instances (as scope analysis resolves them)
     "mask-passed-to-a-module": (
         "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"

@@ -401,13 +401,16 @@ def _conversion_dtype(values: ValueOracle, call: nodes.Call) -> str | None:
     return _dtype_keyword(values, call)
 
 
-def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, lenient: bool = False) -> bool:
     """True when *node* is provably a tensor of dtype ``torch.bool``.
 
     Names, ``self.<attr>`` and calls of this file's functions are followed
     to what they hold (:meth:`ValueOracle.value_sources`): a mask a helper
     returns (``mask, n = self.get_mask(ids)``), a mask kept on ``self`` or
     registered as a buffer, a parameter every call of which passes a mask.
+
+    *lenient* (:func:`is_likely_mask`) also takes ``a & b`` / ``a | b`` / ``a ^ b`` with one
+    operand a mask and the others tensors of unknown dtype.
     """
     if depth > _MAX_DEPTH:
         return False
@@ -418,21 +421,45 @@ def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> b
             and values.kind(node) is Kind.TENSOR
         )
     if isinstance(node, nodes.UnaryOp) and node.op == "~":
-        return is_bool_tensor(values, node.operand, depth + 1)
+        return is_bool_tensor(values, node.operand, depth + 1, lenient=lenient)
     if isinstance(node, nodes.BinOp) and node.op in {"&", "|", "^"}:
-        return is_bool_tensor(values, node.left, depth + 1) and is_bool_tensor(values, node.right, depth + 1)
+        operands = (node.left, node.right)
+        masks = [is_bool_tensor(values, operand, depth + 1, lenient=lenient) for operand in operands]
+        if all(masks):
+            return True
+        return lenient and any(masks) and all(
+            values.is_tensor(operand) and not is_integer_tensor(values, operand) and not is_float_tensor(values, operand)
+            for operand in operands
+        )
     if isinstance(node, nodes.Name):
-        return values.is_tensor(node) and _bool_sources(values, node, depth)
+        return values.is_tensor(node) and _bool_sources(values, node, depth, lenient)
     if isinstance(node, nodes.Attribute):
-        return values.is_tensor(node) and _bool_sources(values, node, depth)
+        return values.is_tensor(node) and _bool_sources(values, node, depth, lenient)
     if isinstance(node, nodes.Subscript):
-        return values.is_tensor(node) and is_bool_tensor(values, node.value, depth + 1)
+        return values.is_tensor(node) and is_bool_tensor(values, node.value, depth + 1, lenient=lenient)
     if isinstance(node, nodes.Call):
-        return _is_bool_call(values, node, depth) or (values.is_tensor(node) and _bool_sources(values, node, depth))
+        return _is_bool_call(values, node, depth, lenient) or (
+            values.is_tensor(node) and _bool_sources(values, node, depth, lenient)
+        )
     return False
 
 
-def _bool_sources(values: ValueOracle, node: nodes.Name | nodes.Attribute | nodes.Call, depth: int) -> bool:
+def is_likely_mask(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    """*node* is a bool tensor, or ``a & b`` (``|``, ``^``) of a bool tensor and tensors of unknown dtype
+    (through names, helpers and the rest that :func:`is_bool_tensor` follows).
+
+    ``protein_mask = (mol_type == 0) & attention_mask`` then ``ids[protein_mask]``
+    (ESMFold2): with a bool ``attention_mask`` the result is bool; with an integer
+    one it is an integer tensor, and indexing with a 0/1 integer tensor gathers
+    rows 0 and 1, which no code means. With a float one ``&`` raises. So as an
+    index it is a mask; detection only, never for a fix that relies on the dtype.
+    A Python operand (``(x > 0) & 1``) or one of a proven integer or float dtype
+    (``(x > 0) & ids.long()``) makes no mask and does not count.
+    """
+    return is_bool_tensor(values, node, lenient=True)
+
+
+def _bool_sources(values: ValueOracle, node: nodes.Name | nodes.Attribute | nodes.Call, depth: int, lenient: bool) -> bool:
     """Every expression *node*'s value comes from is a bool tensor; a parameter annotated
     ``torch.BoolTensor`` is one whatever its calls pass.
 
@@ -441,7 +468,7 @@ def _bool_sources(values: ValueOracle, node: nodes.Name | nodes.Attribute | node
     logs GB0036 six times). Memoised per node, so that a recursive helper or
     two helpers passing a mask to each other cost one walk; a cycle proves nothing.
     """
-    memo = values.memo("bool-sources")
+    memo = values.memo("likely-mask-sources" if lenient else "bool-sources")
     if node in memo:
         return memo[node]
     memo[node] = False
@@ -450,25 +477,25 @@ def _bool_sources(values: ValueOracle, node: nodes.Name | nodes.Attribute | node
             bindings = reaching_bindings(node)
         except Exception:  # astroid lookups can fail on odd code; then nothing is proven
             bindings = []
-        result = bool(bindings) and all(_bool_binding(values, binding, depth) for binding in bindings)
+        result = bool(bindings) and all(_bool_binding(values, binding, depth, lenient) for binding in bindings)
     else:
         sources = values.value_sources(node)
-        result = bool(sources) and all(is_bool_tensor(values, source, depth + 1) for source in sources)
+        result = bool(sources) and all(is_bool_tensor(values, source, depth + 1, lenient=lenient) for source in sources)
     memo[node] = result
     return result
 
 
-def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int) -> bool:
+def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int, lenient: bool) -> bool:
     if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Arguments):
         if _annotated_bool_tensor(binding, binding.parent):
             return True
     if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.AugAssign):
-        return _updated_in_place(values, binding, depth)
+        return _updated_in_place(values, binding, depth, lenient)
     sources = values.binding_sources(binding)
-    return bool(sources) and all(is_bool_tensor(values, source, depth + 1) for source in sources)
+    return bool(sources) and all(is_bool_tensor(values, source, depth + 1, lenient=lenient) for source in sources)
 
 
-def _updated_in_place(values: ValueOracle, binding: nodes.AssignName, depth: int) -> bool:
+def _updated_in_place(values: ValueOracle, binding: nodes.AssignName, depth: int, lenient: bool) -> bool:
     """``valid &= (boxes[:, 0] <= w)`` on a bool tensor: an augmented assignment to a tensor runs in place
     (``__iand__``, ``__ior__``, ...), which keeps the tensor's dtype whatever the operand (torchvision's
     ``sanitize_bounding_boxes`` mask). A bool target stays bool; the value before it decides."""
@@ -476,7 +503,7 @@ def _updated_in_place(values: ValueOracle, binding: nodes.AssignName, depth: int
         before = [b for b in reaching_bindings(binding) if b is not binding]
     except Exception:  # astroid lookups can fail on odd code; then nothing is proven
         return False
-    return bool(before) and all(_bool_binding(values, earlier, depth + 1) for earlier in before)
+    return bool(before) and all(_bool_binding(values, earlier, depth + 1, lenient) for earlier in before)
 
 
 def _annotated_bool_tensor(parameter: nodes.AssignName, arguments: nodes.Arguments) -> bool:
@@ -551,7 +578,7 @@ def _same_bindings(first: nodes.Name, second: nodes.Name) -> bool:
         return False
 
 
-def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
+def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int, lenient: bool) -> bool:
     if not values.is_tensor(call):
         return False
     name = values.qualified_name(call.func) or ""
@@ -559,7 +586,7 @@ def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
         return True
     if _dtype_keyword(values, call) in _BOOL_DTYPES or _conversion_dtype(values, call) in _BOOL_DTYPES:
         return True
-    if _dtype_keyword(values, call) is None and _bool_from_arguments(values, call, name, depth):
+    if _dtype_keyword(values, call) is None and _bool_from_arguments(values, call, name, depth, lenient):
         return True
     func = call.func
     if not isinstance(func, nodes.Attribute):
@@ -567,18 +594,18 @@ def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
     if func.attrname in _BOOL_METHODS:
         return True  # the call is a tensor (above), whatever the receiver is typed as: ``m[i].bool()``
     if values.is_tensor(func.expr) and (func.attrname in _BOOL_PRESERVING_METHODS or _is_device_move(call)):
-        return is_bool_tensor(values, func.expr, depth + 1)
+        return is_bool_tensor(values, func.expr, depth + 1, lenient=lenient)
     return False
 
 
-def _bool_from_arguments(values: ValueOracle, call: nodes.Call, name: str, depth: int) -> bool:
+def _bool_from_arguments(values: ValueOracle, call: nodes.Call, name: str, depth: int, lenient: bool) -> bool:
     """``torch.flip(m, ...)``, ``torch.cat([m1, m2])``, ``torch.full(size, True)``: a torch function whose
     result takes its dtype from arguments that are boolean."""
     args = call.args
     if name.count(".") == 1 and name.startswith("torch.") and name[6:] in _BOOL_PRESERVING_METHODS and args:
-        return is_bool_tensor(values, args[0], depth + 1)
+        return is_bool_tensor(values, args[0], depth + 1, lenient=lenient)
     if name in _JOINING_FUNCTIONS and args and isinstance(args[0], (nodes.List, nodes.Tuple)) and args[0].elts:
-        return all(is_bool_tensor(values, part, depth + 1) for part in args[0].elts)
+        return all(is_bool_tensor(values, part, depth + 1, lenient=lenient) for part in args[0].elts)
     if name in _FILLING_FUNCTIONS and len(args) >= 2:
         return isinstance(args[1], nodes.Const) and type(args[1].value) is bool
     return False
