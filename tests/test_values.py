@@ -689,3 +689,27 @@ def test_fields_attributes_and_dict_entries_of_values_this_file_builds_keep_thei
         "c.index": U,  # a parameter nothing here passes: any object
         "{'a': x, **s}['a']": S,  # keys from elsewhere: only the container is known (static)
     }  # fmt: skip
+
+
+def test_self_attributes_come_from_the_bases_this_file_defines() -> None:
+    """snntorch's ``NoisyLeaky(NoisyLIF(SpikingNeuron))`` reads a buffer ``SpikingNeuron.__init__`` registers;
+    a class of another module (here ``Imported``) is not followed, and the class's own assignments still count."""
+    kinds = kinds_of(
+        "import torch\nfrom torch import nn\nfrom elsewhere import Imported\n"
+        "class Base(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.register_buffer('mode', torch.tensor(0))\n"
+        "        self.k = 2\n"
+        "class Middle(Base):\n"
+        "    pass\n"
+        "class Leaf(Middle, Imported):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.scale = torch.ones(1)\n"
+        "    def forward(self, h):\n"
+        "        probe(self.mode, self.k, self.scale, self.other)\n"
+        "        return h\n"
+        "model = torch.compile(Leaf())\n"
+    )
+    assert kinds == {"self.mode": T, "self.k": S, "self.scale": T, "self.other": U}

@@ -64,6 +64,17 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "def f(x, y):\n    keep = torch.as_tensor(operator.gt(y, 0))\n    m = (x.abs() > 1) & keep\n    return x[m].sum()\n", {8}),
     "mask-and-an-integer-tensor": ("def f(x, y):\n    m = (x.abs() > 1) & (y > 0).long()\n    return x[m].sum()\n", set()),
     "mask-and-a-python-number": ("def f(x, y):\n    m = (x.abs() > 1) & 1\n    return x[m].sum() + y\n", set()),
+    # what the classes of this file that a class derives from assign to ``self`` (snntorch's neuron buffers)
+    "buffer-registered-by-a-base-class": (
+        "class Base(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('mode', torch.tensor(0))\n        self.k = 2\n\n"
+        "class Neuron(Base):\n    def forward(self, h):\n        if self.mode == 0:\n            h = h + 1\n"
+        "        return h\n\nneuron = Neuron()\n\ndef f(x, y):\n    return neuron(x) + y\n", {13}),
+    "number-set-by-a-base-class": (
+        "class Base(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('mode', torch.tensor(0))\n        self.k = 2\n\n"
+        "class Neuron(Base):\n    def forward(self, h):\n        if self.k > 0:\n            h = h + 1\n"
+        "        return h\n\nneuron = Neuron()\n\ndef f(x, y):\n    return neuron(x) + y\n", set()),
     # a module's forward typed from the calls of its instances (as scope analysis resolves them)
     "mask-passed-to-a-module": (
         "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"

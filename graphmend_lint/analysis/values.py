@@ -109,6 +109,8 @@ TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
 STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool"})
 _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
 _MAX_LOOKUPS = 16
+#: Classes of one module followed up a class's bases (the class itself included).
+_MAX_LINEAGE = 8
 #: How many assignments evidence that a parameter is a tensor may pass through (``y = x * 2`` then ``y.sum()``).
 _EVIDENCE_DEPTH = 3
 #: Classifications open at once before the oracle classifies the innermost one on its own first.
@@ -257,6 +259,7 @@ class ValueOracle:
         self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
         self._local_method_names: frozenset[str] | None = None
         self._derived: dict[str, dict[nodes.NodeNG, bool]] = {}
+        self._lineages: dict[nodes.ClassDef, list[nodes.ClassDef]] = {}
 
     # -- public -------------------------------------------------------------------
 
@@ -1041,24 +1044,49 @@ class ValueOracle:
         return join(self._assigned_attribute_kind(value) for value in values[:_MAX_LOOKUPS])
 
     def _inherited_tensor(self, node: nodes.Attribute) -> bool:
-        """``self.num_batches_tracked`` in a subclass of ``nn.BatchNorm2d``: a tensor its torch base registers."""
+        """``self.num_batches_tracked`` in a subclass of ``nn.BatchNorm2d`` (directly or through classes of
+        this module): a tensor its torch base registers."""
         klass = enclosing_class(node)
         if klass is None:
             return False
-        for base in klass.bases:
-            name = self.qualified_name(base) or ""
-            if name.startswith("torch.nn.") and node.attrname in INHERITED_TENSORS.get(name.rsplit(".", 1)[1], ()):
-                return True
+        for owner in self._lineage(klass):
+            for base in owner.bases:
+                name = self.qualified_name(base) or ""
+                if name.startswith("torch.nn.") and node.attrname in INHERITED_TENSORS.get(name.rsplit(".", 1)[1], ()):
+                    return True
         return False
 
     def _self_assignments(self, node: nodes.Attribute) -> Iterator[nodes.NodeNG]:
-        """Values assigned to ``self.<attr>`` in the class, and registered buffers."""
+        """Values assigned to ``self.<attr>`` in the class and the classes of this module it derives from,
+        and registered buffers.
+
+        snntorch's ``NoisyLeaky(NoisyLIF)`` branches on ``self.reset_mechanism_val``, a buffer
+        ``SpikingNeuron.__init__`` registers two classes up: an instance holds what every class of its
+        lineage assigns (GB0170 at ``if self.reset_mechanism_val == 0:``, measured).
+        """
         klass = enclosing_class(node)
         if klass is None:
             return
-        attributes = _class_attributes(klass)
-        yield from attributes.assigned.get(node.attrname, ())
-        yield from attributes.buffers.get(node.attrname, ())
+        for owner in self._lineage(klass):
+            attributes = _class_attributes(owner)
+            yield from attributes.assigned.get(node.attrname, ())
+            yield from attributes.buffers.get(node.attrname, ())
+
+    def _lineage(self, klass: nodes.ClassDef) -> list[nodes.ClassDef]:
+        """*klass* and the classes of this module it derives from, nearest first (bases spelled as names
+        that bind one class here; others, imported or computed, are not followed)."""
+        found = self._lineages.get(klass)
+        if found is None:
+            found = [klass]
+            for owner in found:  # grows while it is walked: breadth first
+                if len(found) >= _MAX_LINEAGE:
+                    break
+                for base in owner.bases:
+                    parent = _module_class(base)
+                    if parent is not None and parent not in found:
+                        found.append(parent)
+            self._lineages[klass] = found
+        return found
 
     def _assigned_attribute_kind(self, value: nodes.NodeNG) -> Kind | None:
         if self._constructs_module(value):
@@ -1481,6 +1509,17 @@ def _init_parameter(init: nodes.FunctionDef | None, value: nodes.NodeNG) -> node
     if len(bindings) == 1 and isinstance(bindings[0], nodes.AssignName) and isinstance(bindings[0].parent, nodes.Arguments):
         return bindings[0]
     return None
+
+
+def _module_class(base: nodes.NodeNG) -> nodes.ClassDef | None:
+    """The class of this module a base-class name binds, when it binds exactly one."""
+    if not isinstance(base, nodes.Name):
+        return None
+    try:
+        found = reaching_bindings(base)
+    except Exception:  # astroid lookups can fail on odd code; stay quiet
+        return None
+    return found[0] if len(found) == 1 and isinstance(found[0], nodes.ClassDef) else None
 
 
 def _sole_method(klass: nodes.ClassDef | None, name: str) -> nodes.FunctionDef | None:
