@@ -713,3 +713,24 @@ def test_self_attributes_come_from_the_bases_this_file_defines() -> None:
         "model = torch.compile(Leaf())\n"
     )
     assert kinds == {"self.mode": T, "self.k": S, "self.scale": T, "self.other": U}
+
+
+def test_items_of_a_copy_of_a_tensor_are_tensors() -> None:
+    """``for length in sorted(lengths, reverse=True)`` (torchaudio's HuBERT spans): iterating a tensor yields
+    tensors, and ``sorted``/``list``/``tuple``/``reversed`` keep them; a shape's items are Python ints."""
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(t: torch.Tensor, xs):\n"
+        "    for a in sorted(t, reverse=True):\n"
+        "        probe(a)\n"
+        "    for b in list(t.shape):\n"
+        "        probe(b)\n"
+        "    for c in tuple(xs):\n"
+        "        probe(c)\n"
+        "    ys = list(t)\n"
+        "    for i, d in enumerate(reversed(ys)):\n"
+        "        probe(d)\n"
+        "    return t\n"
+    )
+    assert kinds == {"a": T, "b": U, "c": U, "d": T}

@@ -75,6 +75,16 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "        self.register_buffer('mode', torch.tensor(0))\n        self.k = 2\n\n"
         "class Neuron(Base):\n    def forward(self, h):\n        if self.k > 0:\n            h = h + 1\n"
         "        return h\n\nneuron = Neuron()\n\ndef f(x, y):\n    return neuron(x) + y\n", set()),
+    # the items of ``list``/``reversed``/``sorted`` over a tensor are tensors (torchaudio's HuBERT span lengths;
+    # ``sorted`` over a tensor breaks itself, GB0059, which no rule flags yet)
+    "items-of-a-reversed-tensor": (
+        "def f(x, y):\n    for v in reversed(y.abs()[:2]):\n        if v > 1:\n            x = x + v\n"
+        "    return x\n", {7}),
+    "items-of-a-list-of-a-tensor": (
+        "def f(x, y):\n    xs = list(y.abs()[:2])\n    for v in xs:\n        if v > 1:\n            x = x + v\n"
+        "    return x\n", {8}),
+    "items-of-a-sorted-shape": (
+        "def f(x, y):\n    for v in sorted(x.shape):\n        if v > 1:\n            x = x + y\n    return x\n", set()),
     # a module's forward typed from the calls of its instances (as scope analysis resolves them)
     "mask-passed-to-a-module": (
         "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"

@@ -103,6 +103,8 @@ ARRAY_ONLY_METHODS = frozenset(
     {"item", "tolist", "nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount",
      "repeat_interleave"}
 )  # fmt: skip
+#: Builtins that copy the items of their iterable argument into a new sequence (or walk them backwards).
+ITEM_COPIES = frozenset({"sorted", "list", "tuple", "reversed"})
 #: Annotations of Python numbers and flags that code sometimes passes a tensor for all the same.
 SCALAR_ANNOTATIONS = frozenset({"bool", "int", "float"})
 TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
@@ -642,7 +644,8 @@ class ValueOracle:
         return Kind.UNKNOWN
 
     def _holds_tensors(self, iterable: nodes.NodeNG, depth: int = 0) -> bool:
-        """*iterable* is a list, tuple, set or comprehension built here whose every item is a tensor.
+        """*iterable* is a list, tuple, set or comprehension built here whose every item is a tensor, or a copy
+        of a tensor's items (``sorted(t)``, ``list(t)``) or of such a container.
 
         ``pad_nums = [max_len - v for v in nums]`` then ``for p in pad_nums:``
         (ViLT), ``indices = [i for i in indices if i != blank]`` (a CTC
@@ -653,6 +656,11 @@ class ValueOracle:
             return False
         if isinstance(iterable, (nodes.ListComp, nodes.SetComp, nodes.GeneratorExp)):
             return self._kind(iterable.elt) is Kind.TENSOR
+        if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) in ITEM_COPIES and iterable.args:
+            # ``for length in sorted(lengths, reverse=True)`` (torchaudio's HuBERT mask spans): iterating a tensor
+            # yields tensors, and ``sorted``/``list``/``tuple``/``reversed`` keep them
+            source = iterable.args[0]
+            return self._kind(source) is Kind.TENSOR or self._holds_tensors(source, depth + 1)
         if isinstance(iterable, (nodes.List, nodes.Tuple, nodes.Set)):
             return bool(iterable.elts) and all(self._kind(item) is Kind.TENSOR for item in iterable.elts)
         if not isinstance(iterable, nodes.Name):
