@@ -85,6 +85,11 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "    return x\n", {8}),
     "items-of-a-sorted-shape": (
         "def f(x, y):\n    for v in sorted(x.shape):\n        if v > 1:\n            x = x + y\n    return x\n", set()),
+    # torch.randint's bounds and size, torch.randperm's size: a tensor there is copied to a Python int
+    "randint-bound-from-data": ("def f(x, y):\n    n = (y > 0).sum()\n    return x + torch.randint(0, n + 1, (8,))\n", {7}),
+    "randperm-size-from-data": ("def f(x, y):\n    n = (y > 0).sum()\n    return torch.randperm(n + 1).sum() + x\n", {7}),
+    "randint-bound-from-a-shape": (
+        "def f(x, y):\n    return x + torch.randint(0, y.shape[0], (x.shape[0],)) + torch.randperm(8)\n", set()),
     # a module's forward typed from the calls of its instances (as scope analysis resolves them)
     "mask-passed-to-a-module": (
         "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"
