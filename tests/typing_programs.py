@@ -90,6 +90,17 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "randperm-size-from-data": ("def f(x, y):\n    n = (y > 0).sum()\n    return torch.randperm(n + 1).sum() + x\n", {7}),
     "randint-bound-from-a-shape": (
         "def f(x, y):\n    return x + torch.randint(0, y.shape[0], (x.shape[0],)) + torch.randperm(8)\n", set()),
+    # Python sequences indexed by a tensor: a parameter annotated as a list, a helper's returned list,
+    # ``torch.jit.annotate``'s value (torchaudio's RNN-T beam search, ``b_hypos[idx]``)
+    "annotated-list-indexed-by-a-tensor": (
+        "def pick(items: list, i):\n    return items[i]\n\ndef f(x, y):\n    order = y.argsort()\n"
+        "    return x * pick(operator.add([1.0], [2.0] * 7), order[0])\n", {6}),
+    "returned-list-indexed-by-a-tensor": (
+        "def ranked(n):\n    return [float(k) for k in range(n)]\n\ndef f(x, y):\n    order = y.argsort()\n"
+        "    names = torch.jit.annotate(list, []) if x.shape[0] > 8 else ranked(8)\n    return x * names[order[0]]\n", {11}),
+    "returned-tensor-indexed-by-a-tensor": (
+        "def ranked(n):\n    return torch.arange(float(n))\n\ndef f(x, y):\n    order = y.argsort()\n"
+        "    names = ranked(8)\n    return x * names[order[:2]].sum()\n", set()),
     # a module's forward typed from the calls of its instances (as scope analysis resolves them)
     "mask-passed-to-a-module": (
         "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"
