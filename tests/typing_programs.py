@@ -101,6 +101,14 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "returned-tensor-indexed-by-a-tensor": (
         "def ranked(n):\n    return torch.arange(float(n))\n\ndef f(x, y):\n    order = y.argsort()\n"
         "    names = ranked(8)\n    return x * names[order[:2]].sum()\n", set()),
+    # a loop whose body calls a helper that breaks: Dynamo runs the function eagerly, and a comprehension
+    # over a list that closes over a tensor breaks again in its own frame (GB4347, Python 3.11)
+    "comprehension-after-a-loop-calling-a-breaking-helper": (
+        "ITEMS = [1.0, 2.0]\n\ndef helper(t):\n    return float(t.sum())\n\ndef f(x, y):\n    h = x.abs()\n    for i in range(2):\n"
+        "        h = h + helper(y)\n    return [h * v for v in ITEMS]\n", {8, 14}),
+    "comprehension-after-a-loop-calling-a-clean-helper": (
+        "ITEMS = [1.0, 2.0]\n\ndef helper(t):\n    return t.sum()\n\ndef f(x, y):\n    h = x.abs()\n    for i in range(2):\n"
+        "        h = h + helper(y)\n    return [h * v for v in ITEMS]\n", set()),
     # a module's forward typed from the calls of its instances (as scope analysis resolves them)
     "mask-passed-to-a-module": (
         "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"
