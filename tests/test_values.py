@@ -734,3 +734,22 @@ def test_items_of_a_copy_of_a_tensor_are_tensors() -> None:
         "    return t\n"
     )
     assert kinds == {"a": T, "b": U, "c": U, "d": T}
+
+
+def test_an_isinstance_python_type_branch_makes_the_name_a_python_value_there() -> None:
+    """diffusers' ``if isinstance(pos, int): pos = torch.arange(pos)`` with a tensor ``pos`` from every caller."""
+    kinds = kinds_of(
+        "import torch\n"
+        "def embed(dim, pos):\n"
+        "    if isinstance(pos, int):\n"
+        "        probe(pos)\n"
+        "        pos = torch.arange(pos)\n"
+        "        probe(pos * 1)\n"
+        "    if isinstance(dim, (int, float)) and dim > 2:\n"
+        "        probe(dim * 1)\n"
+        "    return probe(pos + 0)\n"
+        "@torch.compile\n"
+        "def f(x: torch.Tensor):\n"
+        "    return embed(x.sum(), x[:, 0])\n"
+    )
+    assert kinds == {"pos": S, "pos * 1": T, "dim * 1": S, "pos + 0": T}

@@ -109,6 +109,13 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "comprehension-after-a-loop-calling-a-clean-helper": (
         "ITEMS = [1.0, 2.0]\n\ndef helper(t):\n    return t.sum()\n\ndef f(x, y):\n    h = x.abs()\n    for i in range(2):\n"
         "        h = h + helper(y)\n    return [h * v for v in ITEMS]\n", set()),
+    # ``if isinstance(n, int):`` narrows ``n`` to a Python value: a caller passing a tensor never runs the branch
+    "python-branch-of-an-int-or-tensor-parameter": (
+        "def scale(t, n):\n    if isinstance(n, (int, float)):\n        if n > 0:\n            t = t * n\n"
+        "    return t\n\ndef f(x, y):\n    return scale(x, y.sum())\n", set()),
+    "tensor-branch-of-an-int-or-tensor-parameter": (
+        "def scale(t, n):\n    if isinstance(n, int):\n        return t * n\n    if n > 0:\n        t = t * n\n"
+        "    return t\n\ndef f(x, y):\n    return scale(x, y.sum())\n", {8}),
     # a module's forward typed from the calls of its instances (as scope analysis resolves them)
     "mask-passed-to-a-module": (
         "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"

@@ -103,6 +103,8 @@ ARRAY_ONLY_METHODS = frozenset(
     {"item", "tolist", "nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount",
      "repeat_interleave"}
 )  # fmt: skip
+#: Builtin types whose instances are Python values (``isinstance(n, int)`` narrows ``n`` to one).
+PYTHON_TYPES = frozenset({"int", "float", "bool", "complex", "str", "bytes", "list", "tuple", "dict", "set"})
 #: Builtins that copy the items of their iterable argument into a new sequence (or walk them backwards).
 ITEM_COPIES = frozenset({"sorted", "list", "tuple", "reversed"})
 #: Annotations of Python numbers and flags that code sometimes passes a tensor for all the same.
@@ -435,6 +437,8 @@ class ValueOracle:
             return Kind.STATIC if node.name in {"True", "False", "None"} else Kind.UNKNOWN
         if self._narrowed_to_tensor(node, assignments):
             return Kind.TENSOR
+        if self._narrowed_to_python(node, assignments):
+            return Kind.STATIC
         kinds = [(a, self._binding(a)) for a in assignments[:_MAX_LOOKUPS]]
         joined = join(kind for _, kind in kinds)
         if joined is not Kind.TENSOR and self._tensor_on_some_path(node, kinds):
@@ -466,6 +470,40 @@ class ValueOracle:
                 return not all(self._holds_python_value(binding) for binding in assignments[:_MAX_LOOKUPS])
             child, parent = parent, parent.parent
         return False
+
+    def _narrowed_to_python(self, use: nodes.Name, assignments: list[nodes.NodeNG]) -> bool:
+        """*use* sits in the body of ``if isinstance(name, int)`` (``float``, ``bool``, ``str``, ``list``,
+        ``tuple``, ``dict`` or a tuple of them; alone or in an ``and``), unrebound there: a Python value.
+
+        diffusers' ``get_1d_rotary_pos_embed`` takes an int or a tensor ``pos`` and runs
+        ``pos = torch.arange(pos)`` only ``if isinstance(pos, int)``; callers that pass a tensor never
+        reach it (measured: no break), whatever else says ``pos`` is a tensor.
+        """
+        child, parent = use, use.parent
+        while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.Lambda, nodes.Module)):
+            in_body = (isinstance(parent, nodes.If) and child in parent.body) or (
+                isinstance(parent, nodes.IfExp) and child is parent.body
+            )
+            if in_body and self._tests_python_instance(parent.test, use.name):
+                return not any(parent.parent_of(binding) for binding in assignments)
+            child, parent = parent, parent.parent
+        return False
+
+    def _tests_python_instance(self, test: nodes.NodeNG, name: str) -> bool:
+        """*test* is ``isinstance(name, <Python type or tuple of them>)``, or an ``and`` with that operand."""
+        if isinstance(test, nodes.BoolOp) and test.op == "and":
+            return any(self._tests_python_instance(value, name) for value in test.values)
+        if not (
+            isinstance(test, nodes.Call)
+            and isinstance(test.func, nodes.Name)
+            and test.func.name == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[0], nodes.Name)
+            and test.args[0].name == name
+        ):
+            return False
+        kinds = test.args[1].elts if isinstance(test.args[1], nodes.Tuple) else [test.args[1]]
+        return bool(kinds) and all(self.qualified_name(kind) in PYTHON_TYPES for kind in kinds)
 
     def _holds_python_value(self, binding: nodes.NodeNG) -> bool:
         """*binding* gives its name a Python value: a static one, or a parameter's Python default no call replaces
