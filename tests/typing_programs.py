@@ -116,6 +116,15 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "tensor-branch-of-an-int-or-tensor-parameter": (
         "def scale(t, n):\n    if isinstance(n, int):\n        return t * n\n    if n > 0:\n        t = t * n\n"
         "    return t\n\ndef f(x, y):\n    return scale(x, y.sum())\n", {8}),
+    # a helper's parameter given a tensor computed in the traced caller is no frame input: as a size it breaks
+    "size-passed-to-a-helper": (
+        "def grid(n):\n    return torch.arange(n)\n\ndef f(x, y):\n    n = (y > 0).sum() + 1\n"
+        "    return x + grid(n).sum()\n", {6}),
+    "shape-passed-to-a-helper": (
+        "def grid(n):\n    return torch.arange(n)\n\ndef f(x, y):\n    return x + grid(y.shape[0]).sum()\n", set()),
+    "size-of-an-int-branch-passed-a-tensor": (
+        "def grid(n):\n    if isinstance(n, int):\n        n = torch.arange(n)\n    return n * 2\n\ndef f(x, y):\n"
+        "    return x + grid(y[:3] + 1).sum()\n", set()),
     # a module's forward typed from the calls of its instances (as scope analysis resolves them)
     "mask-passed-to-a-module": (
         "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"

@@ -10,7 +10,9 @@ too), ``t.new_zeros/new_ones/new_empty/new_full``,
 ``size=``; ``F.interpolate``'s ``size`` and ``F.pad``'s ``pad``). ``torch.full((2,), t)`` is not a size: the fill value stays in the
 graph. Nor does a tensor the frame receives as an argument break there
 (``def f(x, n): return torch.zeros(2, n)`` with a 0-d ``n``: measured, Dynamo
-specialises on it), so a bare parameter is never reported (a value computed
+specialises on it), so a bare parameter is not reported unless every call of
+its function in this file is traced code passing a value computed there (a
+value computed
 before a graph break is such an argument of the resumed frame: the rules ask
 ``BreakFinder.resumed_input`` in ``rules/break_sites.py``). Nor does a 0-d
 tensor built from Python numbers and shapes alone (``torch.tensor(h.size(1))
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
+from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.host_values import is_python_number
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.values import Kind, ValueOracle
@@ -50,6 +53,8 @@ _ELEMENTWISE = frozenset({"div", "floor_divide", "mul", "clamp"})
 _ELEMENTWISE_OPERATORS = frozenset({"+", "-", "*", "//", "**"})
 #: Keywords of those calls that carry no data: options, or the operand bounds ``clamp`` takes.
 _OPTION_KEYWORDS = frozenset({"rounding_mode", "dtype", "device", "min", "max"})
+#: How many calls a parameter is followed back through (``forward(n)`` -> ``helper(n)`` -> ``inner(n)``).
+_MAX_FORWARDING = 3
 #: Keywords that name sizes (``arange(end=t)``) or integer bounds (``randint(high=t)``); ``dtype=``/``device=`` never do.
 _SIZE_KEYWORDS = frozenset({"size", "start", "end", "step", "low", "high"})
 
@@ -78,7 +83,7 @@ def tensor_size(values: ValueOracle, node: nodes.NodeNG) -> TensorSize | None:
         (
             (size, is_bound)
             for size, is_bound in [*((size, False) for size in sizes), *((b, True) for b in bounds)]
-            if values.is_tensor(size) and not _is_parameter(size) and not _built_from_python_values(values, size)
+            if values.is_tensor(size) and not _frame_input(values, size) and not _built_from_python_values(values, size)
         ),
         (None, False),
     )
@@ -186,15 +191,36 @@ def _python_value(values: ValueOracle, node: nodes.NodeNG) -> bool:
     return values.kind(node) is Kind.STATIC or is_python_number(values, node)
 
 
-def _is_parameter(node: nodes.NodeNG) -> bool:
-    """Whether *node* is a name every reaching binding of which is a function parameter."""
+def _frame_input(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+    """Whether *node* is a parameter that may hold an argument of the compiled frame itself.
+
+    A name every reaching binding of which is a parameter, unless every call of its function in this
+    file sits in traced code and passes a value computed there (not such a parameter in turn): then the
+    function is inlined and the value is an intermediate of the frame, which breaks as a size like any
+    other (SpeechT5's ``_make_guided_attention_mask(ilen, olen, ...)`` over ``zip(input_lengths,
+    output_lengths)``, GB0033 at its ``torch.arange(input_length)``, measured). No call in this file, a
+    call from code that is not traced, or a bare parameter passed on all count as a frame input.
+    """
     if not isinstance(node, nodes.Name):
         return False
     try:
         bindings = reaching_bindings(node)
     except Exception:  # astroid lookups can fail on odd code; then it is no provable parameter
         return False
-    return bool(bindings) and all(isinstance(b.parent, nodes.Arguments) for b in bindings)
+    if not bindings or not all(isinstance(b.parent, nodes.Arguments) for b in bindings):
+        return False
+    if depth >= _MAX_FORWARDING:
+        return True
+    for binding in bindings:
+        passed = values.call_site_arguments(binding.parent.parent, binding.name)
+        if not passed:
+            return True
+        for argument in passed:
+            caller = argument.frame()
+            traced = isinstance(caller, nodes.FunctionDef) and values.scope.function_at(*def_position(caller)) is not None
+            if not traced or _frame_input(values, argument, depth + 1):
+                return True
+    return False
 
 
 def _elements(sizes: list[nodes.NodeNG]) -> Iterator[nodes.NodeNG]:

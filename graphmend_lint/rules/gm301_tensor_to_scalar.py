@@ -63,7 +63,8 @@ class TensorToPythonScalar(Rule):
     `reshape`, `expand`, `F.interpolate(size=...)` and `F.pad`'s widths), and
     `torch.randint`'s integer bounds `low` / `high` (measured, GB0033; unlike a
     size, `capture_scalar_outputs` does not trace a bound, so no switch is offered). A tensor the compiled
-    frame receives as an argument, or a 0-d tensor built from Python numbers
+    frame receives as an argument (a parameter, unless every call of its
+    function in the file is traced code passing a tensor computed there), or a 0-d tensor built from Python numbers
     and shapes alone (`torch.tensor(x.shape[1]) // 2`, `torch.div(n, 2)`), is
     not reported as a size: Dynamo knows its value (measured on torch 2.13).
     Also `torch._check_tensor_all(cond)` and
@@ -225,6 +226,11 @@ class TensorToPythonScalar(Rule):
         _switched(
             "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\ndef f(x: torch.Tensor, m: torch.Tensor):\n"
             "    h = m.sum()\n    return F.interpolate(x, size=(h, 4)), F.pad(x, (0, x.shape[-1] - h))\n"
+        ),
+        # a helper's parameter that every traced call gives a computed tensor is no frame input (SpeechT5)
+        _switched(
+            "import torch\n\n\ndef grid(n):\n    return torch.arange(n)\n\n\n@torch.compile\n"
+            "def f(x: torch.Tensor, lengths: torch.Tensor):\n    return [grid(n) for n in lengths.sum(-1)]\n"
         ),
         # torchaudio's HuBERT spans: a tensor bound of randint is not traced even under the switch (measured)
         Example(_HEADER + "    span = torch.randint(0, lengths.max() - n, size=(1,))\n    return x + span\n"),
