@@ -125,6 +125,16 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "size-of-an-int-branch-passed-a-tensor": (
         "def grid(n):\n    if isinstance(n, int):\n        n = torch.arange(n)\n    return n * 2\n\ndef f(x, y):\n"
         "    return x + grid(y[:3] + 1).sum()\n", set()),
+    # after a size breaks, the rest of the statement runs in the resumed frame: a name bound before it is an
+    # input there and traces as a size, arithmetic on it breaks again
+    "second-size-in-the-same-call": (
+        "def f(x, y):\n    n = (y > 0).sum() + 1\n    m = (y < 0).sum() + 1\n    a, b = torch.meshgrid(\n"
+        "        torch.arange(n),\n        torch.arange(m),\n        indexing='ij',\n    )\n"
+        "    return x + a.sum() + b.sum()\n", {9}),
+    "second-size-computed-in-the-same-call": (
+        "def f(x, y):\n    n = (y > 0).sum() + 1\n    m = (y < 0).sum() + 1\n    a, b = torch.meshgrid(\n"
+        "        torch.arange(n),\n        torch.arange(m + 1),\n        indexing='ij',\n    )\n"
+        "    return x + a.sum() + b.sum()\n", {9, 10}),
     # a module's forward typed from the calls of its instances (as scope analysis resolves them)
     "mask-passed-to-a-module": (
         "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"

@@ -64,9 +64,12 @@ class TensorToPythonScalar(Rule):
     `torch.randint`'s integer bounds `low` / `high` (measured, GB0033; unlike a
     size, `capture_scalar_outputs` does not trace a bound, so no switch is offered). A tensor the compiled
     frame receives as an argument (a parameter, unless every call of its
-    function in the file is traced code passing a tensor computed there), or a 0-d tensor built from Python numbers
-    and shapes alone (`torch.tensor(x.shape[1]) // 2`, `torch.div(n, 2)`), is
-    not reported as a size: Dynamo knows its value (measured on torch 2.13).
+    function in the file is traced code passing a tensor computed there; a
+    name read after an earlier break, in an earlier statement or an earlier
+    argument of the same call, which the resumed frame receives), or a 0-d
+    tensor built from Python numbers and shapes alone
+    (`torch.tensor(x.shape[1]) // 2`, `torch.div(n, 2)`), is not reported as
+    a size: Dynamo knows its value (measured on torch 2.13).
     Also `torch._check_tensor_all(cond)` and
     `torch._check_tensor_all_with(error, cond, msg)` with a tensor `cond`:
     torch reads the condition back with `.item()` (GB0124, measured on
