@@ -135,6 +135,19 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "def f(x, y):\n    n = (y > 0).sum() + 1\n    m = (y < 0).sum() + 1\n    a, b = torch.meshgrid(\n"
         "        torch.arange(n),\n        torch.arange(m + 1),\n        indexing='ij',\n    )\n"
         "    return x + a.sum() + b.sum()\n", {9, 10}),
+    # the items of a NumPy array made from a tensor are NumPy scalars, 0-d tensors to Dynamo (UDOP's prefix rows)
+    # (a break in a loop body that reads a slice also logs "step_unsupported" at the loop: measured outside one)
+    "slice-bound-from-a-numpy-scalar": (
+        "def f(x, y):\n    n = (y > 0).sum(-1, keepdim=True)\n    k = n.numpy()[0]\n    return x + x[:k].sum()\n", {8}),
+    "int-of-a-numpy-item": (
+        "def f(x, y):\n    n = (y > 0).sum(-1, keepdim=True)\n    for k in n.numpy():\n        x = x + x[:int(k)].sum()\n"
+        "    return x\n", {8}),
+    "branch-on-a-numpy-item": (
+        "def f(x, y):\n    n = (y > 0).sum(-1, keepdim=True)\n    for i, k in enumerate(n.cpu().numpy()):\n"
+        "        if k > 2:\n            x = x + i\n    return x\n", {8}),
+    "arithmetic-on-a-numpy-item": (
+        "def f(x, y):\n    n = (y > 0).sum(-1, keepdim=True)\n    for k in n.numpy():\n        x = x * k\n"
+        "    return x\n", set()),
     # a module's forward typed from the calls of its instances (as scope analysis resolves them)
     "mask-passed-to-a-module": (
         "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"

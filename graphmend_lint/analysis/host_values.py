@@ -820,7 +820,22 @@ def numpy_origin(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nod
     if isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in _COMPARISONS:
         return again(node.left) or again(node.ops[0][1])
     if isinstance(node, nodes.Name):
-        bound = bound_values(node)
+        bound = bound_values(node) or _walked_iterables(values, node)
         origins = [again(value) for value in bound or ()]
         return origins[0] if origins and None not in origins else None
     return None
+
+
+def _walked_iterables(values: ValueOracle, name: nodes.Name) -> list[nodes.NodeNG] | None:
+    """The iterables every binding of *name* walks as a loop target (``for k in a``, ``enumerate(a)``), else ``None``.
+
+    An item of a NumPy array made from a tensor is a NumPy scalar, which Dynamo traces as a 0-d tensor:
+    UDOP's ``for idx, n in enumerate(num_prefix.cpu().numpy()): rp_bucket[idx, :n] = ...`` breaks at the
+    slice (GB0033, measured), ``if n > 2`` and ``int(n)`` too.
+    """
+    try:
+        bindings = reaching_bindings(name)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+        return None
+    walked = [values.loop_iterable(binding) for binding in bindings]
+    return None if not walked or None in walked else walked  # type: ignore[return-value]

@@ -658,6 +658,25 @@ class ValueOracle:
             return Kind.UNKNOWN
         return Kind.UNKNOWN
 
+    def loop_iterable(self, binding: nodes.NodeNG) -> nodes.NodeNG | None:
+        """The iterable whose items a loop target *binding* takes: ``xs`` for ``for x in xs``, also through
+        ``enumerate(xs)``'s second and ``zip(xs, ys)``'s positions; ``None`` for anything else."""
+        if not isinstance(binding, nodes.AssignName):
+            return None
+        loop, path = _loop_target_path(binding)
+        if loop is None:
+            return None
+        iterable = loop.iter
+        for index in path:
+            callee = self.qualified_name(iterable.func) if isinstance(iterable, nodes.Call) else None
+            if callee == "enumerate" and index == 1 and iterable.args:
+                iterable = iterable.args[0]
+            elif callee == "zip" and index < len(iterable.args):
+                iterable = iterable.args[index]
+            else:
+                return None
+        return iterable
+
     def _loop_element(self, iterable: nodes.NodeNG, path: tuple[int, ...]) -> Kind | None:
         """The kind of the part at *path* of each item of *iterable* (``for i, (a, b) in enumerate(zip(xs, ys))``)."""
         if not path:
