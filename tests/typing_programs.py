@@ -148,6 +148,21 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "arithmetic-on-a-numpy-item": (
         "def f(x, y):\n    n = (y > 0).sum(-1, keepdim=True)\n    for k in n.numpy():\n        x = x * k\n"
         "    return x\n", set()),
+    # masks a loop takes from a mask (its rows) or from a container of masks; a tensor of bool literals
+    "rows-of-a-mask": (
+        "def f(x, y):\n    m = (y > 0).reshape(2, 4)\n    h = x.reshape(2, 4)\n    total = x.sum()\n"
+        "    for row, keep in zip(h, m):\n        total = total + row[keep].sum()\n    return total\n", {10}),
+    "masks-in-a-tuple": (
+        "def f(x, y):\n    total = x.sum()\n    for keep in (y.abs() > 1, y.abs() < 1):\n        total = total + x[keep].sum()\n"
+        "    return total\n", {8}),
+    "rows-of-an-integer-index": (
+        "def f(x, y):\n    m = (y > 0).long().reshape(2, 4)\n    total = x.sum()\n    for idx in m:\n"
+        "        total = total + x[idx].sum()\n    return total\n", set()),
+    "tensor-of-bool-literals": (
+        "def f(x, y):\n    keep = torch.tensor([True, False, True, False, True, False, True, False])\n"
+        "    return x[keep].sum() + y\n", {7}),
+    "tensor-of-int-literals": (
+        "def f(x, y):\n    idx = torch.tensor([1, 0, 1, 0])\n    return x[idx].sum() + y\n", set()),
     # a module's forward typed from the calls of its instances (as scope analysis resolves them)
     "mask-passed-to-a-module": (
         "class Select(torch.nn.Module):\n    def forward(self, h, m):\n        return h[m]\n\nselect = Select()\n\n"

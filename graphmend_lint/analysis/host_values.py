@@ -28,7 +28,7 @@ from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.side_effects import is_builtin_call
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
-from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.analysis.values import ITEM_COPIES, Kind, ValueOracle
 
 #: Builtins that copy one tensor element to a Python scalar (``int(t)`` is ``t.item()``).
 SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
@@ -55,6 +55,8 @@ _BOOL_PRESERVING_METHODS = frozenset(
 )  # fmt: skip
 #: torch functions that join tensors: boolean when every joined tensor is.
 _JOINING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
+#: torch functions that build a tensor from Python data, inferring its dtype (``torch.bool`` from bools).
+_FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor"})
 #: torch functions that fill a new tensor with their second argument: boolean when it is ``True`` / ``False``.
 _FILLING_FUNCTIONS = frozenset({"torch.full", "torch.full_like"})
 _BOOL_DTYPES = frozenset({"torch.bool"})
@@ -491,8 +493,33 @@ def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int, lenien
             return True
     if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.AugAssign):
         return _updated_in_place(values, binding, depth, lenient)
+    iterable = values.loop_iterable(binding)
+    if iterable is not None:
+        return _yields_masks(values, iterable, depth + 1, lenient)
     sources = values.binding_sources(binding)
     return bool(sources) and all(is_bool_tensor(values, source, depth + 1, lenient=lenient) for source in sources)
+
+
+def _yields_masks(values: ValueOracle, iterable: nodes.NodeNG, depth: int, lenient: bool) -> bool:
+    """Every item of *iterable* is a bool tensor: it is a mask (its rows keep its dtype), a list, tuple or
+    comprehension of masks built here, a name bound only to one, or ``sorted``/``list``/... of one.
+
+    ``for mask_row in protein_mask:`` then ``ids[mask_row]``; ``for m in (a > 0, b > 0): x[m]``.
+    """
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(iterable, (nodes.List, nodes.Tuple, nodes.Set)):
+        return bool(iterable.elts) and all(is_bool_tensor(values, e, depth + 1, lenient=lenient) for e in iterable.elts)
+    if isinstance(iterable, (nodes.ListComp, nodes.SetComp, nodes.GeneratorExp)):
+        return is_bool_tensor(values, iterable.elt, depth + 1, lenient=lenient)
+    if isinstance(iterable, nodes.Call) and values.qualified_name(iterable.func) in ITEM_COPIES and iterable.args:
+        return _yields_masks(values, iterable.args[0], depth + 1, lenient)
+    if values.is_tensor(iterable):
+        return is_bool_tensor(values, iterable, depth + 1, lenient=lenient)
+    if isinstance(iterable, nodes.Name):
+        bound = bound_values(iterable)
+        return bool(bound) and all(_yields_masks(values, value, depth + 1, lenient) for value in bound)
+    return False
 
 
 def _updated_in_place(values: ValueOracle, binding: nodes.AssignName, depth: int, lenient: bool) -> bool:
@@ -608,7 +635,16 @@ def _bool_from_arguments(values: ValueOracle, call: nodes.Call, name: str, depth
         return all(is_bool_tensor(values, part, depth + 1, lenient=lenient) for part in args[0].elts)
     if name in _FILLING_FUNCTIONS and len(args) >= 2:
         return isinstance(args[1], nodes.Const) and type(args[1].value) is bool
+    if name in _FROM_DATA and args:
+        return _bool_literal(args[0])
     return False
+
+
+def _bool_literal(node: nodes.NodeNG) -> bool:
+    """``True``, or a (nested) list or tuple literal of only ``True``/``False``: ``torch.tensor`` infers ``torch.bool``."""
+    if isinstance(node, (nodes.List, nodes.Tuple)):
+        return bool(node.elts) and all(_bool_literal(element) for element in node.elts)
+    return isinstance(node, nodes.Const) and type(node.value) is bool
 
 
 def _is_device_move(call: nodes.Call) -> bool:

@@ -140,7 +140,9 @@ class DataDependentOutputShape(Rule):
     Flags operators whose output size depends on the values in a tensor:
     `torch.nonzero` / `.nonzero()`, `torch.argwhere`, boolean-mask indexing
     `x[mask]` (read, or `x[mask] += v`; the mask a comparison, a `.bool()`,
-    `torch.full(size, True)`, a `torch.BoolTensor` parameter, one of those
+    `torch.full(size, True)`, `torch.tensor([True, False])`, a
+    `torch.BoolTensor` parameter, a row of one or an item of a list or tuple
+    of them that a loop takes (`for keep in masks:`), one of those
     reshaped, flipped, repeated, moved or joined (`torch.cat` of masks) or
     updated in place (`valid &= w > 0`: in place, a tensor keeps its dtype),
     one of those reached through this file:
