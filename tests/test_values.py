@@ -689,3 +689,67 @@ def test_fields_attributes_and_dict_entries_of_values_this_file_builds_keep_thei
         "c.index": U,  # a parameter nothing here passes: any object
         "{'a': x, **s}['a']": S,  # keys from elsewhere: only the container is known (static)
     }  # fmt: skip
+
+
+def test_self_attributes_come_from_the_bases_this_file_defines() -> None:
+    """snntorch's ``NoisyLeaky(NoisyLIF(SpikingNeuron))`` reads a buffer ``SpikingNeuron.__init__`` registers;
+    a class of another module (here ``Imported``) is not followed, and the class's own assignments still count."""
+    kinds = kinds_of(
+        "import torch\nfrom torch import nn\nfrom elsewhere import Imported\n"
+        "class Base(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.register_buffer('mode', torch.tensor(0))\n"
+        "        self.k = 2\n"
+        "class Middle(Base):\n"
+        "    pass\n"
+        "class Leaf(Middle, Imported):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.scale = torch.ones(1)\n"
+        "    def forward(self, h):\n"
+        "        probe(self.mode, self.k, self.scale, self.other)\n"
+        "        return h\n"
+        "model = torch.compile(Leaf())\n"
+    )
+    assert kinds == {"self.mode": T, "self.k": S, "self.scale": T, "self.other": U}
+
+
+def test_items_of_a_copy_of_a_tensor_are_tensors() -> None:
+    """``for length in sorted(lengths, reverse=True)`` (torchaudio's HuBERT spans): iterating a tensor yields
+    tensors, and ``sorted``/``list``/``tuple``/``reversed`` keep them; a shape's items are Python ints."""
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(t: torch.Tensor, xs):\n"
+        "    for a in sorted(t, reverse=True):\n"
+        "        probe(a)\n"
+        "    for b in list(t.shape):\n"
+        "        probe(b)\n"
+        "    for c in tuple(xs):\n"
+        "        probe(c)\n"
+        "    ys = list(t)\n"
+        "    for i, d in enumerate(reversed(ys)):\n"
+        "        probe(d)\n"
+        "    return t\n"
+    )
+    assert kinds == {"a": T, "b": U, "c": U, "d": T}
+
+
+def test_an_isinstance_python_type_branch_makes_the_name_a_python_value_there() -> None:
+    """diffusers' ``if isinstance(pos, int): pos = torch.arange(pos)`` with a tensor ``pos`` from every caller."""
+    kinds = kinds_of(
+        "import torch\n"
+        "def embed(dim, pos):\n"
+        "    if isinstance(pos, int):\n"
+        "        probe(pos)\n"
+        "        pos = torch.arange(pos)\n"
+        "        probe(pos * 1)\n"
+        "    if isinstance(dim, (int, float)) and dim > 2:\n"
+        "        probe(dim * 1)\n"
+        "    return probe(pos + 0)\n"
+        "@torch.compile\n"
+        "def f(x: torch.Tensor):\n"
+        "    return embed(x.sum(), x[:, 0])\n"
+    )
+    assert kinds == {"pos": S, "pos * 1": T, "dim * 1": S, "pos + 0": T}

@@ -3,8 +3,8 @@
 astroid costs about 5k lines/s on this project's 2-core machines, roughly ten
 times the stdlib parser. Scope analysis already knows which functions
 torch.compile traces, so astroid only sees those bodies (plus the
-``__init__`` of their classes, where attributes get their values, and of
-the classes traced code builds, and every method of a class with a
+``__init__`` of their classes and of those classes' bases in the file, where
+attributes get their values, and of the classes traced code builds, and every method of a class with a
 ``functools.cached_property``: GM509 reads the getter, and looks for a
 ``self.<name> = ...`` that fills the cache). Every other
 function body becomes ``...`` at its original line, so positions still match
@@ -26,11 +26,14 @@ from graphmend_lint.analysis.torch_stubs import preload_torch_stubs
 
 
 def _constructed_classes(tree: ast.Module, traced: set[tuple[int, int]]) -> set[str]:
-    """Names of the file's classes that traced code calls, and their base classes named in the file.
+    """Names of the file's classes that traced code calls or that have traced methods, and their base
+    classes named in the file.
 
     Their ``__init__`` is kept: building a module in compiled code breaks
-    inside it (GM506 reads where). Only statements are walked, and only
-    traced bodies down to their expressions.
+    inside it (GM506 reads where), and a traced method reads what the
+    ``__init__`` of its class's bases assign to ``self`` (a buffer a base
+    registers). Only statements are walked, and only traced bodies down to
+    their expressions.
     """
     bases: dict[str, set[str]] = {}
     called: set[str] = set()
@@ -39,6 +42,12 @@ def _constructed_classes(tree: ast.Module, traced: set[tuple[int, int]]) -> set[
         node = stack.pop()
         if isinstance(node, ast.ClassDef):
             bases[node.name] = {base.id for base in node.bases if isinstance(base, ast.Name)}
+            if any(
+                (method.lineno, method.col_offset) in traced
+                for method in node.body
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ):
+                called.add(node.name)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (node.lineno, node.col_offset) in traced:
             called.update(
                 call.func.id for call in ast.walk(node) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)

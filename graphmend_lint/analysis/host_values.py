@@ -28,7 +28,7 @@ from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.side_effects import is_builtin_call
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
-from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.analysis.values import ITEM_COPIES, Kind, ValueOracle
 
 #: Builtins that copy one tensor element to a Python scalar (``int(t)`` is ``t.item()``).
 SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
@@ -55,6 +55,8 @@ _BOOL_PRESERVING_METHODS = frozenset(
 )  # fmt: skip
 #: torch functions that join tensors: boolean when every joined tensor is.
 _JOINING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
+#: torch functions that build a tensor from Python data, inferring its dtype (``torch.bool`` from bools).
+_FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor"})
 #: torch functions that fill a new tensor with their second argument: boolean when it is ``True`` / ``False``.
 _FILLING_FUNCTIONS = frozenset({"torch.full", "torch.full_like"})
 _BOOL_DTYPES = frozenset({"torch.bool"})
@@ -401,13 +403,16 @@ def _conversion_dtype(values: ValueOracle, call: nodes.Call) -> str | None:
     return _dtype_keyword(values, call)
 
 
-def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, lenient: bool = False) -> bool:
     """True when *node* is provably a tensor of dtype ``torch.bool``.
 
     Names, ``self.<attr>`` and calls of this file's functions are followed
     to what they hold (:meth:`ValueOracle.value_sources`): a mask a helper
     returns (``mask, n = self.get_mask(ids)``), a mask kept on ``self`` or
     registered as a buffer, a parameter every call of which passes a mask.
+
+    *lenient* (:func:`is_likely_mask`) also takes ``a & b`` / ``a | b`` / ``a ^ b`` with one
+    operand a mask and the others tensors of unknown dtype.
     """
     if depth > _MAX_DEPTH:
         return False
@@ -418,21 +423,45 @@ def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> b
             and values.kind(node) is Kind.TENSOR
         )
     if isinstance(node, nodes.UnaryOp) and node.op == "~":
-        return is_bool_tensor(values, node.operand, depth + 1)
+        return is_bool_tensor(values, node.operand, depth + 1, lenient=lenient)
     if isinstance(node, nodes.BinOp) and node.op in {"&", "|", "^"}:
-        return is_bool_tensor(values, node.left, depth + 1) and is_bool_tensor(values, node.right, depth + 1)
+        operands = (node.left, node.right)
+        masks = [is_bool_tensor(values, operand, depth + 1, lenient=lenient) for operand in operands]
+        if all(masks):
+            return True
+        return lenient and any(masks) and all(
+            values.is_tensor(operand) and not is_integer_tensor(values, operand) and not is_float_tensor(values, operand)
+            for operand in operands
+        )
     if isinstance(node, nodes.Name):
-        return values.is_tensor(node) and _bool_sources(values, node, depth)
+        return values.is_tensor(node) and _bool_sources(values, node, depth, lenient)
     if isinstance(node, nodes.Attribute):
-        return values.is_tensor(node) and _bool_sources(values, node, depth)
+        return values.is_tensor(node) and _bool_sources(values, node, depth, lenient)
     if isinstance(node, nodes.Subscript):
-        return values.is_tensor(node) and is_bool_tensor(values, node.value, depth + 1)
+        return values.is_tensor(node) and is_bool_tensor(values, node.value, depth + 1, lenient=lenient)
     if isinstance(node, nodes.Call):
-        return _is_bool_call(values, node, depth) or (values.is_tensor(node) and _bool_sources(values, node, depth))
+        return _is_bool_call(values, node, depth, lenient) or (
+            values.is_tensor(node) and _bool_sources(values, node, depth, lenient)
+        )
     return False
 
 
-def _bool_sources(values: ValueOracle, node: nodes.Name | nodes.Attribute | nodes.Call, depth: int) -> bool:
+def is_likely_mask(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    """*node* is a bool tensor, or ``a & b`` (``|``, ``^``) of a bool tensor and tensors of unknown dtype
+    (through names, helpers and the rest that :func:`is_bool_tensor` follows).
+
+    ``protein_mask = (mol_type == 0) & attention_mask`` then ``ids[protein_mask]``
+    (ESMFold2): with a bool ``attention_mask`` the result is bool; with an integer
+    one it is an integer tensor, and indexing with a 0/1 integer tensor gathers
+    rows 0 and 1, which no code means. With a float one ``&`` raises. So as an
+    index it is a mask; detection only, never for a fix that relies on the dtype.
+    A Python operand (``(x > 0) & 1``) or one of a proven integer or float dtype
+    (``(x > 0) & ids.long()``) makes no mask and does not count.
+    """
+    return is_bool_tensor(values, node, lenient=True)
+
+
+def _bool_sources(values: ValueOracle, node: nodes.Name | nodes.Attribute | nodes.Call, depth: int, lenient: bool) -> bool:
     """Every expression *node*'s value comes from is a bool tensor; a parameter annotated
     ``torch.BoolTensor`` is one whatever its calls pass.
 
@@ -441,7 +470,7 @@ def _bool_sources(values: ValueOracle, node: nodes.Name | nodes.Attribute | node
     logs GB0036 six times). Memoised per node, so that a recursive helper or
     two helpers passing a mask to each other cost one walk; a cycle proves nothing.
     """
-    memo = values.memo("bool-sources")
+    memo = values.memo("likely-mask-sources" if lenient else "bool-sources")
     if node in memo:
         return memo[node]
     memo[node] = False
@@ -450,20 +479,58 @@ def _bool_sources(values: ValueOracle, node: nodes.Name | nodes.Attribute | node
             bindings = reaching_bindings(node)
         except Exception:  # astroid lookups can fail on odd code; then nothing is proven
             bindings = []
-        result = bool(bindings) and all(_bool_binding(values, binding, depth) for binding in bindings)
+        result = bool(bindings) and all(_bool_binding(values, binding, depth, lenient) for binding in bindings)
     else:
         sources = values.value_sources(node)
-        result = bool(sources) and all(is_bool_tensor(values, source, depth + 1) for source in sources)
+        result = bool(sources) and all(is_bool_tensor(values, source, depth + 1, lenient=lenient) for source in sources)
     memo[node] = result
     return result
 
 
-def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int) -> bool:
+def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int, lenient: bool) -> bool:
     if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Arguments):
         if _annotated_bool_tensor(binding, binding.parent):
             return True
+    if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.AugAssign):
+        return _updated_in_place(values, binding, depth, lenient)
+    iterable = values.loop_iterable(binding)
+    if iterable is not None:
+        return _yields_masks(values, iterable, depth + 1, lenient)
     sources = values.binding_sources(binding)
-    return bool(sources) and all(is_bool_tensor(values, source, depth + 1) for source in sources)
+    return bool(sources) and all(is_bool_tensor(values, source, depth + 1, lenient=lenient) for source in sources)
+
+
+def _yields_masks(values: ValueOracle, iterable: nodes.NodeNG, depth: int, lenient: bool) -> bool:
+    """Every item of *iterable* is a bool tensor: it is a mask (its rows keep its dtype), a list, tuple or
+    comprehension of masks built here, a name bound only to one, or ``sorted``/``list``/... of one.
+
+    ``for mask_row in protein_mask:`` then ``ids[mask_row]``; ``for m in (a > 0, b > 0): x[m]``.
+    """
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(iterable, (nodes.List, nodes.Tuple, nodes.Set)):
+        return bool(iterable.elts) and all(is_bool_tensor(values, e, depth + 1, lenient=lenient) for e in iterable.elts)
+    if isinstance(iterable, (nodes.ListComp, nodes.SetComp, nodes.GeneratorExp)):
+        return is_bool_tensor(values, iterable.elt, depth + 1, lenient=lenient)
+    if isinstance(iterable, nodes.Call) and values.qualified_name(iterable.func) in ITEM_COPIES and iterable.args:
+        return _yields_masks(values, iterable.args[0], depth + 1, lenient)
+    if values.is_tensor(iterable):
+        return is_bool_tensor(values, iterable, depth + 1, lenient=lenient)
+    if isinstance(iterable, nodes.Name):
+        bound = bound_values(iterable)
+        return bool(bound) and all(_yields_masks(values, value, depth + 1, lenient) for value in bound)
+    return False
+
+
+def _updated_in_place(values: ValueOracle, binding: nodes.AssignName, depth: int, lenient: bool) -> bool:
+    """``valid &= (boxes[:, 0] <= w)`` on a bool tensor: an augmented assignment to a tensor runs in place
+    (``__iand__``, ``__ior__``, ...), which keeps the tensor's dtype whatever the operand (torchvision's
+    ``sanitize_bounding_boxes`` mask). A bool target stays bool; the value before it decides."""
+    try:
+        before = [b for b in reaching_bindings(binding) if b is not binding]
+    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+        return False
+    return bool(before) and all(_bool_binding(values, earlier, depth + 1, lenient) for earlier in before)
 
 
 def _annotated_bool_tensor(parameter: nodes.AssignName, arguments: nodes.Arguments) -> bool:
@@ -538,7 +605,7 @@ def _same_bindings(first: nodes.Name, second: nodes.Name) -> bool:
         return False
 
 
-def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
+def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int, lenient: bool) -> bool:
     if not values.is_tensor(call):
         return False
     name = values.qualified_name(call.func) or ""
@@ -546,7 +613,7 @@ def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
         return True
     if _dtype_keyword(values, call) in _BOOL_DTYPES or _conversion_dtype(values, call) in _BOOL_DTYPES:
         return True
-    if _dtype_keyword(values, call) is None and _bool_from_arguments(values, call, name, depth):
+    if _dtype_keyword(values, call) is None and _bool_from_arguments(values, call, name, depth, lenient):
         return True
     func = call.func
     if not isinstance(func, nodes.Attribute):
@@ -554,21 +621,30 @@ def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
     if func.attrname in _BOOL_METHODS:
         return True  # the call is a tensor (above), whatever the receiver is typed as: ``m[i].bool()``
     if values.is_tensor(func.expr) and (func.attrname in _BOOL_PRESERVING_METHODS or _is_device_move(call)):
-        return is_bool_tensor(values, func.expr, depth + 1)
+        return is_bool_tensor(values, func.expr, depth + 1, lenient=lenient)
     return False
 
 
-def _bool_from_arguments(values: ValueOracle, call: nodes.Call, name: str, depth: int) -> bool:
+def _bool_from_arguments(values: ValueOracle, call: nodes.Call, name: str, depth: int, lenient: bool) -> bool:
     """``torch.flip(m, ...)``, ``torch.cat([m1, m2])``, ``torch.full(size, True)``: a torch function whose
     result takes its dtype from arguments that are boolean."""
     args = call.args
     if name.count(".") == 1 and name.startswith("torch.") and name[6:] in _BOOL_PRESERVING_METHODS and args:
-        return is_bool_tensor(values, args[0], depth + 1)
+        return is_bool_tensor(values, args[0], depth + 1, lenient=lenient)
     if name in _JOINING_FUNCTIONS and args and isinstance(args[0], (nodes.List, nodes.Tuple)) and args[0].elts:
-        return all(is_bool_tensor(values, part, depth + 1) for part in args[0].elts)
+        return all(is_bool_tensor(values, part, depth + 1, lenient=lenient) for part in args[0].elts)
     if name in _FILLING_FUNCTIONS and len(args) >= 2:
         return isinstance(args[1], nodes.Const) and type(args[1].value) is bool
+    if name in _FROM_DATA and args:
+        return _bool_literal(args[0])
     return False
+
+
+def _bool_literal(node: nodes.NodeNG) -> bool:
+    """``True``, or a (nested) list or tuple literal of only ``True``/``False``: ``torch.tensor`` infers ``torch.bool``."""
+    if isinstance(node, (nodes.List, nodes.Tuple)):
+        return bool(node.elts) and all(_bool_literal(element) for element in node.elts)
+    return isinstance(node, nodes.Const) and type(node.value) is bool
 
 
 def _is_device_move(call: nodes.Call) -> bool:
@@ -780,7 +856,22 @@ def numpy_origin(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nod
     if isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in _COMPARISONS:
         return again(node.left) or again(node.ops[0][1])
     if isinstance(node, nodes.Name):
-        bound = bound_values(node)
+        bound = bound_values(node) or _walked_iterables(values, node)
         origins = [again(value) for value in bound or ()]
         return origins[0] if origins and None not in origins else None
     return None
+
+
+def _walked_iterables(values: ValueOracle, name: nodes.Name) -> list[nodes.NodeNG] | None:
+    """The iterables every binding of *name* walks as a loop target (``for k in a``, ``enumerate(a)``), else ``None``.
+
+    An item of a NumPy array made from a tensor is a NumPy scalar, which Dynamo traces as a 0-d tensor:
+    UDOP's ``for idx, n in enumerate(num_prefix.cpu().numpy()): rp_bucket[idx, :n] = ...`` breaks at the
+    slice (GB0033, measured), ``if n > 2`` and ``int(n)`` too.
+    """
+    try:
+        bindings = reaching_bindings(name)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+        return None
+    walked = [values.loop_iterable(binding) for binding in bindings]
+    return None if not walked or None in walked else walked  # type: ignore[return-value]

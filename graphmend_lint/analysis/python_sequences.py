@@ -6,8 +6,9 @@ torch 2.13 for a tuple of labels indexed by an element of a tensor, as
 torchaudio's ``GreedyCTCDecoder`` does with ``self.labels[i]``). A mapping
 indexed by a tensor hashes it instead, so only sequences count, and only
 when every way the value is bound shows one: a literal or comprehension, a
-name or ``self`` attribute assigned only such values, or a parameter
-(``__init__``'s included) that every call in the module passes one for.
+name or ``self`` attribute assigned only such values, a parameter annotated
+as one or (``__init__``'s included) that every call in the module passes one
+for, or a call of a function of this module that returns one.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 
 _MAX_DEPTH = 6
+#: Annotations (before any ``[...]``) that declare a list, tuple or str.
+_SEQUENCE_ANNOTATIONS = frozenset(
+    {"list", "List", "typing.List", "tuple", "Tuple", "typing.Tuple", "str"}
+)
 _MAX_BINDINGS = 8
 
 
@@ -30,6 +35,10 @@ def python_sequence(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> 
         return True
     if isinstance(node, nodes.Const):
         return isinstance(node.value, str)
+    if isinstance(node, nodes.IfExp):
+        return python_sequence(values, node.body, depth + 1) and python_sequence(values, node.orelse, depth + 1)
+    if isinstance(node, nodes.Call):
+        return _sequence_call(values, node, depth)
     if isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self":
         klass = enclosing_class(node)
         assigned = list(assigned_self_values(klass, node.attrname))[:_MAX_BINDINGS] if klass is not None else []
@@ -39,16 +48,44 @@ def python_sequence(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> 
     return False
 
 
+def _sequence_call(values: ValueOracle, call: nodes.Call, depth: int) -> bool:
+    """``torch.jit.annotate(List[T], [])`` (its value), or a call of this file's function or method every
+    ``return`` of which gives a sequence (torchaudio's beam search returns ``[b_hypos[idx] for ...]``)."""
+    if values.qualified_name(call.func) == "torch.jit.annotate" and len(call.args) == 2:
+        return python_sequence(values, call.args[1], depth + 1)
+    function = values.called_function(call)
+    if function is None or function.name in {"forward", "__call__"}:
+        return False
+    returned = values.value_sources(call)
+    return bool(returned) and all(python_sequence(values, value, depth + 1) for value in returned[:_MAX_BINDINGS])
+
+
 def _sequence_name(values: ValueOracle, name: nodes.Name, depth: int) -> bool:
     try:
         bindings = reaching_bindings(name)
     except Exception:  # astroid lookups can fail on odd code; then nothing is proven
         return False
     if len(bindings) == 1 and isinstance(bindings[0].parent, nodes.Arguments):
+        if _annotated_sequence(bindings[0], bindings[0].parent):
+            return True
         passed = _passed_for(values, bindings[0], bindings[0].parent)
         return bool(passed) and all(python_sequence(values, value, depth + 1) for value in passed)
     bound = bound_values(name)
     return bool(bound) and all(python_sequence(values, value, depth + 1) for value in bound[:_MAX_BINDINGS])
+
+
+def _annotated_sequence(parameter: nodes.AssignName, arguments: nodes.Arguments) -> bool:
+    """``hypos: List[Hypothesis]``, ``sizes: tuple[int, ...]``, ``str``, also ``Optional[...]`` / ``| None`` of one:
+    the parameter is declared a list, tuple or str (``None``, the other choice, cannot be indexed at all)."""
+    annotation = ValueOracle._annotation_of(parameter, arguments)
+    if annotation is None:
+        return False
+    text = annotation.as_string().replace(" ", "")
+    for wrapper in ("Optional[", "typing.Optional["):
+        if text.startswith(wrapper) and text.endswith("]"):
+            text = text[len(wrapper) : -1]
+    text = text.removesuffix("|None").removeprefix("None|")
+    return text.split("[", 1)[0] in _SEQUENCE_ANNOTATIONS
 
 
 def _passed_for(values: ValueOracle, parameter: nodes.AssignName, arguments: nodes.Arguments) -> list[nodes.NodeNG]:

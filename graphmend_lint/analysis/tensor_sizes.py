@@ -4,12 +4,15 @@ A size must be a Python int (or a symbolic one from a shape). A tensor there
 is converted with an implicit ``int(t)``: Dynamo logs a data-dependent
 operator (GB0033) and the host waits for the device, exactly as at an
 explicit ``.item()`` (measured, torch 2.13: ``torch.zeros/ones/empty/rand/
-randn/full/arange``, ``t.new_zeros/new_ones/new_empty/new_full``,
+randn/full/arange/randperm``, ``torch.randint``'s bounds and size (``low``, ``high``: Python ints
+too), ``t.new_zeros/new_ones/new_empty/new_full``,
 ``t.view/reshape/expand``, sizes given positionally, as a tuple or as
 ``size=``; ``F.interpolate``'s ``size`` and ``F.pad``'s ``pad``). ``torch.full((2,), t)`` is not a size: the fill value stays in the
 graph. Nor does a tensor the frame receives as an argument break there
 (``def f(x, n): return torch.zeros(2, n)`` with a 0-d ``n``: measured, Dynamo
-specialises on it), so a bare parameter is never reported (a value computed
+specialises on it), so a bare parameter is not reported unless every call of
+its function in this file is traced code passing a value computed there (a
+value computed
 before a graph break is such an argument of the resumed frame: the rules ask
 ``BreakFinder.resumed_input`` in ``rules/break_sites.py``). Nor does a 0-d
 tensor built from Python numbers and shapes alone (``torch.tensor(h.size(1))
@@ -24,14 +27,17 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
+from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.host_values import is_python_number
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.values import Kind, ValueOracle
 
 #: torch functions whose positional arguments (or one tuple of them) are all sizes.
-_SIZE_FUNCTIONS = frozenset({"zeros", "ones", "empty", "rand", "randn", "arange"})
+_SIZE_FUNCTIONS = frozenset({"zeros", "ones", "empty", "rand", "randn", "arange", "randint", "randperm"})
 #: Tensor methods whose positional arguments (or one tuple of them) are all sizes.
 _SIZE_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "view", "reshape", "expand"})
+#: The torch function whose leading arguments are integer bounds (``low``, ``high``) before its size.
+_BOUNDED = "randint"
 #: ``torch.full`` and ``t.new_full``: the first argument is the size, the second a value.
 _SIZE_FIRST = frozenset({"full", "new_full"})
 #: Functions with one size argument: name -> (its position, its keyword).
@@ -47,8 +53,10 @@ _ELEMENTWISE = frozenset({"div", "floor_divide", "mul", "clamp"})
 _ELEMENTWISE_OPERATORS = frozenset({"+", "-", "*", "//", "**"})
 #: Keywords of those calls that carry no data: options, or the operand bounds ``clamp`` takes.
 _OPTION_KEYWORDS = frozenset({"rounding_mode", "dtype", "device", "min", "max"})
-#: Keywords that name sizes (``arange(end=t)``); ``dtype=``/``device=`` never do.
-_SIZE_KEYWORDS = frozenset({"size", "start", "end", "step"})
+#: How many calls a parameter is followed back through (``forward(n)`` -> ``helper(n)`` -> ``inner(n)``).
+_MAX_FORWARDING = 3
+#: Keywords that name sizes (``arange(end=t)``) or integer bounds (``randint(high=t)``); ``dtype=``/``device=`` never do.
+_SIZE_KEYWORDS = frozenset({"size", "start", "end", "step", "low", "high"})
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,9 @@ class TensorSize:
     call: nodes.Call
     tensor: nodes.NodeNG
     operator: str  # how messages name the callee: ``torch.zeros``, ``.view``
+    #: ``torch.randint``'s ``low``/``high``: an integer bound, not a size. ``capture_scalar_outputs`` does not
+    #: trace it (measured, torch 2.13: Dynamo fails with PendingUnbackedSymbolNotFound), as it does sizes.
+    bound: bool = False
 
 
 def tensor_size(values: ValueOracle, node: nodes.NodeNG) -> TensorSize | None:
@@ -67,18 +78,18 @@ def tensor_size(values: ValueOracle, node: nodes.NodeNG) -> TensorSize | None:
     found = _size_operator(values, node)
     if found is None:
         return None
-    operator, sizes = found
-    tensor = next(
+    operator, sizes, bounds = found
+    tensor, bound = next(
         (
-            size
-            for size in sizes
-            if values.is_tensor(size) and not _is_parameter(size) and not _built_from_python_values(values, size)
+            (size, is_bound)
+            for size, is_bound in [*((size, False) for size in sizes), *((b, True) for b in bounds)]
+            if values.is_tensor(size) and not _frame_input(values, size) and not _built_from_python_values(values, size)
         ),
-        None,
+        (None, False),
     )
     if tensor is None or _breaks_first(values, node):
         return None
-    return TensorSize(node, tensor, operator)
+    return TensorSize(node, tensor, operator, bound)
 
 
 def _breaks_first(values: ValueOracle, call: nodes.Call) -> bool:
@@ -95,15 +106,17 @@ def _breaks_first(values: ValueOracle, call: nodes.Call) -> bool:
     )
 
 
-def _size_operator(values: ValueOracle, call: nodes.Call) -> tuple[str, list[nodes.NodeNG]] | None:
-    """``(label, size arguments)`` of a torch function or tensor method that takes sizes."""
+def _size_operator(
+    values: ValueOracle, call: nodes.Call
+) -> tuple[str, list[nodes.NodeNG], list[nodes.NodeNG]] | None:
+    """``(label, size arguments, integer bounds)`` of a torch function or tensor method that takes sizes."""
     name = values.qualified_name(call.func) or ""
     if name in _SIZE_ARGUMENT:
         index, keyword = _SIZE_ARGUMENT[name]
         sizes = [kw.value for kw in call.keywords or [] if kw.arg == keyword]
         if len(call.args) > index and not any(isinstance(arg, nodes.Starred) for arg in call.args[: index + 1]):
             sizes.append(call.args[index])
-        return f"F.{name.rsplit('.', 1)[1]}", list(_elements(sizes))
+        return f"F.{name.rsplit('.', 1)[1]}", list(_elements(sizes)), []
     if name.startswith("torch.") and name.count(".") == 1:
         op, label, takes_sizes = name.split(".")[1], name, _SIZE_FUNCTIONS
     elif isinstance(call.func, nodes.Attribute) and values.is_tensor(call.func.expr):
@@ -111,14 +124,20 @@ def _size_operator(values: ValueOracle, call: nodes.Call) -> tuple[str, list[nod
     else:
         return None
     positional = [arg for arg in call.args if not isinstance(arg, nodes.Starred)]
-    if op in _SIZE_FIRST:
+    keywords = {kw.arg: kw.value for kw in call.keywords or [] if kw.arg in _SIZE_KEYWORDS}
+    bounds: list[nodes.NodeNG] = []
+    if op == _BOUNDED and takes_sizes is _SIZE_FUNCTIONS:
+        # randint([low,] high, size): the size is the last positional argument unless given as ``size=``
+        bounds = positional if "size" in keywords else positional[:-1]
+        sizes = [] if "size" in keywords else positional[-1:]
+        bounds += [keywords.pop(bound) for bound in ("low", "high") if bound in keywords]
+    elif op in _SIZE_FIRST:
         sizes = positional[:1]
     elif op in takes_sizes:
         sizes = positional
     else:
         return None
-    keywords = [kw.value for kw in call.keywords or [] if kw.arg in _SIZE_KEYWORDS]
-    return label, list(_elements([*sizes, *keywords]))
+    return label, list(_elements([*sizes, *keywords.values()])), bounds
 
 
 def _built_from_python_values(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
@@ -172,15 +191,36 @@ def _python_value(values: ValueOracle, node: nodes.NodeNG) -> bool:
     return values.kind(node) is Kind.STATIC or is_python_number(values, node)
 
 
-def _is_parameter(node: nodes.NodeNG) -> bool:
-    """Whether *node* is a name every reaching binding of which is a function parameter."""
+def _frame_input(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+    """Whether *node* is a parameter that may hold an argument of the compiled frame itself.
+
+    A name every reaching binding of which is a parameter, unless every call of its function in this
+    file sits in traced code and passes a value computed there (not such a parameter in turn): then the
+    function is inlined and the value is an intermediate of the frame, which breaks as a size like any
+    other (SpeechT5's ``_make_guided_attention_mask(ilen, olen, ...)`` over ``zip(input_lengths,
+    output_lengths)``, GB0033 at its ``torch.arange(input_length)``, measured). No call in this file, a
+    call from code that is not traced, or a bare parameter passed on all count as a frame input.
+    """
     if not isinstance(node, nodes.Name):
         return False
     try:
         bindings = reaching_bindings(node)
     except Exception:  # astroid lookups can fail on odd code; then it is no provable parameter
         return False
-    return bool(bindings) and all(isinstance(b.parent, nodes.Arguments) for b in bindings)
+    if not bindings or not all(isinstance(b.parent, nodes.Arguments) for b in bindings):
+        return False
+    if depth >= _MAX_FORWARDING:
+        return True
+    for binding in bindings:
+        passed = values.call_site_arguments(binding.parent.parent, binding.name)
+        if not passed:
+            return True
+        for argument in passed:
+            caller = argument.frame()
+            traced = isinstance(caller, nodes.FunctionDef) and values.scope.function_at(*def_position(caller)) is not None
+            if not traced or _frame_input(values, argument, depth + 1):
+                return True
+    return False
 
 
 def _elements(sizes: list[nodes.NodeNG]) -> Iterator[nodes.NodeNG]:

@@ -103,12 +103,18 @@ ARRAY_ONLY_METHODS = frozenset(
     {"item", "tolist", "nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount",
      "repeat_interleave"}
 )  # fmt: skip
+#: Builtin types whose instances are Python values (``isinstance(n, int)`` narrows ``n`` to one).
+PYTHON_TYPES = frozenset({"int", "float", "bool", "complex", "str", "bytes", "list", "tuple", "dict", "set"})
+#: Builtins that copy the items of their iterable argument into a new sequence (or walk them backwards).
+ITEM_COPIES = frozenset({"sorted", "list", "tuple", "reversed"})
 #: Annotations of Python numbers and flags that code sometimes passes a tensor for all the same.
 SCALAR_ANNOTATIONS = frozenset({"bool", "int", "float"})
 TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
 STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool"})
 _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
 _MAX_LOOKUPS = 16
+#: Classes of one module followed up a class's bases (the class itself included).
+_MAX_LINEAGE = 8
 #: How many assignments evidence that a parameter is a tensor may pass through (``y = x * 2`` then ``y.sum()``).
 _EVIDENCE_DEPTH = 3
 #: Classifications open at once before the oracle classifies the innermost one on its own first.
@@ -257,6 +263,7 @@ class ValueOracle:
         self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
         self._local_method_names: frozenset[str] | None = None
         self._derived: dict[str, dict[nodes.NodeNG, bool]] = {}
+        self._lineages: dict[nodes.ClassDef, list[nodes.ClassDef]] = {}
 
     # -- public -------------------------------------------------------------------
 
@@ -430,6 +437,8 @@ class ValueOracle:
             return Kind.STATIC if node.name in {"True", "False", "None"} else Kind.UNKNOWN
         if self._narrowed_to_tensor(node, assignments):
             return Kind.TENSOR
+        if self._narrowed_to_python(node, assignments):
+            return Kind.STATIC
         kinds = [(a, self._binding(a)) for a in assignments[:_MAX_LOOKUPS]]
         joined = join(kind for _, kind in kinds)
         if joined is not Kind.TENSOR and self._tensor_on_some_path(node, kinds):
@@ -461,6 +470,40 @@ class ValueOracle:
                 return not all(self._holds_python_value(binding) for binding in assignments[:_MAX_LOOKUPS])
             child, parent = parent, parent.parent
         return False
+
+    def _narrowed_to_python(self, use: nodes.Name, assignments: list[nodes.NodeNG]) -> bool:
+        """*use* sits in the body of ``if isinstance(name, int)`` (``float``, ``bool``, ``str``, ``list``,
+        ``tuple``, ``dict`` or a tuple of them; alone or in an ``and``), unrebound there: a Python value.
+
+        diffusers' ``get_1d_rotary_pos_embed`` takes an int or a tensor ``pos`` and runs
+        ``pos = torch.arange(pos)`` only ``if isinstance(pos, int)``; callers that pass a tensor never
+        reach it (measured: no break), whatever else says ``pos`` is a tensor.
+        """
+        child, parent = use, use.parent
+        while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.Lambda, nodes.Module)):
+            in_body = (isinstance(parent, nodes.If) and child in parent.body) or (
+                isinstance(parent, nodes.IfExp) and child is parent.body
+            )
+            if in_body and self._tests_python_instance(parent.test, use.name):
+                return not any(parent.parent_of(binding) for binding in assignments)
+            child, parent = parent, parent.parent
+        return False
+
+    def _tests_python_instance(self, test: nodes.NodeNG, name: str) -> bool:
+        """*test* is ``isinstance(name, <Python type or tuple of them>)``, or an ``and`` with that operand."""
+        if isinstance(test, nodes.BoolOp) and test.op == "and":
+            return any(self._tests_python_instance(value, name) for value in test.values)
+        if not (
+            isinstance(test, nodes.Call)
+            and isinstance(test.func, nodes.Name)
+            and test.func.name == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[0], nodes.Name)
+            and test.args[0].name == name
+        ):
+            return False
+        kinds = test.args[1].elts if isinstance(test.args[1], nodes.Tuple) else [test.args[1]]
+        return bool(kinds) and all(self.qualified_name(kind) in PYTHON_TYPES for kind in kinds)
 
     def _holds_python_value(self, binding: nodes.NodeNG) -> bool:
         """*binding* gives its name a Python value: a static one, or a parameter's Python default no call replaces
@@ -615,6 +658,25 @@ class ValueOracle:
             return Kind.UNKNOWN
         return Kind.UNKNOWN
 
+    def loop_iterable(self, binding: nodes.NodeNG) -> nodes.NodeNG | None:
+        """The iterable whose items a loop target *binding* takes: ``xs`` for ``for x in xs``, also through
+        ``enumerate(xs)``'s second and ``zip(xs, ys)``'s positions; ``None`` for anything else."""
+        if not isinstance(binding, nodes.AssignName):
+            return None
+        loop, path = _loop_target_path(binding)
+        if loop is None:
+            return None
+        iterable = loop.iter
+        for index in path:
+            callee = self.qualified_name(iterable.func) if isinstance(iterable, nodes.Call) else None
+            if callee == "enumerate" and index == 1 and iterable.args:
+                iterable = iterable.args[0]
+            elif callee == "zip" and index < len(iterable.args):
+                iterable = iterable.args[index]
+            else:
+                return None
+        return iterable
+
     def _loop_element(self, iterable: nodes.NodeNG, path: tuple[int, ...]) -> Kind | None:
         """The kind of the part at *path* of each item of *iterable* (``for i, (a, b) in enumerate(zip(xs, ys))``)."""
         if not path:
@@ -639,7 +701,8 @@ class ValueOracle:
         return Kind.UNKNOWN
 
     def _holds_tensors(self, iterable: nodes.NodeNG, depth: int = 0) -> bool:
-        """*iterable* is a list, tuple, set or comprehension built here whose every item is a tensor.
+        """*iterable* is a list, tuple, set or comprehension built here whose every item is a tensor, or a copy
+        of a tensor's items (``sorted(t)``, ``list(t)``) or of such a container.
 
         ``pad_nums = [max_len - v for v in nums]`` then ``for p in pad_nums:``
         (ViLT), ``indices = [i for i in indices if i != blank]`` (a CTC
@@ -650,6 +713,11 @@ class ValueOracle:
             return False
         if isinstance(iterable, (nodes.ListComp, nodes.SetComp, nodes.GeneratorExp)):
             return self._kind(iterable.elt) is Kind.TENSOR
+        if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) in ITEM_COPIES and iterable.args:
+            # ``for length in sorted(lengths, reverse=True)`` (torchaudio's HuBERT mask spans): iterating a tensor
+            # yields tensors, and ``sorted``/``list``/``tuple``/``reversed`` keep them
+            source = iterable.args[0]
+            return self._kind(source) is Kind.TENSOR or self._holds_tensors(source, depth + 1)
         if isinstance(iterable, (nodes.List, nodes.Tuple, nodes.Set)):
             return bool(iterable.elts) and all(self._kind(item) is Kind.TENSOR for item in iterable.elts)
         if not isinstance(iterable, nodes.Name):
@@ -1041,24 +1109,49 @@ class ValueOracle:
         return join(self._assigned_attribute_kind(value) for value in values[:_MAX_LOOKUPS])
 
     def _inherited_tensor(self, node: nodes.Attribute) -> bool:
-        """``self.num_batches_tracked`` in a subclass of ``nn.BatchNorm2d``: a tensor its torch base registers."""
+        """``self.num_batches_tracked`` in a subclass of ``nn.BatchNorm2d`` (directly or through classes of
+        this module): a tensor its torch base registers."""
         klass = enclosing_class(node)
         if klass is None:
             return False
-        for base in klass.bases:
-            name = self.qualified_name(base) or ""
-            if name.startswith("torch.nn.") and node.attrname in INHERITED_TENSORS.get(name.rsplit(".", 1)[1], ()):
-                return True
+        for owner in self._lineage(klass):
+            for base in owner.bases:
+                name = self.qualified_name(base) or ""
+                if name.startswith("torch.nn.") and node.attrname in INHERITED_TENSORS.get(name.rsplit(".", 1)[1], ()):
+                    return True
         return False
 
     def _self_assignments(self, node: nodes.Attribute) -> Iterator[nodes.NodeNG]:
-        """Values assigned to ``self.<attr>`` in the class, and registered buffers."""
+        """Values assigned to ``self.<attr>`` in the class and the classes of this module it derives from,
+        and registered buffers.
+
+        snntorch's ``NoisyLeaky(NoisyLIF)`` branches on ``self.reset_mechanism_val``, a buffer
+        ``SpikingNeuron.__init__`` registers two classes up: an instance holds what every class of its
+        lineage assigns (GB0170 at ``if self.reset_mechanism_val == 0:``, measured).
+        """
         klass = enclosing_class(node)
         if klass is None:
             return
-        attributes = _class_attributes(klass)
-        yield from attributes.assigned.get(node.attrname, ())
-        yield from attributes.buffers.get(node.attrname, ())
+        for owner in self._lineage(klass):
+            attributes = _class_attributes(owner)
+            yield from attributes.assigned.get(node.attrname, ())
+            yield from attributes.buffers.get(node.attrname, ())
+
+    def _lineage(self, klass: nodes.ClassDef) -> list[nodes.ClassDef]:
+        """*klass* and the classes of this module it derives from, nearest first (bases spelled as names
+        that bind one class here; others, imported or computed, are not followed)."""
+        found = self._lineages.get(klass)
+        if found is None:
+            found = [klass]
+            for owner in found:  # grows while it is walked: breadth first
+                if len(found) >= _MAX_LINEAGE:
+                    break
+                for base in owner.bases:
+                    parent = _module_class(base)
+                    if parent is not None and parent not in found:
+                        found.append(parent)
+            self._lineages[klass] = found
+        return found
 
     def _assigned_attribute_kind(self, value: nodes.NodeNG) -> Kind | None:
         if self._constructs_module(value):
@@ -1481,6 +1574,17 @@ def _init_parameter(init: nodes.FunctionDef | None, value: nodes.NodeNG) -> node
     if len(bindings) == 1 and isinstance(bindings[0], nodes.AssignName) and isinstance(bindings[0].parent, nodes.Arguments):
         return bindings[0]
     return None
+
+
+def _module_class(base: nodes.NodeNG) -> nodes.ClassDef | None:
+    """The class of this module a base-class name binds, when it binds exactly one."""
+    if not isinstance(base, nodes.Name):
+        return None
+    try:
+        found = reaching_bindings(base)
+    except Exception:  # astroid lookups can fail on odd code; stay quiet
+        return None
+    return found[0] if len(found) == 1 and isinstance(found[0], nodes.ClassDef) else None
 
 
 def _sole_method(klass: nodes.ClassDef | None, name: str) -> nodes.FunctionDef | None:

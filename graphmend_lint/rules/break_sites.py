@@ -57,6 +57,12 @@ def _loop_of(target: nodes.AssignName) -> nodes.NodeNG:
     return parent.parent if isinstance(parent, nodes.Tuple) else parent
 
 
+def _evaluated_before(call: nodes.Call, child: nodes.NodeNG) -> list[nodes.NodeNG]:
+    """The parts of *call* Python evaluates before its part *child*: the callee, then the arguments in order."""
+    parts = [call.func, *call.args, *(keyword.value for keyword in call.keywords or [])]
+    return parts[: parts.index(child)] if child in parts else []
+
+
 def _walk(node: nodes.NodeNG) -> Iterator[nodes.NodeNG]:
     """*node* and its descendants, not entering nested functions or classes."""
     stack = [node]
@@ -132,7 +138,35 @@ class BreakFinder:
     def tensor_size(self, node: nodes.NodeNG) -> TensorSize | None:
         """:func:`~graphmend_lint.analysis.tensor_sizes.tensor_size`, unless the tensor is a resumed frame's input."""
         found = tensor_size(self.values, node)
-        return None if found is None or self.resumed_input(found.tensor) else found
+        if found is None or self.resumed_input(found.tensor) or self._resumed_within_statement(found.call, found.tensor):
+            return None
+        return found
+
+    def _resumed_within_statement(self, call: nodes.Call, node: nodes.NodeNG) -> bool:
+        """*node* names a value bound before its statement, read after an earlier part of the statement broke.
+
+        Dynamo resumes right after the breaking call, in a new frame that receives the live names:
+        ``torch.meshgrid(torch.arange(n), torch.arange(m))`` with both 0-d tensors logs the first
+        ``arange`` only (measured, torch 2.13; SpeechT5's guided attention mask). Arithmetic on the
+        name (``torch.arange(m + 1)``) still breaks, as after any break.
+        """
+        if not isinstance(node, nodes.Name):
+            return False
+        statement = node.statement()
+        try:
+            bindings = reaching_bindings(node)
+        except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+            return False
+        if not bindings or any(statement.parent_of(binding) for binding in bindings):
+            return False
+        child, parent = call, call.parent
+        while parent is not None and child is not statement:
+            if isinstance(parent, nodes.Call):
+                earlier = _evaluated_before(parent, child)
+                if any(self.breaking_node(part) is not None for part in earlier):
+                    return True
+            child, parent = parent, parent.parent
+        return False
 
     def resumed_input(self, node: nodes.NodeNG) -> bool:
         """*node* names a tensor computed before a graph break that always comes before this use.

@@ -58,12 +58,18 @@ class TensorToPythonScalar(Rule):
     Dynamo folds); and a tensor passed where
     torch wants a size, which is converted the same way: `torch.zeros((b, n,
     d))` with `n = lengths.max()`, `torch.arange(t)`, `x.new_zeros(t)`,
-    `x.view(t, -1)` (also `ones`, `empty`, `rand`, `randn`, `full`'s size,
-    `new_ones`, `new_empty`, `new_full`, `reshape`, `expand`,
-    `F.interpolate(size=...)` and `F.pad`'s widths). A tensor the compiled
-    frame receives as an argument, or a 0-d tensor built from Python numbers
-    and shapes alone (`torch.tensor(x.shape[1]) // 2`, `torch.div(n, 2)`), is
-    not reported as a size: Dynamo knows its value (measured on torch 2.13).
+    `x.view(t, -1)` (also `ones`, `empty`, `rand`, `randn`, `randperm`,
+    `randint`'s size, `full`'s size, `new_ones`, `new_empty`, `new_full`,
+    `reshape`, `expand`, `F.interpolate(size=...)` and `F.pad`'s widths), and
+    `torch.randint`'s integer bounds `low` / `high` (measured, GB0033; unlike a
+    size, `capture_scalar_outputs` does not trace a bound, so no switch is offered). A tensor the compiled
+    frame receives as an argument (a parameter, unless every call of its
+    function in the file is traced code passing a tensor computed there; a
+    name read after an earlier break, in an earlier statement or an earlier
+    argument of the same call, which the resumed frame receives), or a 0-d
+    tensor built from Python numbers and shapes alone
+    (`torch.tensor(x.shape[1]) // 2`, `torch.div(n, 2)`), is not reported as
+    a size: Dynamo knows its value (measured on torch 2.13).
     Also `torch._check_tensor_all(cond)` and
     `torch._check_tensor_all_with(error, cond, msg)` with a tensor `cond`:
     torch reads the condition back with `.item()` (GB0124, measured on
@@ -167,6 +173,7 @@ class TensorToPythonScalar(Rule):
         _HEADER + "    if not torch.compiler.is_compiling():\n        print(x.sum().item())\n    return x\n",
         _HEADER + "    y = torch.zeros((x.size(0), n, x.shape[1]))\n    return y, torch.full((2,), lengths.max()), x.view(-1, n)\n",
         _HEADER + "    return torch.reshape(x, (n, -1)), torch.arange(len(lengths)), x.new_zeros(x.shape)\n",
+        _HEADER + "    return torch.randint(0, n, (x.shape[0],)), torch.randperm(n), torch.linspace(0, lengths.max(), 4)\n",
         "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\ndef f(x: torch.Tensor, n: int):\n"
         "    return F.interpolate(x, size=(n, x.shape[-1])), F.pad(x, (0, n), value=x.max())\n",
         # a Python condition: `torch._check` traces it (measured); a check on a shape is no tensor
@@ -223,6 +230,14 @@ class TensorToPythonScalar(Rule):
             "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\ndef f(x: torch.Tensor, m: torch.Tensor):\n"
             "    h = m.sum()\n    return F.interpolate(x, size=(h, 4)), F.pad(x, (0, x.shape[-1] - h))\n"
         ),
+        # a helper's parameter that every traced call gives a computed tensor is no frame input (SpeechT5)
+        _switched(
+            "import torch\n\n\ndef grid(n):\n    return torch.arange(n)\n\n\n@torch.compile\n"
+            "def f(x: torch.Tensor, lengths: torch.Tensor):\n    return [grid(n) for n in lengths.sum(-1)]\n"
+        ),
+        # torchaudio's HuBERT spans: a tensor bound of randint is not traced even under the switch (measured)
+        Example(_HEADER + "    span = torch.randint(0, lengths.max() - n, size=(1,))\n    return x + span\n"),
+        _switched(_HEADER + "    return torch.randint(0, 5, (lengths.sum(),)), torch.randperm(lengths.max())\n"),
         # the tensor check reads its condition back with `.item()`; nothing needs the number
         _switched(_HEADER + "    torch._check_tensor_all_with(ValueError, lengths.sum() == n, lambda: 'bad')\n    return x\n"),
         Example(_HEADER + "    torch._check_tensor_all(lengths > 0)\n    return x[: int(n)] if x.sum().item() > 0 else x\n"),
@@ -253,11 +268,13 @@ class TensorToPythonScalar(Rule):
             size = breaks.tensor_size(call)
             if size is None:
                 continue
+            role = "an integer bound" if size.bound else "a size"
             message = (
-                f"`{size.operator}` takes `{snippet(size.tensor)}`, a tensor, as a size: it is copied to a Python int, "
+                f"`{size.operator}` takes `{snippet(size.tensor)}`, a tensor, as {role}: it is copied to a Python int, "
                 "graph break and host sync"
             )
-            yield ctx.report(call, message, traced, scalar_capture_fix(ctx.analysis) or TENSOR_SIZE)
+            fix = TENSOR_SIZE if size.bound else scalar_capture_fix(ctx.analysis) or TENSOR_SIZE
+            yield ctx.report(call, message, traced, fix)
         for call, traced, check in ctx.recognised(tensor_check, nodes.Call):
             message = (
                 f"{check.label} reads the tensor condition `{snippet(check.condition)}` back with `.item()`: "

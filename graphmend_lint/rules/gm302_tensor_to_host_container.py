@@ -45,9 +45,10 @@ class TensorToHostContainer(Rule):
       on both (measured); not when a class of the same file defines a
       `tolist` method;
     * a NumPy array made from a tensor (`t.numpy()`, `t.cpu().numpy()`,
-      `np.asarray(t)`, `np.array(t)`) when it reaches Python: `.tolist()`,
-      `.item()`, `int()`/`float()`/`bool()`/`complex()`, or an `if`/`while`
-      test.
+      `np.asarray(t)`, `np.array(t)`), or an item a loop takes from one
+      (`for n in t.cpu().numpy()`: a NumPy scalar, a 0-d tensor to Dynamo),
+      when it reaches Python: `.tolist()`, `.item()`,
+      `int()`/`float()`/`bool()`/`complex()`, or an `if`/`while` test.
 
     ## Why is this bad
     Dynamo traces NumPy arrays made from tensors *as tensors*, so `.numpy()`

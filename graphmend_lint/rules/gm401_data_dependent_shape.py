@@ -10,7 +10,12 @@ from astroid.const import Context
 from graphmend_lint.analysis.captured_values import dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
-from graphmend_lint.analysis.host_values import compares_itself_with_number, is_bool_tensor, mask_named_parameter
+from graphmend_lint.analysis.host_values import (
+    compares_itself_with_number,
+    is_bool_tensor,
+    is_likely_mask,
+    mask_named_parameter,
+)
 from graphmend_lint.analysis.resumed_calls import interrupted_method_call
 from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.analysis.values import Kind, ValueOracle
@@ -106,7 +111,8 @@ def boolean_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.Node
 
 
 def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.NodeNG | None:
-    """The mask in a tensor read ``x[mask]`` whose index only its parameter name calls a mask.
+    """The mask in a tensor read ``x[mask]`` whose index only its parameter name calls a mask, or that
+    joins a mask with tensors of unknown dtype (``(mol_type == 0) & attention_mask``, :func:`is_likely_mask`).
 
     Detection only: the dtype is not proven, so no rewrite that assumes it.
     The indexed value must be a tensor, or the mask one: only an array is
@@ -119,7 +125,12 @@ def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.N
     parts = index.elts if isinstance(index, nodes.Tuple) else [index]
     container_is_tensor = values.is_tensor(subscript.value)
     return next(
-        (part for part in parts if mask_named_parameter(values, part) and (container_is_tensor or values.is_tensor(part))),
+        (
+            part
+            for part in parts
+            if (mask_named_parameter(values, part) or is_likely_mask(values, part))
+            and (container_is_tensor or values.is_tensor(part))
+        ),
         None,
     )
 
@@ -129,13 +140,19 @@ class DataDependentOutputShape(Rule):
     Flags operators whose output size depends on the values in a tensor:
     `torch.nonzero` / `.nonzero()`, `torch.argwhere`, boolean-mask indexing
     `x[mask]` (read, or `x[mask] += v`; the mask a comparison, a `.bool()`,
-    `torch.full(size, True)`, a `torch.BoolTensor` parameter, one of those
-    reshaped, flipped, repeated, moved or joined (`torch.cat` of masks),
+    `torch.full(size, True)`, `torch.tensor([True, False])`, a
+    `torch.BoolTensor` parameter, a row of one or an item of a list or tuple
+    of them that a loop takes (`for keep in masks:`), one of those
+    reshaped, flipped, repeated, moved or joined (`torch.cat` of masks) or
+    updated in place (`valid &= w > 0`: in place, a tensor keeps its dtype),
     one of those reached through this file:
     returned by a helper (`mask, n = self.get_mask(ids)`), kept on `self` or
     registered as a buffer, or a parameter every call of which passes one;
     or a parameter whose name says boolean
-    mask: `mask_bool`, `bool_mask`; a bare `mask` may be an integer index); also `x[x >= 0]` on an `x` of
+    mask: `mask_bool`, `bool_mask`; a bare `mask` may be an integer index;
+    or one of those masks joined by `&`, `|` or `^` with tensors of unknown
+    dtype, `(mol_type == 0) & attention_mask`: an integer operand would make a
+    0/1 index that gathers rows 0 and 1, which no code means); also `x[x >= 0]` on an `x` of
     unknown type, since only an array is ordered against a number and
     indexed by the result, and `x[m]` on an `x` of unknown type with `m`
     one of the boolean masks above, since only an array is indexed by a

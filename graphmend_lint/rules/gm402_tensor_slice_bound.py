@@ -8,7 +8,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
-from graphmend_lint.analysis.host_values import bound_values, scalar_conversion
+from graphmend_lint.analysis.host_values import bound_values, numpy_origin, scalar_conversion
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
@@ -36,6 +36,9 @@ def data_dependent_bound(values: ValueOracle, bound: nodes.NodeNG | None) -> str
         return None
     if values.is_tensor(bound):
         return "a tensor"
+    origin = numpy_origin(values, bound)
+    if origin is not None:
+        return f"a NumPy value made from a tensor (line {origin.lineno})"
     conversion = scalar_conversion(values, bound)
     if conversion is not None:
         return f"{conversion.label} of a tensor"
@@ -54,8 +57,10 @@ def _slices(index: nodes.NodeNG) -> list[nodes.Slice]:
 
 class TensorValuedSliceBound(Rule):
     """## What it does
-    Flags a slice of a tensor whose start, stop or step is a tensor, or a name
-    assigned from `.item()` / `int(t)` of a tensor: `x[:n]` where
+    Flags a slice of a tensor whose start, stop or step is a tensor, a NumPy
+    value made from one (`n = t.numpy()[0]`, or each `n` of `for n in
+    t.cpu().numpy()`: Dynamo traces it as a 0-d tensor, GB0033, measured), or
+    a name assigned from `.item()` / `int(t)` of a tensor: `x[:n]` where
     `n = mask.sum()`.
 
     ## Why is this bad
@@ -125,6 +130,8 @@ class TensorValuedSliceBound(Rule):
         Example(_HEADER + "    n = m.sum()\n    return x[:n]\n"),
         Example(_HEADER + "    n = int(m.sum())\n    return x[:, n:]\n"),
         Example(_HEADER + "    return x[: m.sum().item() : 2]\n"),
+        # UDOP's prefix rows: each item of a NumPy array made from a tensor is a 0-d tensor to Dynamo
+        Example(_HEADER + "    for i, n in enumerate(m.cpu().numpy()):\n        x[i, :n] = 0\n    return x\n"),
         # a legacy typed constructor builds a tensor, and its element is a 0-d tensor: the integer is passed
         Example(
             _GATE.format(arguments="x, channels[0]"),

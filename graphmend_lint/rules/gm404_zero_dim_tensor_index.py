@@ -76,7 +76,10 @@ class ZeroDimTensorIndex(Rule):
     decodes) is flagged too: the index goes through `__index__` the same
     way, and Dynamo breaks with GB0124 (measured). Only when the sequence is
     provably one (a literal, or a name, `self` attribute or parameter only
-    ever given one in this module): a dict indexed by a tensor hashes it.
+    ever given one in this module, a parameter annotated `list` / `tuple` /
+    `str` (`List[...]`, `Optional[...]` of one), a call of a function of this
+    file that returns one, `torch.jit.annotate(List[T], [])`): a dict
+    indexed by a tensor hashes it.
 
     ## Example
     ```python
@@ -139,6 +142,11 @@ class ZeroDimTensorIndex(Rule):
             "decoder = torch.compile(Decoder(labels=LABELS))\n"
         ),
         Example(_HEADER + "    sizes = [2, 3, 4]\n    return x * sizes[table[0]]\n"),
+        # torchaudio's RNN-T beam search reorders its hypotheses by a tensor of sorted positions
+        Example(
+            "import torch\nfrom typing import List\n\n\n@torch.compile\ndef f(hypos: List[tuple], scores: torch.Tensor):\n"
+            "    _, order = scores.sort()\n    return [hypos[i] for i in order]\n"
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:

@@ -36,6 +36,12 @@ _ITEMS = (
     "    return [(x * w).sum().item() for w in {sizes}]\n"
 )
 
+_LOOP = (
+    "import torch\n\nITEMS = [1.0, 2.0]\n\n\ndef helper(t):\n    return float(t.sum())\n\n\n@torch.compile\n"
+    "def f(x: torch.Tensor):\n    h = x.abs()\n    for _ in range(2):\n        h = h + helper(x)\n"
+    "    return [h * v for v in {items}]\n"
+)
+
 
 def _steps_as_tuple(values: ValueOracle, iterable: nodes.NodeNG) -> bool:
     """Dynamo can step the iterable's iterator in any frame: a tuple, a range or a tensor (measured)."""
@@ -65,15 +71,17 @@ def frame_skipping_construct(breaks: BreakFinder, function: nodes.FunctionDef) -
 
     A graph break inside a ``try`` block (in the block, or in code of this
     file it calls; code this file does not hold counts as possibly
-    breaking), or inside a ``for``/``while`` body, leaves Dynamo no place to
-    resume: it gives up on the frame (measured). A break inside another
+    breaking), or inside a ``for``/``while`` body (in the body, or in code of
+    this file it calls: torchaudio's RNN-T beam search, whose ``while`` loop
+    calls a method that indexes a list with a tensor), leaves Dynamo no place
+    to resume: it gives up on the frame (measured). A break inside another
     comprehension does not: Dynamo resumes after it (measured).
     """
     for node in function.nodes_of_class((nodes.Try, nodes.For, nodes.While), skip_klass=_SKIPPED_BODY):
         if isinstance(node, nodes.Try):
             if any(breaks.verdict(statement) is not Verdict.CLEAN for statement in node.body):
                 return "anything in the `try`", node.lineno
-        elif any(breaks.breaking_node(statement) is not None for statement in node.body):
+        elif any(breaks.verdict(statement) is Verdict.BREAKS for statement in node.body):
             return "the loop", node.lineno
     return None
 
@@ -93,7 +101,8 @@ class ComprehensionFrame(Rule):
       read, a print...), or
     * it closes over `self` or a tensor, and its function also holds what
       makes Dynamo give up on a whole frame: a `try` block calling code that
-      breaks (or code this file does not show), or a loop whose body breaks.
+      breaks (or code this file does not show), or a loop whose body breaks
+      (itself, or in code of this file it calls).
       (A break inside another comprehension does not: Dynamo resumes after
       it, measured.)
 
@@ -174,6 +183,8 @@ class ComprehensionFrame(Rule):
             fixed=_HEADER.format(layer="GRU", comprehension="keys = [x for _ in tuple(FLAGS.items())]"),
         ),
         Example(_ITEMS.format(sizes="weights"), fixed=_ITEMS.format(sizes="tuple(weights)"), unsafe=True),
+        # the loop calls a helper that breaks: Dynamo runs f eagerly (torchaudio's RNN-T beam search, measured)
+        Example(_LOOP.format(items="ITEMS"), fixed=_LOOP.format(items="tuple(ITEMS)")),
         # a tensor given as a size breaks inside the comprehension (ViLT's position embeddings, measured)
         Example(
             _SIZES.format(pairs="zip(hs, ws)"),
