@@ -23,6 +23,7 @@ SOURCES = {
     "ta": "pytorch/audio",
     "issue": "public bug report",
     "census": "oss-model-graph-break-corpus",
+    "zoo": "other public model repositories (segment-anything/sam2, open_clip, detectron2, llama, whisper, ...)",
 }
 NAME_PATTERN = re.compile(r"^(?P<source>[a-z]+)_[a-z0-9]+(_[a-z0-9]+)+$")
 SOURCE_LINE = re.compile(r"^Source: \S+", re.MULTILINE)
