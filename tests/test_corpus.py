@@ -29,23 +29,24 @@ from tests.corpus.acid import acid  # noqa: E402
 
 #: The size issue 14 asks for.
 CORPUS_SIZE_FLOOR = 300
-#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 190 of 274 on 2026-11-25, 257 programs, breaks
-#: in library code counted), plus a margin for flakes.
-UNSAFE_SITES_AFTER_CEILING = 193
-#: Precision/recall floors per split and scope (strict precision): the values measured on main after
-#: the s7 merges (2026-11-25 05:29 UTC, 392 programs, docs/corpus.md "Current") minus 0.03, so a change
-#: that loses detection fails here while load-dependent noise (none is expected: linting is
-#: deterministic) cannot. Truth counts breaks in eval and train mode (issue 14).
+#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 256 of 362 on 2026-11-29, 309 dev programs,
+#: breaks in library code counted), plus a margin for flakes. Reset only when the corpus grows.
+UNSAFE_SITES_AFTER_CEILING = 259
+#: Precision/recall floors per split and scope: the values measured on main on 2026-11-29 00:35 UTC
+#: (465 programs, docs/corpus.md "Current") minus 0.03, so a change that loses detection fails here.
+#: "precision" is strict (a finding on a line Dynamo never traced counts as wrong); "precision_observed"
+#: leaves those lines out. Truth counts breaks in eval and train mode (issue 14).
 DETECTION_FLOORS: dict[tuple[str, str], dict[str, float]] = {
-    ("dev", "compiled"): {"precision": 0.77, "recall": 0.90},  # measured 0.79 (249/317) / 0.93 (249/269)
-    ("dev", "modules"): {"precision": 0.76, "recall": 0.90},  # measured 0.79 (249/317) / 0.93
-    ("heldout", "compiled"): {"precision": 0.71, "recall": 0.74},  # measured 0.72 (117/162) / 0.77 (117/151)
-    ("heldout", "modules"): {"precision": 0.71, "recall": 0.75},  # measured 0.73 (119/164) / 0.79
+    ("dev", "compiled"): {"precision": 0.74, "precision_observed": 0.95, "recall": 0.91},  # 0.77 (333/432) / 0.99 / 0.94 (333/354)
+    ("dev", "modules"): {"precision": 0.74, "precision_observed": 0.95, "recall": 0.91},  # same
+    ("heldout", "compiled"): {"precision": 0.69, "precision_observed": 0.91, "recall": 0.78},  # 0.72 (135/187) / 0.94 / 0.81 (135/167)
+    ("heldout", "modules"): {"precision": 0.69, "precision_observed": 0.91, "recall": 0.79},  # 0.72 (137/189) / 0.94 / 0.82 (137/167)
 }
 #: Modules that make() builds with a submodule in eval mode are measured again after .train()
-#: (docs/corpus.md "Both modes"): 32 dev + 12 held-out programs, which logged 8 + 4 lines only in training.
-TRAINING_RUNS_FLOOR = 44
-TRAINING_ONLY_LINES_FLOOR = 12
+#: (docs/corpus.md "Both modes"): 56 dev + 21 held-out programs on 2026-11-29, which logged 10 + 4 lines
+#: only in training.
+TRAINING_RUNS_FLOOR = 77
+TRAINING_ONLY_LINES_FLOOR = 13
 #: Known wrong outputs after a fix, per (split, mode): none. (GM104's old `torch._assert_async`
 #: rewrite changed torchvision normalize's ValueError into a RuntimeError eagerly; GM104 now keeps
 #: the eager `if` untouched and offers its compiled check only as an opt-in.)
@@ -125,9 +126,8 @@ def test_eval_built_modules_are_measured_in_training_too(corpus_run: dict[str, A
 def test_detection_floors(corpus_run: dict[str, Any], split: str, scope: str) -> None:
     overall = corpus_run["splits"][split]["detection"][scope]["overall"]
     floors = DETECTION_FLOORS[(split, scope)]
-    assert overall["precision"] is not None and overall["recall"] is not None
-    assert overall["precision"] >= floors["precision"], overall
-    assert overall["recall"] >= floors["recall"], overall
+    for measure, floor in floors.items():
+        assert overall[measure] is not None and overall[measure] >= floor, (measure, overall)
 
 
 @pytest.mark.dynamo
@@ -167,7 +167,7 @@ def test_fixes_never_move_breaks_into_other_files(corpus_run: dict[str, Any], mo
 
 @pytest.mark.dynamo
 def test_unsafe_fixes_remove_at_least_what_they_did(corpus_run: dict[str, Any]) -> None:
-    """A regression gate on the fixes' effect: dev logged sites after ``--unsafe-fixes`` (186 of 253 on 2026-11-24)."""
+    """A regression gate on the fixes' effect: dev logged sites after ``--unsafe-fixes`` (256 of 362 on 2026-11-29)."""
     fixed = corpus_run["splits"]["dev"]["fix"]["unsafe"]
     assert fixed["sites_after"] <= UNSAFE_SITES_AFTER_CEILING, fixed
 
