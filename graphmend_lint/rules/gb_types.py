@@ -50,6 +50,7 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB5976": "Data pointer comparison",
     "GB6215": "Unresolved GetAttrVariable comparison",
     "GB6297": "autograd.Function.apply: duplicate tensor input",
+    "GB7312": "failed to bind arguments when attempting to inline",
     "GB7650": "torch.Generator method",
     "GB8977": "Invalid call to __build_class__",
     "GB8985": "requires_grad_() intermediate leaked as output",
