@@ -1,4 +1,4 @@
-"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM515): findings and fixes, without Dynamo.
+"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM518): findings and fixes, without Dynamo.
 
 :data:`CASES` lists, for every program, the findings the linter must report
 and the breaks Dynamo logs, measured on torch 2.13 (CPU, Python 3.11) and
@@ -18,7 +18,7 @@ from graphmend_lint.config import load_settings
 
 CODES = (
     "GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506", "GM507", "GM508",
-    "GM509", "GM510", "GM511", "GM512", "GM513", "GM514", "GM515",
+    "GM509", "GM510", "GM511", "GM512", "GM513", "GM514", "GM515", "GM516", "GM517", "GM518",
 )  # fmt: skip
 DEEPCOPY = "copy.py:153 GB4198"  # where Dynamo names a deepcopy break (Python 3.11's copy.py)
 CACHED_PROPERTY_LOCK = "functools.py:997 GB0142"  # the `with self.lock:` of Python 3.11's cached_property
@@ -93,6 +93,10 @@ CASES: dict[str, Case] = {
     "GM506/neg_prebuilt_modules.py": case(),
     "GM507/bad_packed_encoder.py": case({(16, "GM507")}, {(16, "GB0007")}),
     "GM507/bad_disabled_helper.py": case({(15, "GM507"), (16, "GM507")}, {(15, "GB0025"), (16, "GB0098")}),
+    # recursive=False skips the method's own frame only: the call logs GB0099, the wrappers GB0098
+    "GM507/bad_disabled_wrappers.py": case(
+        {(30, "GM507"), (31, "GM507"), (32, "GM507")}, {(30, "GB0098"), (31, "GB0099"), (32, "GB0098")}
+    ),
     # the unsupported context manager is logged twice on its line, and Dynamo runs the resumed frame eagerly
     "GM507/bad_cudnn_flags.py": case({(15, "GM507")}, {(15, "GB0142"), (15, "GB0208")}, frame_skipped=True),
     "GM507/neg_traced_helpers.py": case(),
@@ -149,6 +153,14 @@ CASES: dict[str, Case] = {
     "GM515/bad_grad_scaling_block.py": case({(34, "GM515")}, {(34, "GB0083")}),
     "GM515/bad_probe_backward_hook.py": case({(24, "GM515")}, {(24, "GB0104")}),
     "GM515/neg_tensor_hook.py": case(),
+    "GM516/bad_lazy_fused_swap.py": case({(24, "GM516")}, {(24, "GB4271")}),
+    "GM516/bad_tagged_tensor.py": case({(15, "GM516")}, {(15, "GB0058")}),
+    "GM516/neg_swap_in_init.py": case(),
+    "GM517/bad_prompt_speaker_tags.py": case({(19, "GM517"), (20, "GM517")}, {(19, "GB0156"), (20, "GB0156")}),
+    "GM517/neg_replace_before_encode.py": case(),
+    # logged in `__new__`, where the empty `super().__new__` call is
+    "GM518/bad_spike_state_placeholder.py": case({(15, "GM518")}, {(15, "GB7312")}),
+    "GM518/neg_state_from_tensor.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
 SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py", "GM507/fixed_jit_isinstance.py"})

@@ -1,6 +1,6 @@
 """The break-cause rules against real Dynamo (torch 2.13, CPU): breaks where the linter says, gone after the fix.
 
-Every catalog program of GM106, GM205, GM303, GM404 and GM501-GM515 is
+Every catalog program of GM106, GM205, GM303, GM404 and GM501-GM518 is
 measured in a subprocess (``catalog_dynamo_worker.py``): the logged breaks,
 placed at the program's own line, must be exactly those of ``CASES``, whose
 lines are the finding lines. Every fixed program logs no break, compiles with

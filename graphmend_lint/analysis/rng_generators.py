@@ -69,15 +69,19 @@ def creates_generator(values: ValueOracle, call: nodes.Call) -> bool:
 
 
 def _parameter_given_generator(values: ValueOracle, name: nodes.Name, depth: int) -> bool:
-    """*name* is a parameter of its function, and some call of that function in traced code passes a generator for it."""
-    function = name.scope()
-    if not isinstance(function, nodes.FunctionDef):
-        return False
+    """*name* is a parameter of a function, and some call of that function in traced code passes a generator for it.
+
+    The function is the one whose parameter *name* reads: its own, or an enclosing one's when *name* is read in a
+    nested function (timm's ``_lerp_stochastic_round_bf16_`` passes its ``generator`` on in ``_update_chunk``).
+    """
     try:
         _, bindings = name.lookup(name.name)
     except Exception:  # astroid lookups can fail on odd code: nothing provable
         return False
     if len(bindings) != 1 or not isinstance(bindings[0].parent, nodes.Arguments):
+        return False
+    function = bindings[0].parent.parent
+    if not isinstance(function, nodes.FunctionDef):
         return False
     position = _positional_index(function, name.name)
     for call in function.root().nodes_of_class(nodes.Call):

@@ -30,6 +30,10 @@ ONCE_METHODS = frozenset({"warning_once", "info_once"})
 #: Module-level ``logging`` functions (they break inside logging itself: GB4841).
 LOGGING_FUNCTIONS = frozenset(f"logging.{method}" for method in LOGGER_METHODS)
 WARNING_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
+#: Changing the warning filters: ``warnings`` is skipped (GB0007 in warnings.py); inside
+#: ``with warnings.catch_warnings():`` Dynamo cannot rebuild the context at the break and gives up on the
+#: function (GB0092 at the call; measured, torch 2.13).
+WARNING_FILTER_FUNCTIONS = frozenset({"warnings.simplefilter", "warnings.filterwarnings", "warnings.resetwarnings"})
 DEFAULT_LOGGER_NAMES: tuple[str, ...] = ("logger", "log", "_logger", "LOGGER")
 DEFAULT_LOGGER_FACTORIES: tuple[str, ...] = (
     "logging.getLogger",
@@ -95,6 +99,7 @@ class Effect(enum.Enum):
     SEED = "seed"  # GM204: torch.manual_seed
     DATETIME = "datetime"  # GM204
     UUID = "uuid"  # GM204
+    WARNING_FILTER = "warning-filter"  # GM204: warnings.simplefilter / filterwarnings / resetwarnings
 
 
 @dataclass(frozen=True)
@@ -174,6 +179,8 @@ class SideEffectFinder:
             return SideEffect(Effect.LOG, f"{name}()")
         if name in WARNING_FUNCTIONS:
             return SideEffect(Effect.WARN, f"{name}()")
+        if name in WARNING_FILTER_FUNCTIONS:
+            return SideEffect(Effect.WARNING_FILTER, f"{name}()")
         if name.startswith(tuple(f"{stream}." for stream in _STREAMS)):
             return SideEffect(Effect.STREAM, f"{name}()")
         if name in _DEBUGGERS:

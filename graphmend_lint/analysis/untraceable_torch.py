@@ -17,6 +17,9 @@ Each entry was measured on torch 2.13 (CPU) with the id Dynamo logs:
   default (GB9186);
 * ``t.backward()`` on a tensor: not traced while ``trace_autograd_ops`` is off
   (GB0123; traced once it is on);
+* ``t.apply_(fn)``, ``t.map_(other, fn)``, ``t.map2_(a, b, fn)`` on a tensor: the op
+  would call a Python function per element, and Dynamo cannot pass the function
+  to it ("Failed to convert args/kwargs to proxy", GB0055);
 * ``torch.autograd.backward``: in a file Dynamo skips, whatever the settings
   (GB0007);
 * ``with torch.backends.cudnn.flags(...)``: an unsupported context manager
@@ -24,8 +27,11 @@ Each entry was measured on torch 2.13 (CPU) with the id Dynamo logs:
 * a call of a function of this file decorated ``@torch.compiler.disable`` or
   ``@torch._dynamo.disable`` (or an alias of them, e.g. timm's
   ``disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap``,
-  measured GB0098): Dynamo runs it eagerly between two graphs
-  (GB0098; GB0099 when the call is inlined from another frame);
+  measured GB0098), also with ``recursive=`` or ``reason=`` (``recursive=False``:
+  GB0099), and a call of what ``torch.compiler.disable(fn)`` returned: bound once
+  to a name, assigned to a ``self`` attribute, or called on the spot
+  (``torch.compiler.disable(fn)(x)``, which adds GB0007): Dynamo runs it eagerly
+  between two graphs (GB0098; GB0099 when the call is inlined from another frame);
 * ``module.register_forward_hook(...)`` (and the other ``nn.Module`` hook
   registrations): torch's ``RemovableHandle`` sets an attribute on a type,
   which Dynamo does not support (GB0467, measured; transformers' output
@@ -45,7 +51,7 @@ from dataclasses import dataclass
 from astroid import nodes
 
 from graphmend_lint.analysis.astroid_tree import def_position
-from graphmend_lint.analysis.values import ValueOracle, enclosing_class
+from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 
 TRACE_AUTOGRAD_OPS = "trace_autograd_ops"
 #: torch function -> (what the message calls it, why Dynamo stops, what to do instead).
@@ -72,6 +78,8 @@ _BACKWARD = (
     "Dynamo does not trace it while `torch._dynamo.config.trace_autograd_ops` is off (the default)",
     "return the loss and call `.backward()` on it outside the compiled function",
 )
+#: Tensor methods that call a Python function per element: Dynamo cannot pass the function to the op (GB0055).
+_PYTHON_CALLBACK_METHODS = frozenset({"apply_", "map_", "map2_"})
 _SKIPPED_MODULE = "Dynamo skips the torch module it lives in"
 _RNG_STATE = "read or restore the RNG state outside the compiled function"
 _PACKING = "run the recurrent part outside the compiled function, or pad and mask instead of packing"
@@ -97,6 +105,8 @@ _MODULE_HOOK_REGISTRATIONS = frozenset(
      "register_full_backward_pre_hook"}
 )  # fmt: skip
 _DISABLE_DECORATORS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
+#: ``@torch.compiler.disable(recursive=False)`` logs GB0099 at the call, ``recursive=True`` and ``reason=`` GB0098.
+_MEASURED_DISABLE_KEYWORDS = frozenset({"recursive", "reason"})
 #: Dynamo calls such a function on fake tensors while tracing and puts the call in the graph as one node.
 _ALLOW_IN_GRAPH = frozenset({"torch.compiler.allow_in_graph", "torch._dynamo.allow_in_graph"})
 
@@ -126,6 +136,17 @@ def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
         return RefusedCall(node, label, _SKIPPED_MODULE, _SKIPPED_FUNCTIONS[name], callee=name)
     if isinstance(node.func, nodes.Attribute) and node.func.attrname == "backward" and values.is_tensor(node.func.expr):
         return RefusedCall(node, *_BACKWARD, autograd=True)
+    if (
+        isinstance(node.func, nodes.Attribute)
+        and node.func.attrname in _PYTHON_CALLBACK_METHODS
+        and values.is_tensor(node.func.expr)
+    ):
+        return RefusedCall(
+            node,
+            f"`.{node.func.attrname}()` on a tensor",
+            "Dynamo cannot pass the Python function to the op",
+            "write the function with tensor operations (`torch.where`, `clamp`...) on the whole tensor",
+        )
     if name == _CUDNN_FLAGS and _is_with_item(node):
         return RefusedCall(
             node,
@@ -144,7 +165,7 @@ def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
     if disabled is not None:
         return RefusedCall(
             node,
-            f"`{disabled.name}` (decorated `torch.compiler.disable`)",
+            f"`{disabled}` (disabled with `torch.compiler.disable`)",
             "Dynamo runs it eagerly between two graphs",
             "call it outside the compiled function, or drop the decorator once its body traces",
         )
@@ -171,10 +192,36 @@ def _sole_binding(call: nodes.Call) -> nodes.NodeNG | None:
     return candidates[0] if len(candidates) == 1 else None
 
 
-def _disabled_callee(values: ValueOracle, call: nodes.Call) -> nodes.FunctionDef | None:
-    """The function of this file *call* calls (``f(...)``, ``self.m(...)``) when it is decorated to be skipped."""
-    function = _sole_binding(call)
-    return function if isinstance(function, nodes.FunctionDef) and _is_disabled(values, function) else None
+def _disabled_callee(values: ValueOracle, call: nodes.Call) -> str | None:
+    """The name of what *call* calls when Dynamo skips it, else ``None``.
+
+    A function of this file decorated to be skipped (``f(...)``, ``self.m(...)``), or the wrapper
+    ``torch.compiler.disable(fn)`` returns, called on the spot, through a name bound once to it,
+    or through a ``self`` attribute every assignment of which is one.
+    """
+    func = call.func
+    if isinstance(func, nodes.Call) and _disables(values, func):
+        return func.args[0].as_string()
+    binding = _sole_binding(call)
+    if isinstance(binding, nodes.FunctionDef):
+        return binding.name if _is_disabled(values, binding) else None
+    if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Assign):
+        assign = binding.parent
+        return func.as_string() if len(assign.targets) == 1 and _disables(values, assign.value) else None
+    if isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) and func.expr.name == "self":
+        klass = enclosing_class(call)
+        assigned = list(assigned_self_values(klass, func.attrname)) if klass is not None else []
+        return func.as_string() if assigned and all(_disables(values, value) for value in assigned) else None
+    return None
+
+
+def _disables(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    """*node* is ``torch.compiler.disable(fn, ...)`` (or ``torch._dynamo.disable``): the skipped wrapper of ``fn``."""
+    return (
+        isinstance(node, nodes.Call)
+        and bool(node.args)
+        and values.qualified_name(node.func) in _DISABLE_DECORATORS
+    )
 
 
 def allow_in_graph_callee(values: ValueOracle, call: nodes.Call) -> nodes.FunctionDef | None:
@@ -208,8 +255,11 @@ def _is_disabled(values: ValueOracle, function: nodes.FunctionDef) -> bool:
     """Decorated ``torch.compiler.disable``, by name or through an alias scope analysis resolved
     (``disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap``)."""
     decorators = function.decorators.nodes if function.decorators else []
-    if any(isinstance(decorator, nodes.Call) and decorator.keywords for decorator in decorators):
-        return False  # ``disable(recursive=False)`` and other variants were not measured
+    if any(
+        isinstance(decorator, nodes.Call) and any(k.arg not in _MEASURED_DISABLE_KEYWORDS for k in decorator.keywords)
+        for decorator in decorators
+    ):
+        return False  # other keywords of ``disable(...)`` were not measured
     if values.scope.is_disabled(*def_position(function)):
         return True
     return any(

@@ -1,4 +1,5 @@
-"""GM204: clock, host RNG (``random``, ``np.random``, seeding), ``datetime.now`` and ``uuid`` calls in traced code."""
+"""GM204: clock, host RNG (``random``, ``np.random``, seeding), ``datetime.now``, ``uuid`` and warning-filter calls
+in traced code."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ _WHY = {
     Effect.SEED: "Dynamo skips seeding torch's RNG",
     Effect.DATETIME: "Dynamo does not trace the clock",
     Effect.UUID: "`uuid` reads host entropy Dynamo cannot trace",
+    Effect.WARNING_FILTER: "Dynamo skips the `warnings` module (inside `with warnings.catch_warnings():` it "
+    "then gives up on the whole function)",
 }
 #: Draws a helper may make while it fills an array: the helper can run as one opaque op (measured for NumPy's).
 _PLAN_DRAWS = frozenset({Effect.NUMPY_RANDOM})
@@ -37,6 +40,8 @@ _INSTEAD = {
     Effect.SEED: "seed once outside the compiled function, or pass a `torch.Generator` to the random ops",
     Effect.DATETIME: "pass the time in as an argument",
     Effect.UUID: "create ids outside the compiled function and pass them in",
+    Effect.WARNING_FILTER: "set the warning filter outside the compiled function (around the call, or once at "
+    "import)",
 }
 
 
@@ -55,7 +60,10 @@ class UntraceableStdlibCall(SideEffectRule):
     NumPy draws Dynamo cannot keep in the graph (`np.random.rand() < p`,
     `np.random.beta(...)`, `np.random.choice(...)`, `np.random.rand(1).item()`),
     seeding torch's RNG (`torch.manual_seed(...)`),
-    `datetime.now()`/`utcnow()`/`today()` and `uuid.uuid1()`...`uuid5()`.
+    `datetime.now()`/`utcnow()`/`today()`, `uuid.uuid1()`...`uuid5()` and
+    changes of the warning filters (`warnings.simplefilter(...)`,
+    `warnings.filterwarnings(...)`, `warnings.resetwarnings()`), typically
+    inside `with warnings.catch_warnings():` to silence a deprecation.
     Also flags Python arithmetic on a draw Dynamo does trace
     (`random.uniform(a, b) * area`, `1 - lam`, `-lam`, `lam *= 2` after
     `lam = random.uniform(0, 1)`).
@@ -64,7 +72,12 @@ class UntraceableStdlibCall(SideEffectRule):
     Each call ends the graph, runs eagerly and starts a new graph after it:
     the clock, `random.random()`, `random.choice()` and the like are in
     skipped files (GB0007), `datetime.now` is an unsupported method call
-    (GB0156), and so is `torch.manual_seed` (GB0007). Dynamo traces NumPy as
+    (GB0156), and so is `torch.manual_seed` (GB0007). The warning filters
+    live in `warnings`, a module Dynamo skips (GB0007, logged in
+    `warnings.py`); inside `with warnings.catch_warnings():` Dynamo cannot
+    rebuild the context object at that break and gives up on the whole
+    function (GB0092, "Reconstruction failure", at the call; measured,
+    torch 2.13). Dynamo traces NumPy as
     torch code, but only the `np.random` functions `torch._numpy` implements:
     any other (`beta`, `permutation`, `default_rng`) is unsupported (GB0294);
     `choice` checks its probabilities with a data-dependent `if`, and a draw
@@ -131,8 +144,8 @@ class UntraceableStdlibCall(SideEffectRule):
 
     code = "GM204"
     name = "untraceable-stdlib-call"
-    summary = "clock, host RNG, `datetime.now` or `uuid` call in compiled code splits the graph"
-    dynamo_gb = gb_types("GB0007", "GB0156", "GB0033", "GB0294", "GB0213")
+    summary = "clock, host RNG, `datetime.now`, `uuid` or warning-filter call in compiled code splits the graph"
+    dynamo_gb = gb_types("GB0007", "GB0156", "GB0033", "GB0294", "GB0213", "GB0092")
     effects = frozenset(_WHY)
     valid = (
         "import random\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * random.randint(1, 3)\n",
@@ -149,6 +162,8 @@ class UntraceableStdlibCall(SideEffectRule):
         Example("from random import random\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * random()\n"),
         Example("from datetime import datetime\nimport torch\n\n@torch.compile\ndef f(x):\n    return x, datetime.now()\n"),
         Example("import uuid\nimport torch\n\n@torch.compile\ndef f(x):\n    return x, uuid.uuid4()\n"),
+        Example("import warnings\nimport torch\n\n@torch.compile\ndef f(x):\n    with warnings.catch_warnings():\n"
+                "        warnings.simplefilter('ignore')\n        return torch.meshgrid(x, x)\n"),
         Example("import random\nimport torch\n\n@torch.compile\ndef f(x):\n    area = x.shape[0] * x.shape[1]\n"
                 "    target = random.uniform(0.02, 0.3) * area\n    return x[: int(target)]\n"),
         Example("import random\nimport torch\n\n@torch.compile\ndef f(x, y):\n    lam = random.uniform(0, 1)\n"

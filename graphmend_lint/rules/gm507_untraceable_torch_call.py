@@ -48,11 +48,16 @@ class UntraceableTorchCall(Rule):
     `pad_packed_sequence`, `torch.jit.isinstance`, `torch.jit.fork`/`wait`,
     `torch.get_rng_state`/`set_rng_state`, `torch.typename`,
     `torch.utils.data.get_worker_info`), `torch.autograd.grad`,
-    `loss.backward()` on a tensor, `torch.autograd.backward`,
+    `loss.backward()` on a tensor, `torch.autograd.backward`, a tensor's
+    per-element Python callbacks (`t.apply_(fn)`, `t.map_(other, fn)`,
+    `t.map2_(a, b, fn)`),
     `with torch.backends.cudnn.flags(...)`, calls of a function of the
     same file decorated `@torch.compiler.disable` / `@torch._dynamo.disable`
-    (also through an alias such as timm's `disable_compiler =
+    (also `(recursive=False)` or `(reason=...)`, and through an alias such as
+    timm's `disable_compiler =
     getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap`),
+    calls of the wrapper `torch.compiler.disable(fn)` returns (bound to a
+    name, to a `self` attribute, or called on the spot),
     and `nn.Module` hook registrations (`m.register_forward_hook(...)` and
     the pre/backward variants).
 
@@ -66,10 +71,13 @@ class UntraceableTorchCall(Rule):
     `torch.autograd.grad` is not traced while
     `torch._dynamo.config.trace_autograd_ops` is off, the default (GB9186),
     nor is `Tensor.backward()` (GB0123); `torch.autograd.backward` lives in a
-    file Dynamo skips, whatever the settings (GB0007);
+    file Dynamo skips, whatever the settings (GB0007); `apply_`/`map_`/`map2_`
+    would hand the op a Python function, which Dynamo cannot pass to it
+    ("Failed to convert args/kwargs to proxy", GB0055);
     `cudnn.flags` is an unsupported context manager (GB0142, with GB0208 on
     the same line); a disabled function is skipped (GB0098, or GB0099 when
-    the call is inlined from another frame); a hook registration's
+    the call is inlined from another frame or the function was disabled with
+    `recursive=False`; `torch.compiler.disable(fn)(x)` adds GB0007); a hook registration's
     `RemovableHandle` sets an attribute on a type (GB0467, and GB0013 at the
     handle's `.remove()`). An `allow_in_graph` function is run on fake
     tensors, which have shapes and no data, so a body that needs data
@@ -108,7 +116,8 @@ class UntraceableTorchCall(Rule):
     name = "untraceable-torch-call"
     summary = "a torch call Dynamo refuses to trace splits the graph"
     dynamo_gb = gb_types(
-        "GB0025", "GB0007", "GB9186", "GB0123", "GB0142", "GB0208", "GB0098", "GB0099", "GB0467", "GB0033", "GB0036"
+        "GB0025", "GB0007", "GB9186", "GB0123", "GB0142", "GB0208", "GB0098", "GB0099", "GB0467", "GB0033", "GB0036",
+        "GB0055",
     )
     options = {
         "trace-autograd-ops": RuleOption(
@@ -143,6 +152,7 @@ class UntraceableTorchCall(Rule):
         Example(_HEADER + "    return torch.autograd.grad((x * lengths).sum(), [lengths])\n"),
         Example(_HEADER + "    loss = (x * lengths).sum()\n    loss.backward()\n    return loss.detach()\n"),
         Example(_HEADER + "    loss = (x * lengths).sum()\n    torch.autograd.backward(loss)\n    return loss.detach()\n"),
+        Example(_HEADER + "    return (x * 2).apply_(lambda v: min(v, 1.0))\n"),
         Example(
             _JIT_ISINSTANCE.format(check="torch.jit.isinstance", kind="int"),
             fixed=_JIT_ISINSTANCE.format(check="isinstance", kind="int"),
@@ -165,6 +175,19 @@ class UntraceableTorchCall(Rule):
             "@torch.compile\ndef f(x):\n    y = x * 2\n    return y + helper(y)\n"
         ),
         Example(_ALIASED_DISABLE.format(alias="getattr(getattr(torch, 'compiler', None), 'disable', None) or nullwrap")),
+        # ``recursive=False`` skips only the function's own frame: the call still breaks (GB0099)
+        Example(
+            "import torch\n\n\n@torch.compiler.disable(recursive=False)\ndef helper(x):\n    return x + 1\n\n\n"
+            "@torch.compile\ndef f(x):\n    return helper(x * 2)\n"
+        ),
+        # the wrapper ``disable(fn)`` returns, through a name, a ``self`` attribute and on the spot (GB0098)
+        Example(
+            "import torch\nfrom torch import nn\n\n\ndef helper(x):\n    return x + 1\n\n\n"
+            "eager_helper = torch.compiler.disable(helper)\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.post = torch.compiler.disable(helper)\n\n"
+            "    def forward(self, x):\n        y = eager_helper(x * 2)\n        y = self.post(y)\n"
+            "        return torch.compiler.disable(helper)(y)\n\n\nmodel = torch.compile(M())\n"
+        ),
         # the call breaks (GB0033); the branch inside is GM101's finding
         Example(_ALLOWED.format(body="    return torch.sigmoid(x) if x.sum() > 0 else x\n")),
         Example(

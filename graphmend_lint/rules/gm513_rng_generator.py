@@ -52,7 +52,8 @@ class RngGenerator(Rule):
     traces: a random op given `generator=` a `torch.Generator`
     (`torch.randn(shape, generator=g)`, `t.uniform_(generator=g)`,
     `nn.init.normal_(w, generator=g)`, also through a helper such as
-    diffusers' `randn_tensor`, at its op, when a traced call passes one), a
+    diffusers' `randn_tensor`, at its op, when a traced call passes one,
+    also when a function nested in the helper uses it), a
     `torch.Generator(...)` created there, and its stateful methods
     (`g.manual_seed(s)`, `g.get_state()`, `g.initial_seed()`...).
 
@@ -116,6 +117,13 @@ class RngGenerator(Rule):
             "def randn_tensor(shape, generator=None, dtype=None):\n"
             "    return torch.randn(shape, generator=generator, dtype=dtype)\n\n\n"
             "@torch.compile\ndef f(x: torch.Tensor):\n    return x + randn_tensor(x.shape, generator=gen, dtype=x.dtype)\n"
+        ),
+        # the helper's nested function passes the helper's parameter on (timm's stochastic-rounding EMA)
+        Example(
+            "import torch\n\ngen = torch.Generator().manual_seed(0)\n\n\ndef add_noise(xs, generator=None):\n"
+            "    def _one(x):\n        return x + torch.randn(x.shape, generator=generator)\n\n"
+            "    return [_one(x) for x in xs]\n\n\n"
+            "@torch.compile\ndef f(x: torch.Tensor):\n    return add_noise([x], generator=gen)[0]\n"
         ),
     )
 
