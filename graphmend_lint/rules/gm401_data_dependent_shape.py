@@ -111,7 +111,8 @@ def dynamic_operator(values: ValueOracle, call: nodes.Call) -> str | None:
         return None
     if op in ALWAYS_DYNAMIC:
         return op
-    if op == "where" and receiver_offset and (len(call.args) == 1 and not keywords or keywords == {"condition"} and not call.args):
+    condition_only = len(call.args) == 1 and not keywords or keywords == {"condition"} and not call.args
+    if op == "where" and receiver_offset and condition_only:
         return "where"  # torch.where(condition) is nonzero(condition, as_tuple=True)
     if op == "repeat_interleave":
         return op if _tensor_repeats(values, call, receiver_offset) else None
