@@ -32,11 +32,11 @@ class Spelling(NamedTuple):
 
 
 SOURCE = (
-    "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\n"
+    "import numpy as np\nimport torch\nimport torch.nn.functional as F\n\n\n@torch.compile\n"
     "def f(x: torch.Tensor, i: torch.Tensor, r: torch.Tensor, x2: torch.Tensor):\n"
     "    m = x > 0\n    y = x * 2\n{body}\n    return o, y + 1\n"
 )
-LINE = 9  # the body's line in SOURCE
+LINE = 10  # the body's line in SOURCE
 
 SPELLINGS = [
     # the operators as torch functions and tensor methods
@@ -69,6 +69,10 @@ SPELLINGS = [
     Spelling("o = x2[m[:4], 0]", True, "GB0036", None),
     Spelling("o = y[[True, False, True, False, True, False, True, False]]", True, "GB0036", None),
     Spelling("y[m] += 1; o = y", True, "GB0036", None),
+    # NumPy spellings Dynamo traces as the torch operators
+    Spelling("o = np.bincount(i.numpy())", True, "GB0036", None),
+    Spelling("o = np.repeat(y.numpy(), np.array([1, 2, 0, 3, 1, 1, 2, 1]))", True, "GB0036", None),
+    Spelling("o = np.repeat(y.numpy(), 2)", False, None, None),
     # not captured by the switch
     Spelling("o = F.one_hot(i)", True, "GB0246", "GB0246"),
     Spelling("o = F.one_hot(i, -1)", True, "GB0246", "GB0246"),

@@ -16,6 +16,7 @@ from graphmend_lint.analysis.host_values import (
     is_likely_mask,
     mask_named_parameter,
 )
+from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.resumed_calls import interrupted_method_call
 from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.analysis.values import Kind, ValueOracle
@@ -63,7 +64,7 @@ COMBINATIONS_ADVICE = Fix.advice(
     "`capture_dynamic_output_shape_ops` makes Dynamo fail on it"
 )
 #: NumPy functions Dynamo traces as those operators (``torch._numpy``), on arrays and Python lists alike.
-NUMPY_DYNAMIC = frozenset({"unique", "nonzero", "flatnonzero", "argwhere"})
+NUMPY_DYNAMIC = frozenset({"unique", "nonzero", "flatnonzero", "argwhere", "bincount"})
 SECOND_BREAK = Fix.advice("no fix of its own: it goes with the data-dependent break it follows")
 CAPTURED_SIZE_BRANCH = Fix.advice(
     "no automatic fix: branch on a static bound instead (pad to a fixed size, or mask), "
@@ -77,11 +78,17 @@ def _switched(source: str, advice: bool | None = None) -> Example:
     return switch_example(source, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, advice)
 
 
+def _argument(call: nodes.Call, index: int, keyword: str) -> nodes.NodeNG | None:
+    """The argument passed as *keyword*, or positionally at *index*."""
+    given = next((kw.value for kw in call.keywords or [] if kw.arg == keyword), None)
+    if given is None and len(call.args) > index:
+        return call.args[index]
+    return given
+
+
 def _is_tensor_argument(values: ValueOracle, call: nodes.Call, index: int, keyword: str) -> bool:
-    for kw in call.keywords or []:
-        if kw.arg == keyword:
-            return values.is_tensor(kw.value)
-    return len(call.args) > index and values.is_tensor(call.args[index])
+    given = _argument(call, index, keyword)
+    return given is not None and values.is_tensor(given)
 
 
 def dynamic_operator(values: ValueOracle, call: nodes.Call) -> str | None:
@@ -93,6 +100,10 @@ def dynamic_operator(values: ValueOracle, call: nodes.Call) -> str | None:
         op = name.split(".")[1]
         if op in NUMPY_DYNAMIC:
             return f"np.{op}"
+        if op == "repeat":  # np.repeat(a, counts) with an array of counts is repeat_interleave (GB0036, measured)
+            counts = _argument(call, 1, "repeats")
+            array = counts is not None and (values.is_tensor(counts) or is_numpy_value(values, counts))
+            return "np.repeat" if array else None
         return "np.where" if op == "where" and len(call.args) == 1 and not keywords else None
     if name in ONE_HOT:
         return "one_hot" if _one_hot_width_from_data(call) else None
@@ -151,9 +162,7 @@ def _aten_operator(values: ValueOracle, call: nodes.Call, parts: list[str]) -> s
 
 def _one_hot_width_from_data(call: nodes.Call) -> bool:
     """``one_hot(t)`` / ``one_hot(t, -1)``: no ``num_classes``, or a negative constant one."""
-    given = next((kw.value for kw in call.keywords or [] if kw.arg == "num_classes"), None)
-    if given is None and len(call.args) >= 2:
-        given = call.args[1]
+    given = _argument(call, 1, "num_classes")
     if given is None:
         return True
     if isinstance(given, nodes.UnaryOp) and given.op == "-" and isinstance(given.operand, nodes.Const):
@@ -245,7 +254,8 @@ class DataDependentOutputShape(Rule):
     `torch.unique` / `unique_consecutive`, single-argument `torch.where(c)`,
     `torch.repeat_interleave` with tensor repeats and no `output_size`,
     `torch.bincount` (even with `minlength`), and their NumPy spellings
-    `np.unique`, `np.nonzero`, `np.flatnonzero`, `np.argwhere` and
+    `np.unique`, `np.nonzero`, `np.flatnonzero`, `np.argwhere`, `np.bincount`,
+    `np.repeat(a, counts)` with an array of counts and
     single-argument `np.where(c)`, which Dynamo traces as the torch operators
     (on arrays and on Python lists alike). `.nonzero()`, `.argwhere()`,
     `.masked_select()`, `.unique()`, `.unique_consecutive()`, `.bincount()`
@@ -415,9 +425,13 @@ class DataDependentOutputShape(Rule):
     | `torch.combinations(t)` (any `r`, `with_replacement`) | GB0036 | Dynamo raises | flagged |
     | `torch.ops.aten.unique_dim_consecutive(t, 0)` | GB0036 | GB0037 | not flagged |
     | `t[uint8_mask]` | Dynamo raises | Dynamo raises | not flagged |
-    | `t.repeat_interleave(2)`, `aten.repeat_interleave.self_int`, `aten.index.Tensor` with an integer index, `t[[0, 2]]`, `F.one_hot(t, n)`, `torch.triu_indices` pairs, `nonzero_static`, `histc`, `histogram`, `histogramdd`, `count_nonzero`, `isin`, `take`, `segment_reduce`, `cartesian_prod`, `tril_indices`, `block_diag`, `masked_fill`, `masked_scatter`, `index_put_` with a mask, `t[mask] = v`, three-argument `torch.where` | none | none | not flagged |
+    | `np.bincount(a)`, `np.repeat(a, counts)` (an array of counts), `np.unique(a, return_counts=True)`, `np.nonzero(a)`, `a.nonzero()`, `np.where(c)`, `np.argwhere(a)`, `a[a > 0]` | GB0036 | none (those measured: `np.bincount`, `np.repeat`) | flagged |
+    | `t.repeat_interleave(2)`, `np.repeat(a, 2)`, `np.histogram`, `np.sort`, `aten.repeat_interleave.self_int`, `aten.index.Tensor` with an integer index, `t[[0, 2]]`, `F.one_hot(t, n)`, `torch.triu_indices` pairs, `nonzero_static`, `histc`, `histogram`, `histogramdd`, `count_nonzero`, `isin`, `take`, `segment_reduce`, `cartesian_prod`, `tril_indices`, `block_diag`, `masked_fill`, `masked_scatter`, `index_put_` with a mask, `t[mask] = v`, three-argument `torch.where` | none | none | not flagged |
 
-    Other rules' breaks met on the way: `t.to_sparse()` (GB0015),
+    Other rules' breaks met on the way: `np.extract`, `np.compress`,
+    `np.delete`, `np.setdiff1d`, `np.intersect1d`, `np.union1d`,
+    `np.trim_zeros`, `np.isin`, `np.select` (GB0294, NumPy functions Dynamo
+    does not trace), `t.to_sparse()` (GB0015),
     `pack_padded_sequence` (GB0007) and `torch.tensor_split(t, index_tensor)`
     (GB0033, a host read of the indices) are not size operators.
     """
@@ -449,11 +463,15 @@ class DataDependentOutputShape(Rule):
         "@torch.compile\ndef f(x: torch.Tensor, y: torch.Tensor):\n    idx, n = get_index(y)\n    return x[idx] * n\n",
         # static sizes: `num_classes` given, int repeats and int indices in aten spellings, a list-of-ints index,
         # pairs from `triu_indices`; `itertools.combinations` and a local `one_hot` are not torch's
-        _HEADER + "    return torch.nn.functional.one_hot(r, num_classes=4), torch.nn.functional.one_hot(r, x.shape[0])\n",
-        _HEADER + "    return torch.ops.aten.repeat_interleave.self_int(x, 2), torch.ops.aten.index.Tensor(x, [r.long()])\n",
+        _HEADER + "    return torch.nn.functional.one_hot(r, num_classes=4), torch.nn.functional.one_hot(r, x.shape[0])"
+        "\n",
+        _HEADER + "    return torch.ops.aten.repeat_interleave.self_int(x, 2),"
+        " torch.ops.aten.index.Tensor(x, [r.long()])\n",
         _HEADER + "    i, j = torch.triu_indices(4, 4, 1)\n    return x[[0, 2]], torch.stack((x[i], x[j]), -1)\n",
-        "import itertools\nimport torch\n\n\ndef one_hot(t):\n    return t\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+        "import itertools\nimport torch\n\n\ndef one_hot(t):\n    return t\n\n\n"
+        "@torch.compile\ndef f(x: torch.Tensor):\n"
         "    return one_hot(x), len(list(itertools.combinations(range(4), 2)))\n",
+        "import numpy as np\n" + _HEADER + "    return np.repeat(x.numpy(), 2), np.repeat(x.numpy(), r.shape[0])\n",
         # Python-int repeats keep the size static, whatever the receiver
         "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
         "    return load(x).repeat_interleave(2, dim=0)\n",
@@ -486,9 +504,14 @@ class DataDependentOutputShape(Rule):
         _switched(_HEADER + "    x[x > 0] += 1\n    return x\n"),
         # the unbound method, the aten overloads, the keyword condition and a list of bools: the same operators
         _switched(
-            _HEADER + "    return torch.Tensor.unique(r), torch.ops.aten.nonzero.default(x), torch.where(condition=x > 0)\n"
+            _HEADER + "    return torch.Tensor.unique(r), torch.ops.aten.nonzero.default(x),"
+            " torch.where(condition=x > 0)\n"
         ),
         _switched(_HEADER + "    return torch.ops.aten.repeat_interleave.Tensor(r), x[[True, False, True, False]]\n"),
+        # NumPy results are host values: the switch is not offered for them
+        Example(
+            "import numpy as np\n" + _HEADER + "    return np.bincount(r.numpy()), np.repeat(x.numpy(), np.array([1, 2]))\n"
+        ),
         # the switch traces neither: advice of their own
         Example(_HEADER + "    return torch.nn.functional.one_hot(r.long()) * 2\n"),
         Example(_HEADER + "    return torch.combinations(x, r=2)\n"),
