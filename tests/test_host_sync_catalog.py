@@ -82,6 +82,15 @@ CASES: dict[str, Case] = {
         {(18, "GB0007"), (20, "GB0036"), (22, "GB0007"), (24, "GB0036")},
     ),
     "GM401/bad_np_unique.py": case({(8, "GM401")}, {(8, "GB0036")}),
+    # no `num_classes`: the width comes from the data (GB0246); advice only, the switch does not trace it
+    "GM401/bad_one_hot_width.py": case({(13, "GM401")}, {(13, "GB0246")}),
+    # an unbound method, an aten overload, `where(condition=)` and a list of bools: the switch traces all four
+    "GM401/bad_operator_spellings.py": case(
+        {(11, "GM401"), (12, "GM401"), (13, "GM401"), (14, "GM401")},
+        {(11, "GB0036"), (12, "GB0036"), (13, "GB0036"), (14, "GB0036")},
+    ),
+    "GM401/fixed_operator_spellings.py": case(),
+    "GM401/neg_static_sizes.py": case(),
     # the hit matrix is split into its rows, one per dimension: a static count, so the capture switch traces it
     "GM401/bad_keypoint_rows.py": case({(14, "GM401"), (19, "GM401")}, {(14, "GB0036"), (19, "GB0036")}),
     "GM401/fixed_keypoint_rows.py": case(),

@@ -46,12 +46,14 @@ _BOOL_RESULTS = frozenset(
 )  # fmt: skip
 _BOOL_METHODS = _BOOL_RESULTS | {"bool"}
 #: Reductions that keep a boolean tensor boolean (``m.any(-1)``), ops that move, repeat or select its
-#: elements, and device moves: as methods (on the mask) and, the same names, as torch functions (mask first).
+#: elements, ops that write into a copy of it (``m.masked_fill(pad, False)``: the result has the receiver's
+#: dtype, LightGlue's pruning mask), and device moves: as methods (on the mask) and, the same names, as torch
+#: functions (mask first).
 _BOOL_PRESERVING_METHODS = frozenset(
     {"any", "all", "flatten", "view", "reshape", "unsqueeze", "squeeze", "transpose", "permute", "expand",
      "expand_as", "contiguous", "clone", "detach", "t", "repeat", "repeat_interleave", "flip", "roll", "narrow",
      "select", "index_select", "gather", "tril", "triu", "unflatten", "movedim", "swapaxes", "diagonal", "cpu",
-     "cuda", "view_as", "reshape_as"}
+     "cuda", "view_as", "reshape_as", "masked_fill", "masked_scatter", "index_fill", "scatter"}
 )  # fmt: skip
 #: torch functions that join tensors: boolean when every joined tensor is.
 _JOINING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})

@@ -38,6 +38,7 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB0208": "torch.* op returned non-Tensor",
     "GB0213": "unimplemented builtin op on tensor arguments",
     "GB0225": "Attempted to use tensor creation function with requires_grad=True",
+    "GB0246": "Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape",
     "GB0264": "Attempted to use `torch.nn.Parameter()` constructor with Dynamo",
     "GB0291": "logging.Logger method not supported for non-export cases",
     "GB0363": "An opaque object was created in the middle of the program.",

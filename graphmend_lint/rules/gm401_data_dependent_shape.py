@@ -16,6 +16,7 @@ from graphmend_lint.analysis.host_values import (
     is_likely_mask,
     mask_named_parameter,
 )
+from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.resumed_calls import interrupted_method_call
 from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.analysis.values import Kind, ValueOracle
@@ -37,8 +38,33 @@ CAPTURE_DYNAMIC = Fix.advice(
 )
 #: Operators (as torch functions and tensor methods) whose output size is data-dependent.
 ALWAYS_DYNAMIC = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"})
+#: ``torch.ops.aten`` operators tagged ``dynamic_output_shape`` (torch 2.13), each logged as GB0036
+#: whatever its arguments (measured), by the operator it implements.
+ATEN_DYNAMIC = {
+    "nonzero": "nonzero", "nonzero_numpy": "nonzero", "argwhere": "argwhere", "masked_select": "masked_select",
+    "_unique": "unique", "_unique2": "unique", "unique_dim": "unique", "unique_consecutive": "unique_consecutive",
+    "bincount": "bincount",
+}  # fmt: skip
+#: Spellings of ``one_hot``: without ``num_classes`` (or with ``-1``) its width is the data's maximum plus one.
+ONE_HOT = frozenset(
+    {"torch.nn.functional.one_hot", "torch._C._nn.one_hot", "torch.ops.aten.one_hot", "torch.ops.aten.one_hot.default"}
+)
+#: Operators the capture switch does not trace: ``one_hot`` still breaks (GB0246, or GB0033 with
+#: ``num_classes=-1``), and ``torch.combinations`` makes Dynamo fail ("PendingUnbackedSymbolNotFound",
+#: measured, torch 2.13): their fix is advice of their own, and their results are never captured.
+UNCAPTURED = frozenset({"one_hot", "combinations"})
+ONE_HOT_ADVICE = Fix.advice(
+    "no automatic fix: pass `num_classes=` as a Python int (the vocabulary or label count); without it the width "
+    "is the data's maximum plus one, and `capture_dynamic_output_shape_ops` does not help (measured)"
+)
+COMBINATIONS_ADVICE = Fix.advice(
+    "no automatic fix: the size, n choose r, is static, but torch builds the result with a boolean mask; for "
+    "pairs of a 1-d `t` of static length `n` use `i, j = torch.triu_indices(n, n, 1)` and "
+    "`torch.stack((t[i], t[j]), -1)` (offset 0 for `with_replacement=True`: equal, no break, measured); "
+    "`capture_dynamic_output_shape_ops` makes Dynamo fail on it"
+)
 #: NumPy functions Dynamo traces as those operators (``torch._numpy``), on arrays and Python lists alike.
-NUMPY_DYNAMIC = frozenset({"unique", "nonzero", "flatnonzero", "argwhere"})
+NUMPY_DYNAMIC = frozenset({"unique", "nonzero", "flatnonzero", "argwhere", "bincount"})
 SECOND_BREAK = Fix.advice("no fix of its own: it goes with the data-dependent break it follows")
 CAPTURED_SIZE_BRANCH = Fix.advice(
     "no automatic fix: branch on a static bound instead (pad to a fixed size, or mask), "
@@ -52,11 +78,17 @@ def _switched(source: str, advice: bool | None = None) -> Example:
     return switch_example(source, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, advice)
 
 
+def _argument(call: nodes.Call, index: int, keyword: str) -> nodes.NodeNG | None:
+    """The argument passed as *keyword*, or positionally at *index*."""
+    given = next((kw.value for kw in call.keywords or [] if kw.arg == keyword), None)
+    if given is None and len(call.args) > index:
+        return call.args[index]
+    return given
+
+
 def _is_tensor_argument(values: ValueOracle, call: nodes.Call, index: int, keyword: str) -> bool:
-    for kw in call.keywords or []:
-        if kw.arg == keyword:
-            return values.is_tensor(kw.value)
-    return len(call.args) > index and values.is_tensor(call.args[index])
+    given = _argument(call, index, keyword)
+    return given is not None and values.is_tensor(given)
 
 
 def dynamic_operator(values: ValueOracle, call: nodes.Call) -> str | None:
@@ -68,9 +100,21 @@ def dynamic_operator(values: ValueOracle, call: nodes.Call) -> str | None:
         op = name.split(".")[1]
         if op in NUMPY_DYNAMIC:
             return f"np.{op}"
+        if op == "repeat":  # np.repeat(a, counts) with an array of counts is repeat_interleave (GB0036, measured)
+            counts = _argument(call, 1, "repeats")
+            array = counts is not None and (values.is_tensor(counts) or is_numpy_value(values, counts))
+            return "np.repeat" if array else None
         return "np.where" if op == "where" and len(call.args) == 1 and not keywords else None
+    if name in ONE_HOT:
+        return "one_hot" if _one_hot_width_from_data(call) else None
+    if name.startswith("torch.ops.aten."):
+        return _aten_operator(values, call, name.split(".")[3:])
+    if name == "torch.combinations":
+        return "combinations"  # any ``r``, with or without replacement (measured)
     if name.startswith("torch.") and name.count(".") == 1:
         op, receiver_offset = name.split(".")[1], 1  # torch.op(input, ...)
+    elif name.startswith("torch.Tensor.") and name.count(".") == 2 and not name.endswith(".where"):
+        op, receiver_offset = name.split(".")[2], 1  # torch.Tensor.op(input, ...), the unbound method
     elif isinstance(func, nodes.Attribute) and (values.is_tensor(func.expr) or values.array_method(func)):
         # input.op(...), also on a receiver of unknown kind when only arrays have the method
         op, receiver_offset = func.attrname, 0
@@ -78,13 +122,52 @@ def dynamic_operator(values: ValueOracle, call: nodes.Call) -> str | None:
         return None
     if op in ALWAYS_DYNAMIC:
         return op
-    if op == "where" and receiver_offset and len(call.args) == 1 and not keywords:
+    condition_only = len(call.args) == 1 and not keywords or keywords == {"condition"} and not call.args
+    if op == "where" and receiver_offset and condition_only:
         return "where"  # torch.where(condition) is nonzero(condition, as_tuple=True)
-    if op == "repeat_interleave" and "output_size" not in keywords:
-        if receiver_offset and len(call.args) == 1 and not keywords:
-            return op if values.is_tensor(call.args[0]) else None  # repeat_interleave(repeats)
-        return op if _is_tensor_argument(values, call, receiver_offset, "repeats") else None
+    if op == "repeat_interleave":
+        return op if _tensor_repeats(values, call, receiver_offset) else None
     return None
+
+
+def _tensor_repeats(values: ValueOracle, call: nodes.Call, receiver_offset: int) -> bool:
+    """``repeat_interleave`` with tensor repeats and no ``output_size``: ``torch.repeat_interleave(repeats)``
+    or ``(input, repeats)``, ``input.repeat_interleave(repeats)``."""
+    if any(kw.arg == "output_size" for kw in call.keywords or []):
+        return False
+    if receiver_offset and len(call.args) == 1 and not call.keywords:
+        return values.is_tensor(call.args[0])  # repeat_interleave(repeats)
+    return _is_tensor_argument(values, call, receiver_offset, "repeats")
+
+
+def _aten_operator(values: ValueOracle, call: nodes.Call, parts: list[str]) -> str | None:
+    """``torch.ops.aten.<op>`` or ``torch.ops.aten.<op>.<overload>`` with a data-dependent output size."""
+    if not parts or len(parts) > 2:
+        return None
+    op, overload = parts[0], parts[1] if len(parts) == 2 else None
+    if op in ATEN_DYNAMIC:
+        return f"aten.{op}"
+    if op == "repeat_interleave":
+        if overload == "Tensor":  # repeat_interleave.Tensor(repeats, *, output_size=None)
+            dynamic = not any(kw.arg == "output_size" for kw in call.keywords or [])
+        else:
+            dynamic = overload in {None, "self_Tensor"} and _tensor_repeats(values, call, 1)
+        return "aten.repeat_interleave" if dynamic else None
+    if op == "index" and overload in {None, "Tensor"} and len(call.args) >= 2:
+        indices = call.args[1]  # aten.index(self, indices): a list with a boolean mask selects
+        if isinstance(indices, (nodes.List, nodes.Tuple)) and any(is_bool_tensor(values, i) for i in indices.elts):
+            return "aten.index"
+    return None
+
+
+def _one_hot_width_from_data(call: nodes.Call) -> bool:
+    """``one_hot(t)`` / ``one_hot(t, -1)``: no ``num_classes``, or a negative constant one."""
+    given = _argument(call, 1, "num_classes")
+    if given is None:
+        return True
+    if isinstance(given, nodes.UnaryOp) and given.op == "-" and isinstance(given.operand, nodes.Const):
+        return True
+    return isinstance(given, nodes.Const) and isinstance(given.value, int) and given.value < 0
 
 
 def boolean_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.NodeNG | None:
@@ -107,7 +190,16 @@ def boolean_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.Node
             (part for part in parts if compares_itself_with_number(subscript.value, part) or is_bool_tensor(values, part)),
             None,
         )
-    return next((part for part in parts if is_bool_tensor(values, part)), None)
+    return next((part for part in parts if is_bool_tensor(values, part) or _bool_list(part)), None)
+
+
+def _bool_list(node: nodes.NodeNG) -> bool:
+    """``[True, False, True]``: a tensor indexed by a list of bools selects, like a mask (GB0036, measured)."""
+    return (
+        isinstance(node, nodes.List)
+        and bool(node.elts)
+        and all(isinstance(e, nodes.Const) and type(e.value) is bool for e in node.elts)
+    )
 
 
 def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.NodeNG | None:
@@ -143,8 +235,10 @@ class DataDependentOutputShape(Rule):
     `torch.full(size, True)`, `torch.tensor([True, False])`, a
     `torch.BoolTensor` parameter, a row of one or an item of a list or tuple
     of them that a loop takes (`for keep in masks:`), one of those
-    reshaped, flipped, repeated, moved or joined (`torch.cat` of masks) or
-    updated in place (`valid &= w > 0`: in place, a tensor keeps its dtype),
+    reshaped, flipped, repeated, moved, joined (`torch.cat` of masks) or
+    filled (`masked_fill`, `index_fill`, `scatter`, `masked_scatter` keep the
+    receiver's dtype), or updated in place (`valid &= w > 0`: in place, a
+    tensor keeps its dtype),
     one of those reached through this file:
     returned by a helper (`mask, n = self.get_mask(ids)`), kept on `self` or
     registered as a buffer, or a parameter every call of which passes one;
@@ -160,7 +254,8 @@ class DataDependentOutputShape(Rule):
     `torch.unique` / `unique_consecutive`, single-argument `torch.where(c)`,
     `torch.repeat_interleave` with tensor repeats and no `output_size`,
     `torch.bincount` (even with `minlength`), and their NumPy spellings
-    `np.unique`, `np.nonzero`, `np.flatnonzero`, `np.argwhere` and
+    `np.unique`, `np.nonzero`, `np.flatnonzero`, `np.argwhere`, `np.bincount`,
+    `np.repeat(a, counts)` with an array of counts and
     single-argument `np.where(c)`, which Dynamo traces as the torch operators
     (on arrays and on Python lists alike). `.nonzero()`, `.argwhere()`,
     `.masked_select()`, `.unique()`, `.unique_consecutive()`, `.bincount()`
@@ -168,7 +263,19 @@ class DataDependentOutputShape(Rule):
     receiver not known to be a plain Python value: of what compiled code
     meets, only tensors have them (NumPy arrays have `.nonzero()` too, which
     breaks the same way, measured), unless a class of the same file defines
-    a method of that name.
+    a method of that name. The other spellings of the same operators are
+    flagged too: the unbound methods (`torch.Tensor.unique(t)`), the
+    `torch.ops.aten` packets and overloads torch tags `dynamic_output_shape`
+    (`nonzero`, `nonzero_numpy`, `argwhere`, `masked_select`, `_unique`,
+    `_unique2`, `unique_dim`, `unique_consecutive`, `bincount`,
+    `repeat_interleave.Tensor` / `.self_Tensor`, and `index.Tensor` with a
+    boolean index), `torch.where(condition=c)`, and a tensor indexed by a
+    list of bools (`x[[True, False, True]]`). So are two operators the
+    capture switch does not help: `F.one_hot(t)` without `num_classes` (or
+    with `-1`: its width is the data's maximum plus one; GB0246, GB0033 with
+    `num_classes=-1`) and `torch.combinations` (any `r`: its size is static,
+    but torch builds it with a boolean mask, GB0036). The table of every
+    spelling measured against Dynamo is in `tests/test_dynamic_shape_spellings.py`.
 
     ## Why is this bad
     An FX graph needs every output size as a function of the input sizes.
@@ -275,6 +382,13 @@ class DataDependentOutputShape(Rule):
     file, no fix: the break would only move (measured on the dev corpus, see
     `docs/benchmarks.md`).
 
+    `one_hot` without `num_classes` and `torch.combinations` get advice of
+    their own: pass `num_classes=`; build pairs with `torch.triu_indices`
+    (`i, j = torch.triu_indices(n, n, 1)`, `torch.stack((t[i], t[j]), -1)`,
+    equal and unbroken, measured). The capture switch does not trace
+    `one_hot`, and with it on Dynamo raises on `torch.combinations` (measured),
+    so a file that calls `torch.combinations` is never offered the switch.
+
     Everything else is display-only.
 
     ## Captured output shapes
@@ -285,13 +399,47 @@ class DataDependentOutputShape(Rule):
     torch 2.13), and the sync stays. A branch on the *size* of the result
     (`if len(idx) == 0:`, `if sel.numel() > 0:`, `idx.shape[0] > 2`) still
     breaks (GB0170), at the branch: in that mode the rule reports those
-    branch operands instead, with advice only.
+    branch operands instead, with advice only, and still reports `one_hot`
+    without `num_classes` (it still breaks) and `torch.combinations` (Dynamo
+    raises on it).
+
+    ## Measured spellings
+    Every spelling below was run under Dynamo (torch 2.13, CPU), default
+    configuration and with `capture_dynamic_output_shape_ops = True`, with
+    the logged graph breaks collected (`tests/test_dynamic_shape_spellings.py`
+    re-measures a row of each kind). "none" means no break logged.
+
+    | spelling | default | with the switch | GM401 |
+    | --- | --- | --- | --- |
+    | `torch.nonzero(t)` / `t.nonzero()` (also `as_tuple=True`), `torch.argwhere` / `t.argwhere()` | GB0036 | none | flagged |
+    | `torch.masked_select(t, m)` / `t.masked_select(m)` | GB0036 | none | flagged |
+    | `torch.unique` / `t.unique()` (any of `sorted`, `return_inverse`, `return_counts`, `dim`), `unique_consecutive` (also `dim=0`) | GB0036 | none | flagged |
+    | `repeat_interleave` with tensor repeats: `torch.repeat_interleave(t, reps)`, `(reps)`, `t.repeat_interleave(reps, dim=0)` | GB0036 | none | flagged |
+    | `torch.bincount(t)` / `t.bincount()` (also `minlength`, `weights`) | GB0036 | none | flagged |
+    | `torch.where(c)`, `torch.where(condition=c)` | GB0036 | none | flagged |
+    | `t[mask]`, `t[t > 0]`, `t[:, mask]`, `t[mask, 0]`, `t[[True, False]]`, `t[mask] += v` (`-=`, `*=`), `t[mask][0] = v` | GB0036 | none | flagged |
+    | `torch.Tensor.nonzero(t)`, `.unique(t)`, `.repeat_interleave(t, reps)`, `.bincount(t)`, `.masked_select(t, m)` | GB0036 | none | flagged |
+    | `torch.ops.aten.nonzero` (`.default`), `nonzero_numpy`, `argwhere`, `masked_select`, `_unique`, `_unique2`, `unique_dim`, `unique_consecutive`, `bincount`, `repeat_interleave` (`.Tensor`, `.self_Tensor`), `index` / `index.Tensor` with a bool mask | GB0036 | none | flagged |
+    | `F.one_hot(t)`, `F.one_hot(t, -1)`, `torch._C._nn.one_hot(t)` | GB0246 | GB0246 | flagged |
+    | `F.one_hot(t, num_classes=-1)`, `torch.ops.aten.one_hot(t)` | GB0033 | GB0033 | flagged |
+    | `torch.combinations(t)` (any `r`, `with_replacement`) | GB0036 | Dynamo raises | flagged |
+    | `torch.ops.aten.unique_dim_consecutive(t, 0)` | GB0036 | GB0037 | not flagged |
+    | `t[uint8_mask]` | Dynamo raises | Dynamo raises | not flagged |
+    | `np.bincount(a)`, `np.repeat(a, counts)` (an array of counts), `np.unique(a, return_counts=True)`, `np.nonzero(a)`, `a.nonzero()`, `np.where(c)`, `np.argwhere(a)`, `a[a > 0]` | GB0036 | none (those measured: `np.bincount`, `np.repeat`) | flagged |
+    | `t.repeat_interleave(2)`, `np.repeat(a, 2)`, `np.histogram`, `np.sort`, `aten.repeat_interleave.self_int`, `aten.index.Tensor` with an integer index, `t[[0, 2]]`, `F.one_hot(t, n)`, `torch.triu_indices` pairs, `nonzero_static`, `histc`, `histogram`, `histogramdd`, `count_nonzero`, `isin`, `take`, `segment_reduce`, `cartesian_prod`, `tril_indices`, `block_diag`, `masked_fill`, `masked_scatter`, `index_put_` with a mask, `t[mask] = v`, three-argument `torch.where` | none | none | not flagged |
+
+    Other rules' breaks met on the way: `np.extract`, `np.compress`,
+    `np.delete`, `np.setdiff1d`, `np.intersect1d`, `np.union1d`,
+    `np.trim_zeros`, `np.isin`, `np.select` (GB0294, NumPy functions Dynamo
+    does not trace), `t.to_sparse()` (GB0015),
+    `pack_padded_sequence` (GB0007) and `torch.tensor_split(t, index_tensor)`
+    (GB0033, a host read of the indices) are not size operators.
     """
 
     code = "GM401"
     name = "data-dependent-output-shape"
     summary = "an operator whose output size depends on tensor data splits the graph"
-    dynamo_gb = gb_types("GB0036", "GB0170", "GB0007")
+    dynamo_gb = gb_types("GB0036", "GB0170", "GB0007", "GB0246", "GB0033")
     options = {
         "capture-dynamic-output-shape-ops": RuleOption(
             False, "the program turns `capture_dynamic_output_shape_ops` on somewhere the linter cannot see"
@@ -313,6 +461,17 @@ class DataDependentOutputShape(Rule):
         # a helper's integer index gathers (static size)
         "import torch\n\n\ndef get_index(t: torch.Tensor):\n    return (t > 0).long(), t.shape[0]\n\n\n"
         "@torch.compile\ndef f(x: torch.Tensor, y: torch.Tensor):\n    idx, n = get_index(y)\n    return x[idx] * n\n",
+        # static sizes: `num_classes` given, int repeats and int indices in aten spellings, a list-of-ints index,
+        # pairs from `triu_indices`; `itertools.combinations` and a local `one_hot` are not torch's
+        _HEADER + "    return torch.nn.functional.one_hot(r, num_classes=4), torch.nn.functional.one_hot(r, x.shape[0])"
+        "\n",
+        _HEADER + "    return torch.ops.aten.repeat_interleave.self_int(x, 2),"
+        " torch.ops.aten.index.Tensor(x, [r.long()])\n",
+        _HEADER + "    i, j = torch.triu_indices(4, 4, 1)\n    return x[[0, 2]], torch.stack((x[i], x[j]), -1)\n",
+        "import itertools\nimport torch\n\n\ndef one_hot(t):\n    return t\n\n\n"
+        "@torch.compile\ndef f(x: torch.Tensor):\n"
+        "    return one_hot(x), len(list(itertools.combinations(range(4), 2)))\n",
+        "import numpy as np\n" + _HEADER + "    return np.repeat(x.numpy(), 2), np.repeat(x.numpy(), r.shape[0])\n",
         # Python-int repeats keep the size static, whatever the receiver
         "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
         "    return load(x).repeat_interleave(2, dim=0)\n",
@@ -343,6 +502,23 @@ class DataDependentOutputShape(Rule):
         _switched(_HEADER + "    (idx,) = torch.where(x > 0)\n    return idx\n"),
         _switched(_HEADER + "    return torch.repeat_interleave(x, r), torch.bincount(r, minlength=4)\n"),
         _switched(_HEADER + "    x[x > 0] += 1\n    return x\n"),
+        # the unbound method, the aten overloads, the keyword condition and a list of bools: the same operators
+        _switched(
+            _HEADER + "    return torch.Tensor.unique(r), torch.ops.aten.nonzero.default(x),"
+            " torch.where(condition=x > 0)\n"
+        ),
+        _switched(_HEADER + "    return torch.ops.aten.repeat_interleave.Tensor(r), x[[True, False, True, False]]\n"),
+        # NumPy results are host values: the switch is not offered for them
+        Example(
+            "import numpy as np\n" + _HEADER + "    return np.bincount(r.numpy()), np.repeat(x.numpy(), np.array([1, 2]))\n"
+        ),
+        # the switch traces neither: advice of their own
+        Example(_HEADER + "    return torch.nn.functional.one_hot(r.long()) * 2\n"),
+        Example(_HEADER + "    return torch.combinations(x, r=2)\n"),
+        # with `torch.combinations` in the file, the switch is declined (Dynamo raises on it)
+        Example(_HEADER + "    return torch.nonzero(x), torch.combinations(x)\n"),
+        # under the switch, `one_hot` still breaks
+        Example(_CAPTURE + "    return torch.nonzero(x), torch.nn.functional.one_hot(r.long())\n"),
         # a parameter annotated as a bool tensor is a mask (Higgs Audio v2's audio_token_mask)
         Example(
             "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, mask: torch.BoolTensor | None = None):\n"
@@ -371,6 +547,12 @@ class DataDependentOutputShape(Rule):
         _switched(
             "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
             "    ids = load(x)\n    return ids.unique(), ids.repeat_interleave(x.long(), dim=0)\n"
+        ),
+        # a mask filled by `masked_fill` stays a mask; its rows select from an unknown library's items (LightGlue's
+        # keypoint pruning)
+        Example(
+            "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x: torch.Tensor, r: torch.Tensor):\n"
+            "    keep = (x > 0).masked_fill(r == 0, False)\n    return [t[k] for t, k in zip(load(x), keep)]\n"
         ),
         # an index its parameter name calls a mask selects (the dtype is not proven, so no `torch.where` rewrite)
         _switched("import torch\n\n\n@torch.compile\ndef f(h: torch.Tensor, mask_bool):\n    return h[mask_bool].sum()\n"),
@@ -420,10 +602,17 @@ class DataDependentOutputShape(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         values = ctx.values
-        if setting_on(values, ctx.options, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS):
+        captured = setting_on(values, ctx.options, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS)
+        if captured:
             yield from self._size_branches(ctx)
-            return
+
         def capture_fix() -> Fix:  # the hazard scan runs once per file (FileAnalysis.shared), on demand
+            blocker = self._switch_blocker(ctx)
+            if blocker is not None:
+                return Fix.advice(
+                    f"no fix: `torch._dynamo.config.{CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS} = True` would make Dynamo "
+                    f"fail on `torch.combinations` at line {blocker.lineno} (measured)"
+                )
             may_be_dynamic = self._may_be_dynamic(values)
             return (
                 capture_switch_fix(ctx.analysis, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, may_be_dynamic)
@@ -434,11 +623,20 @@ class DataDependentOutputShape(Rule):
         for node, traced in ctx.traced_nodes(nodes.Call, nodes.Subscript):
             if isinstance(node, nodes.Call):
                 op = dynamic_operator(values, node)
-                if op is not None:
+                if op is None or (captured and op not in UNCAPTURED):
+                    continue
+                if op in UNCAPTURED:
+                    fix = ONE_HOT_ADVICE if op == "one_hot" else COMBINATIONS_ADVICE
+                else:
                     fix = dense_dispatch_fix(ctx.analysis, node) or capture_fix()
+                if captured and op == "combinations":
+                    message = f"`{op}` fails to compile with `{CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS}` on"
+                else:
                     message = f"`{op}` has a data-dependent output size: graph break"
-                    yield ctx.report(node, message, traced, fix)
-                    yield from self._interrupted_call(ctx, node, traced)
+                yield ctx.report(node, message, traced, fix)
+                yield from self._interrupted_call(ctx, node, traced)
+                continue
+            if captured:
                 continue
             mask = boolean_index(values, node)
             found = None
@@ -455,6 +653,16 @@ class DataDependentOutputShape(Rule):
             )
             yield ctx.report(node, message, traced, fix or capture_fix())
             yield from self._interrupted_call(ctx, node, traced)
+
+    @staticmethod
+    def _switch_blocker(ctx: RuleContext) -> nodes.Call | None:
+        """A traced ``torch.combinations``: with the capture switch on, Dynamo fails on it, so the switch is no fix."""
+
+        def find() -> nodes.Call | None:
+            calls = (node for node, _ in ctx.traced_nodes(nodes.Call))
+            return next((c for c in calls if dynamic_operator(ctx.values, c) == "combinations"), None)
+
+        return ctx.analysis.shared("gm401-switch-blocker", find)
 
     @staticmethod
     def _interrupted_call(ctx: RuleContext, node: nodes.NodeNG, traced: TracedFunction) -> Iterator[Diagnostic]:
@@ -474,7 +682,8 @@ class DataDependentOutputShape(Rule):
 
         def is_dynamic(node: nodes.NodeNG) -> bool:
             if isinstance(node, nodes.Call):
-                return dynamic_operator(values, node) is not None
+                op = dynamic_operator(values, node)
+                return op is not None and op not in UNCAPTURED  # the switch never captures those
             return isinstance(node, nodes.Subscript) and boolean_index(values, node) is not None
 
         return is_dynamic
