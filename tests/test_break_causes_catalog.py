@@ -42,6 +42,8 @@ CASES: dict[str, Case] = {
     "GM404/bad_greedy_embedding.py": case({(15, "GM404")}, {(15, "GB0033")}),
     "GM404/fixed_greedy_embedding.py": case(),
     "GM404/neg_batched_index.py": case(),
+    # a whole-tensor reduction minus one as the index (advice: it may be negative); the 1-d index is kept
+    "GM404/bad_last_valid_row.py": case({(15, "GM404")}, {(15, "GB0033")}),
     "GM501/bad_lstm_encoder.py": case({(17, "GM501")}, {(17, "GB0014")}),
     "GM501/fixed_lstm_encoder.py": case(),
     "GM501/neg_allow_rnn.py": case(),

@@ -124,17 +124,47 @@ def python_int_use(values: ValueOracle, call: nodes.Call) -> nodes.NodeNG | None
 
 def reduction_size_use(values: ValueOracle, call: nodes.Call) -> nodes.Call | None:
     """The torch call that takes a NumPy reduction's value as a size (``torch.reshape(x, [b, np.prod(dims), -1])``,
-    ``x.view(-1, n)`` with ``n = np.prod(x.shape[1:])``), unless ``capture_scalar_outputs`` is on.
+    ``x.view(-1, n)`` with ``n = np.prod(x.shape[1:])``), unless ``capture_scalar_outputs`` is on or the
+    sequence provably holds one item.
 
     ``np.prod`` / ``np.sum`` / ``np.max`` over a sequence (a shape, a list,
     a tuple) is a 0-d tensor to Dynamo, and a size must be an int: GB0033 at
     the call that takes it (measured, torch 2.13; with ``capture_scalar_outputs``
-    it is traced as an unbacked size and does not break). Over a scalar
-    (``np.prod(12)``) and for ``np.lcm`` of ints there is no break (measured).
+    it is traced as an unbacked size and does not break). Over one item
+    (``np.prod(x.shape)`` of a 1-d ``x``, ``np.prod(12)``) there is no break:
+    fake tensors keep the value of a one-element tensor made from Python
+    numbers, so the reduction is a known constant (measured); the same holds
+    for ``np.lcm`` of ints. A sequence whose length is unknown (a shape
+    slice) is taken to have more, as flattening code does.
     """
-    if CAPTURE_SCALAR_OUTPUTS in settings_turned_on(values):
+    if CAPTURE_SCALAR_OUTPUTS in settings_turned_on(values) or not call.args or _one_item(call.args[0]):
         return None
     return size_use(values, call)
+
+
+def _literal_int(node: nodes.NodeNG) -> int | nodes.NodeNG:
+    """The value of an int literal (``-1`` is a unary minus on ``1``), else *node* itself."""
+    if isinstance(node, nodes.UnaryOp) and node.op == "-" and isinstance(node.operand, nodes.Const):
+        value = node.operand.value
+        return -value if isinstance(value, int) else node
+    return node.value if isinstance(node, nodes.Const) and isinstance(node.value, int) else node
+
+
+def _one_item(sequence: nodes.NodeNG) -> bool:
+    """A literal list/tuple of one item, or a slice of literal bounds one item long (``shape[-1:]``, ``[:1]``)."""
+    if isinstance(sequence, (nodes.List, nodes.Tuple)):
+        return len(sequence.elts) == 1 and not isinstance(sequence.elts[0], nodes.Starred)
+    if not isinstance(sequence, nodes.Subscript) or not isinstance(sequence.slice, nodes.Slice):
+        return False
+    bounds = sequence.slice
+    if bounds.step is not None:
+        return False
+    lower, upper = (_literal_int(bound) if bound is not None else None for bound in (bounds.lower, bounds.upper))
+    if lower is None:
+        return upper == 1
+    if upper is None:
+        return lower == -1
+    return isinstance(lower, int) and isinstance(upper, int) and upper - lower == 1 and (lower >= 0) == (upper > 0)
 
 
 def sequence_reduction_call(values: ValueOracle, call: nodes.Call) -> StaticNumpyCall | None:

@@ -19,7 +19,7 @@ from astroid import nodes
 from astroid.const import Context
 
 from graphmend_lint.analysis.conditions import tensor_condition_parts
-from graphmend_lint.analysis.host_values import scalar_conversion
+from graphmend_lint.analysis.host_values import math_conversion, scalar_conversion
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.analysis.side_effects import LoggerConfig, SideEffectFinder
@@ -29,7 +29,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.rules.gm303_tensor_comparison_to_bool import tensor_predicate
 from graphmend_lint.rules.gm401_data_dependent_shape import boolean_index, dynamic_operator
 from graphmend_lint.rules.gm402_tensor_slice_bound import data_dependent_bound
-from graphmend_lint.rules.gm404_zero_dim_tensor_index import zero_dim_position
+from graphmend_lint.rules.gm404_zero_dim_tensor_index import zero_dim_index
 from graphmend_lint.rules.gm501_recurrent_module_call import RECURRENT_MODULES
 
 _MAX_DEPTH = 3
@@ -129,6 +129,7 @@ class BreakFinder:
         values = self.values
         return (
             scalar_conversion(values, node) is not None
+            or math_conversion(values, node) is not None
             or self.tensor_size(node) is not None
             or dynamic_operator(values, node) is not None
             or tensor_predicate(values, node) is not None
@@ -252,7 +253,7 @@ class BreakFinder:
                 or constructor_of(values, node.func) in RECURRENT_MODULES
             )
         if isinstance(node, nodes.Subscript) and node.ctx is Context.Load:
-            return boolean_index(values, node) is not None or zero_dim_position(values, node.slice)
+            return boolean_index(values, node) is not None or zero_dim_index(values, node.slice)
         if isinstance(node, nodes.Slice):
             return any(data_dependent_bound(values, bound) is not None for bound in (node.lower, node.upper, node.step))
         if isinstance(node, (nodes.If, nodes.While, nodes.IfExp)):

@@ -184,7 +184,7 @@ class TensorToPythonScalar(Rule):
     | `y[t:]` | GB0124 | no break | GM402 |
     | `np.prod(shape)`, `np.prod([2, 3])`, `np.sum(...)`, `np.max(...)` over a sequence, as a torch size (also through a name) | GB0033 | no break | GM403 |
     | `np.prod(t)` as a torch size | GB0033 | no break | none |
-    | `np.prod(shape)` in tensor arithmetic; `np.prod(12)` or `np.lcm(2, s)` as a size | no break | no break | none |
+    | `np.prod(shape)` in tensor arithmetic; as a size `np.prod(12)`, `np.lcm(2, s)`, or a reduction over one item (`np.prod(x.shape)` of a 1-d `x`) | no break | no break | none |
     | `int(np.prod(shape))` | GB0208 | GB0208 | GM403 |
     | `np.float32(t)`, `np.int64(t)`, `np.sum(t)`, `f"{t:.2f}"`, an object storing `t` and formatting it (a `tqdm(total=t)` stand-in) | no break | no break | none |
     | `torch.manual_seed(t)` | GB0007 | GB0007 | GM204 |

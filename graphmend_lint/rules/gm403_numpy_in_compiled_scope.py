@@ -32,7 +32,7 @@ _HEADER = "import numpy as np\nimport torch\n\n\n@torch.compile\ndef f(x: torch.
 _LCM = _HEADER + "    n = {call}(k, x.shape[0])\n    return x[:, :n]\n"
 _SUM = "import math\n" + _HEADER + "    s = {call}([1, 2, k])\n    if s > 4:\n        x = x * 2\n    return x\n"
 _SQRT = _HEADER + "    if {call}(x.shape[-1]) > 2:\n        x = x * 2\n    return x\n"
-_FLAT = _HEADER + "    n = {call}(x.shape[1:])\n    return x.view(-1, n), torch.reshape(x, [{call}(x.shape[:1]), -1])\n"
+_FLAT = _HEADER + "    n = {call}(x.shape[1:])\n    return x.view(-1, n), torch.reshape(x, [{call}(x.shape[:2]), -1])\n"
 _TUPLE = _HEADER + "    return torch.reshape(x, [{call}((2, k)), -1])\n"
 _PLAN = _HEADER + "    plan = [1, k]\n    return x, np.zeros((2, {call}(plan[:2])))\n"
 _MODULE = (
@@ -93,7 +93,9 @@ class NumpyInCompiledScope(Rule):
     (`torch.reshape(x, [b, np.prod(x.shape[1:-1]), -1])`, as transformers'
     Perceiver flattens; `x.view(-1, n)` with `n = np.prod(dims)`): GB0033 at
     that call (measured; not with `capture_scalar_outputs`, which traces it,
-    and so not reported when the file turns that on). A result
+    and so not reported when the file turns that on; nor over a sequence of
+    one item, `np.prod(x.shape[-1:])`, whose value fake tensors keep: no
+    break, measured). A result
     that only feeds tensor arithmetic or torch ops (`x / np.sqrt(d)`,
     `t.uniform_(-r, r)`, `x.reshape(-1, np.lcm(k, 4))`) stays in the graph and is not
     reported (measured: no break).
@@ -169,8 +171,8 @@ class NumpyInCompiledScope(Rule):
         # the result stays in the graph: tensor arithmetic and torch ops take it (measured)
         _HEADER + "    n = np.lcm(k, x.shape[0])\n    return x.reshape(-1, n) / np.sqrt(x.shape[-1])\n",
         _HEADER + "    r = np.log(k)\n    return torch.empty(2).uniform_(-r, r) * -(np.log(2.0) / (k - 1))\n",
-        # a reduction in tensor arithmetic, over a scalar, or traced as a size under capture_scalar_outputs (measured)
-        _HEADER + "    return x * np.prod(x.shape[1:]), x.view(-1, np.prod(12))\n",
+        # a reduction in tensor arithmetic, over a scalar or one item, or a size under capture_scalar_outputs (measured)
+        _HEADER + "    return x * np.prod(x.shape[1:]), x.view(-1, np.prod(12)), x.view(np.prod(x.shape[-1:]), -1)\n",
         _HEADER.replace("import torch\n", "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n", 1)
         + "    return x.view(-1, np.prod(x.shape[1:]))\n",
         # int() and float() of a floating NumPy value trace (measured: phi4-multimodal's ``int(np.sqrt(n))``)
