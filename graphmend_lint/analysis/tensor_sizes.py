@@ -103,7 +103,7 @@ def tensor_size(values: ValueOracle, node: nodes.NodeNG) -> TensorSize | None:
         (
             (size, is_bound)
             for size, is_bound in [*((size, False) for size in sizes), *((b, True) for b in bounds)]
-            if values.is_tensor(size) and not _frame_input(values, size) and not _built_from_python_values(values, size)
+            if values.is_tensor(size) and not frame_input(values, size) and not _built_from_python_values(values, size)
         ),
         (None, False),
     )
@@ -262,7 +262,7 @@ def _python_value(values: ValueOracle, node: nodes.NodeNG) -> bool:
     return values.kind(node) is Kind.STATIC or is_python_number(values, node)
 
 
-def _frame_input(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+def frame_input(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
     """Whether *node* is a parameter that may hold an argument of the compiled frame itself.
 
     A name every reaching binding of which is a parameter, unless every call of its function in this
@@ -289,7 +289,7 @@ def _frame_input(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> boo
         for argument in passed:
             caller = argument.frame()
             traced = isinstance(caller, nodes.FunctionDef) and values.scope.function_at(*def_position(caller)) is not None
-            if not traced or _frame_input(values, argument, depth + 1):
+            if not traced or frame_input(values, argument, depth + 1):
                 return True
     return False
 

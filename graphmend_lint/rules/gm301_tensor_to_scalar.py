@@ -10,6 +10,7 @@ from graphmend_lint.analysis.captured_values import captured_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
 from graphmend_lint.analysis.host_values import math_conversion, range_bound, scalar_conversion, tensor_check
+from graphmend_lint.analysis.tensor_sizes import frame_input
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.capture_switch import scalar_capture_fix
@@ -94,7 +95,11 @@ class TensorToPythonScalar(Rule):
     captured number (measured on torch 2.13, each function; `math.prod(t)`
     multiplies the items as tensors and `math.radians(t)` is traced: neither
     breaks, neither is reported). `math` on shapes, config values and other
-    Python numbers is plain Python and is not reported.
+    Python numbers is plain Python and is not reported, nor is `math` on a
+    0-d tensor the compiled frame (or a frame resumed after a break)
+    receives as an argument: an integer one is specialised on and does not
+    break, a floating one breaks (measured; `int(t)` of either breaks), and
+    its dtype is rarely known.
 
     ## Why is this bad
     A Python number cannot live inside an FX graph. At each conversion Dynamo
@@ -171,7 +176,8 @@ class TensorToPythonScalar(Rule):
     | `operator.index(t)` | GB0124 | no break | none |
     | `range(t)` | GB0059 | GB0059 | GM301 |
     | `math.sqrt`, `floor`, `ceil`, `log*`, `exp*`, `pow`, `fabs`, `isnan`, `isinf`, `isfinite`, `isclose`, trigonometric functions, `gcd`, `lcm`, `comb`, `factorial`, `fsum`... of `t` | GB0033 | guard | GM301 |
-    | `math.radians(t)`, `math.prod(t)` | no break | no break | none |
+    | `math.radians(t)`, `math.prod(t)`; `math.sqrt(n)` with `n` an integer 0-d tensor the frame (or a resumed frame) receives | no break | no break | none |
+    | `math.sqrt(n)` with `n` a floating 0-d tensor the frame (or a resumed frame) receives | GB0033 | | none (dtype unknown) |
     | `t` as a size: `torch.zeros(t)`, `x.view(t, -1)`, `torch.reshape(x, (t, -1))`, `x.repeat(t)`, `x.tile((t,))`, `x.expand(t)`, `x.topk(t)`, `x.narrow(0, 0, t)` | GB0033 | no break | GM301 |
     | `x.roll(t)`, `x.narrow(0, t, 2)`, `x.chunk(t)`, `x.split(t)`, `F.one_hot(y, t)` | GB0033 | guard, or Dynamo fails | GM301 |
     | any of those with `t` a 0-d tensor the frame receives | no break | no break | none |
@@ -238,6 +244,8 @@ class TensorToPythonScalar(Rule):
         "    return torch.arange(half), x.view(torch.div(x.shape[0], 1, rounding_mode='floor'), -1)\n",
         # `math` on Python numbers; `math.prod` / `math.radians` of a tensor are traced (measured)
         "import math\n" + _HEADER + "    d = math.sqrt(x.shape[-1]) * math.log(n)\n    return x / d, math.prod(lengths), math.radians(x.sum())\n",
+        # `math` on a 0-d tensor the frame receives: no break when it is an integer one (measured), dtype unknown
+        "import math\n" + _HEADER + "    return x * math.sqrt(lengths)\n",
         # a class of this file has `.item()`: the untyped receiver may be one; a NumPy scalar of Python
         # numbers is a constant (measured)
         "import numpy as np\nimport torch\nfrom elsewhere import load\n\n\nclass Slot:\n    def item(self):\n"
@@ -320,7 +328,10 @@ class TensorToPythonScalar(Rule):
                 "graph break and host sync"
             )
             yield ctx.report(call, message, traced, RANGE_BOUND)
+        breaks = break_finder(ctx)
         for call, traced, conversion in ctx.recognised(math_conversion, nodes.Call):  # breaks in either mode
+            if frame_input(ctx.values, conversion.tensor) or breaks.resumed_input(conversion.tensor):
+                continue  # a 0-d tensor the frame receives: no break when it is an integer one (measured)
             message = (
                 f"`{conversion.spelling}()` converts `{snippet(conversion.tensor)}`, a tensor, to a Python number: "
                 "graph break and host sync"
@@ -334,7 +345,7 @@ class TensorToPythonScalar(Rule):
                 f"{conversion.label} copies `{snippet(conversion.tensor)}` to a Python scalar: graph break and host sync"
             )
             yield ctx.report(call, message, traced, scalar_fix(ctx.analysis, conversion))
-        breaks = break_finder(ctx)  # a size that is a resumed frame's input traces: not reported
+        # a size that is a resumed frame's input traces: not reported (``breaks`` above)
         for call, traced in ctx.traced_nodes(nodes.Call):
             size = breaks.tensor_size(call)
             if size is None:

@@ -8,86 +8,25 @@ from astroid import nodes
 from astroid.const import Context
 
 from graphmend_lint.analysis.conditions import snippet
-from graphmend_lint.analysis.host_values import bound_values, is_python_int
 from graphmend_lint.analysis.module_attributes import is_tensor_like
 from graphmend_lint.analysis.python_sequences import python_sequence
-from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.zero_dim import zero_dim_index, zero_dim_position
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.index_select import index_select_fix
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.break_sites import break_finder
 from graphmend_lint.rules.gb_types import gb_types
 
-#: Reductions over the whole tensor that return a 0-d tensor of non-negative int64 positions.
-_POSITION_REDUCTIONS = frozenset({"argmax", "argmin"})
-#: Reductions over the whole tensor (no ``dim``) that return a 0-d tensor; as an index it must be an integer
-#: one (a float index raises eagerly), converted like any 0-d index (GB0033, measured on torch 2.13).
-_FULL_REDUCTIONS = _POSITION_REDUCTIONS | {"sum", "prod", "max", "min", "amax", "amin", "count_nonzero"}
-#: Tensor methods that keep a 0-d tensor 0-d: dtype casts, device moves, detaching.
-_KEEPS_ZERO_DIM = frozenset({"long", "int", "to", "detach", "cpu", "cuda", "clone"})
-#: Operators that keep a 0-d tensor 0-d with a Python int (``n - 1``, ``i % size``).
-_INT_OPERATORS = frozenset({"+", "-", "*", "//", "%"})
 ZERO_DIM_INDEX = Fix.advice(
     "no automatic fix: index with a one-element tensor (`x[i.reshape(1)].squeeze(0)`, a gather the graph keeps; "
     "a copy, not a view), or pass the index in as a Python int"
 )
-_MAX_DEPTH = 4
 SEQUENCE_INDEX = Fix.advice(
     "no source fix: keep the lookup outside the compiled function (decode after it returns), "
     "or turn the sequence into a tensor and index that"
 )
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, table: torch.Tensor):\n"
-
-
-def _is_position_reduction(values: ValueOracle, call: nodes.Call) -> bool:
-    """``t.argmax()`` / ``torch.argmax(t)`` with no ``dim``: a 0-d int64 tensor, never negative."""
-    return _is_full_reduction(values, call, _POSITION_REDUCTIONS)
-
-
-def _is_full_reduction(values: ValueOracle, call: nodes.Call, reductions: frozenset[str]) -> bool:
-    """``t.<r>()`` / ``torch.<r>(t)`` for one of *reductions*, with no ``dim``: a 0-d tensor."""
-    if call.keywords:
-        return False
-    func = call.func
-    name = values.qualified_name(func) or ""
-    module, _, function = name.rpartition(".")
-    if module == "torch" and function in reductions:
-        return len(call.args) == 1 and values.is_tensor(call.args[0])
-    return isinstance(func, nodes.Attribute) and func.attrname in reductions and not call.args and values.is_tensor(func.expr)
-
-
-def zero_dim_position(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
-    """True when *node* is provably a 0-d tensor position (an ``argmax()`` result, directly or through names)."""
-    if depth > _MAX_DEPTH:
-        return False
-    if isinstance(node, nodes.Call):
-        return _is_position_reduction(values, node)
-    if isinstance(node, nodes.Name):
-        bound = bound_values(node)
-        return bool(bound) and all(zero_dim_position(values, value, depth + 1) for value in bound)
-    return False
-
-
-def zero_dim_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
-    """True when *node* is provably a 0-d tensor: a reduction over a whole tensor (``mask.sum()``,
-    ``t.max()``, ``torch.count_nonzero(m)``, an ``argmax()`` position), a cast or device move of one
-    (``.long()``, ``.to(device)``), or arithmetic of one with Python ints or another (``n - 1``), directly or
-    through names. A reduction with a ``dim`` keeps dimensions and is not one."""
-    if depth > _MAX_DEPTH:
-        return False
-    if isinstance(node, nodes.Call):
-        func = node.func
-        if isinstance(func, nodes.Attribute) and func.attrname in _KEEPS_ZERO_DIM and values.is_tensor(node):
-            return zero_dim_index(values, func.expr, depth + 1)
-        return _is_full_reduction(values, node, _FULL_REDUCTIONS)
-    if isinstance(node, nodes.BinOp) and node.op in _INT_OPERATORS:
-        operands = (node.left, node.right)
-        zero_dim = [zero_dim_index(values, operand, depth + 1) for operand in operands]
-        return any(zero_dim) and all(z or is_python_int(values, o) for z, o in zip(zero_dim, operands))
-    if isinstance(node, nodes.Name):
-        bound = bound_values(node)
-        return bool(bound) and all(zero_dim_index(values, value, depth + 1) for value in bound)
-    return False
 
 
 class ZeroDimTensorIndex(Rule):
@@ -153,6 +92,8 @@ class ZeroDimTensorIndex(Rule):
         _HEADER + "    idx = x.argmax(-1)\n    return table[idx], table[x.argsort()], table[0]\n",
         "import torch\n\n\ndef f(x, table):\n    return table[x.argmax()]\n",
         _HEADER + "    table[x.argmax()] = 0\n    return table\n",
+        # a 0-d index a frame resumed after a break receives: no break (measured)
+        _HEADER + "    count = (x > 0).sum()\n    print(count)\n    return table[count]\n",
         # a reduction along a dim keeps the other dims: not provably 0-d, so quiet
         _HEADER + "    n = x.long().sum(0)\n    return table[n - 1], table[x.max(-1).indices], table[x.shape[0] - 1]\n",
         # a mapping hashes a tensor key; a sequence passed in from an unseen caller is not provably one
@@ -193,6 +134,7 @@ class ZeroDimTensorIndex(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         values = ctx.values
+        breaks = break_finder(ctx)
         for subscript, traced in ctx.traced_nodes(nodes.Subscript):
             index = subscript.slice
             if subscript.ctx is not Context.Load:
@@ -206,8 +148,8 @@ class ZeroDimTensorIndex(Rule):
                 continue
             if not is_tensor_like(values, subscript.value):
                 continue
-            if not zero_dim_index(values, index):
-                continue
+            if not zero_dim_index(values, index) or breaks.resumed_input(index):
+                continue  # a 0-d tensor a resumed frame receives: Dynamo specialises on it (measured: no break)
             message = (
                 f"indexing with the 0-d tensor `{snippet(index)}` copies it to a Python int: graph break and host sync"
             )
