@@ -185,7 +185,8 @@ class TensorToPythonScalar(Rule):
     | `t.tolist()`, integer / float `t` | GB0033 / GB0109 | no break / GB0109 | GM302 |
     | `torch.equal(a, b)`, `torch.allclose(a, b)` | GB0033 | GB0033 | GM303 |
     | `torch.is_nonzero(t)`, `t.is_nonzero()` | GB0033 | guard | GM303 |
-    | `y[t]`, `t` a 0-d integer tensor | GB0033 | guard | GM404 (`argmax` / `argmin` positions) |
+    | `y[t]`, `t` a 0-d integer tensor the frame computes | GB0033 | guard | GM404 (whole-tensor reductions such as `argmax()`, `sum()`, `max()`, their casts, and arithmetic with ints) |
+    | `y[t]`, `t` an integer 0-d tensor the frame (or a resumed frame) receives | no break | | none |
     | `[1, 2, 3][t]` (a Python sequence) | GB0124 | Dynamo fails | GM404 |
     | `y[t:]` | GB0124 | no break | GM402 |
     | `np.prod(shape)`, `np.prod([2, 3])`, `np.sum(...)`, `np.max(...)` over a sequence, as a torch size (also through a name) | GB0033 | no break | GM403 |
