@@ -218,10 +218,11 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "    return x.view(side, -1)[:, :k] * float(np.float32(2.0))\n",
         set(),
     ),
+    # `np.prod` of a one-item shape slice as a size: a constant to fake tensors (over more items: GB0033)
     "near-miss-numpy-in-the-graph": (
         IMPORTS + "def f(x, y):\n    a = np.ones(x.shape[0])\n    if a.shape[0] > 4 and a.size > 4 and len(a) > 1:\n"
         "        x = x * 2\n    x = x / np.sqrt(x.shape[-1]) * np.pi + np.finfo(np.float32).eps\n"
-        "    x = x.reshape(np.prod(x.shape)) * torch.from_numpy(np.arange(x.shape[0]))\n"
+        "    x = x.reshape(np.prod(x.shape[-1:])) * torch.from_numpy(np.arange(x.shape[0]))\n"
         "    return x * torch.as_tensor(np.linspace(0, 1, x.shape[0]), dtype=x.dtype) * np.float32(0.5)\n",
         set(),
     ),

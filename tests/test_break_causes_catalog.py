@@ -37,9 +37,13 @@ CASES: dict[str, Case] = {
     "GM303/fixed_allclose_centre.py": case(),
     "GM303/bad_equal_shared_kv.py": case({(8, "GM303")}, {(8, "GB0033")}),
     "GM303/neg_isclose_select.py": case(),
+    # `is_nonzero` reads the gate back into a Python bool at the call (advice only)
+    "GM303/bad_is_nonzero_gate.py": case({(19, "GM303")}, {(19, "GB0033")}),
     "GM404/bad_greedy_embedding.py": case({(15, "GM404")}, {(15, "GB0033")}),
     "GM404/fixed_greedy_embedding.py": case(),
     "GM404/neg_batched_index.py": case(),
+    # a whole-tensor reduction minus one as the index (advice: it may be negative); the 1-d index is kept
+    "GM404/bad_last_valid_row.py": case({(15, "GM404")}, {(15, "GB0033")}),
     "GM501/bad_lstm_encoder.py": case({(17, "GM501")}, {(17, "GB0014")}),
     "GM501/fixed_lstm_encoder.py": case(),
     "GM501/neg_allow_rnn.py": case(),

@@ -41,6 +41,8 @@ CASES: dict[str, Case] = {
     "GM301/fixed_duration_padded_buffer.py": case(),
     # sizes from 0-d tensors of Python numbers and shapes: Dynamo knows their values
     "GM301/neg_scalar_built_size.py": case(),
+    # `math` converts a tensor argument to a Python number: each call breaks, also under capture_scalar_outputs
+    "GM301/bad_math_on_tensor.py": case({(17, "GM301"), (18, "GM301")}, {(17, "GB0033"), (18, "GB0033")}),
     "GM302/bad_tolist.py": case({(13, "GM302")}, {(13, "GB0109")}),
     "GM302/bad_numpy_branch.py": case({(18, "GM302"), (20, "GM302")}, {(18, "GB0170"), (20, "GB0033")}),
     "GM302/neg_numpy_traced.py": case(),
@@ -117,6 +119,9 @@ CASES: dict[str, Case] = {
     # BigBird's plan: np.sum over a list sizes np.zeros (GB0033)
     "GM403/bad_block_plan.py": case({(19, "GM403")}, {(19, "GB0033")}),
     "GM403/fixed_block_plan.py": case(),
+    # Perceiver's flattening: np.prod over a shape as a torch size, stored in a name or inline (GB0033)
+    "GM403/bad_np_prod_reshape.py": case({(18, "GM403"), (20, "GM403")}, {(18, "GB0033"), (20, "GB0033")}),
+    "GM403/fixed_np_prod_reshape.py": case(),
 }
 
 

@@ -462,6 +462,32 @@ c = torch.compile(Wrapper(Block(), encoder=Encoder()))
     assert traced(source) == {"Wrapper.forward", "Encoder.embed", "Block.forward", "Block.act"}
 
 
+def test_submodules_unpacked_from_one_factory_call() -> None:
+    """transformers' Perceiver: ``self.position_embeddings, self.positions_projection = build(...)``."""
+    source = MODEL + """
+class Fourier(nn.Module):
+    def forward(self, x):
+        return x
+class Trainable(nn.Module):
+    def forward(self, x):
+        return x
+def build(kind):
+    if kind == "fourier":
+        encoding = Fourier()
+    else:
+        encoding = Trainable()
+    return encoding, Block()
+class Pre(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.position_embeddings, self.projection = build("fourier")
+    def forward(self, x):
+        return self.projection(self.position_embeddings(x))
+c = torch.compile(Pre())
+"""
+    assert traced(source) == {"Pre.forward", "Fourier.forward", "Trainable.forward", "Block.forward", "Block.act"}
+
+
 def test_sequential_and_attention_tables() -> None:
     source = MODEL + """
 ATTENTION = {"eager": Block, "other": Net}

@@ -167,6 +167,37 @@ def range_bound(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversion | N
     return None if bound is None else ScalarConversion(node, bound, "range")
 
 
+#: ``math`` functions that convert a tensor argument to a Python number (``__float__`` / ``__index__``): each
+#: breaks with GB0033 ("Data dependent operator"), and under ``capture_scalar_outputs`` still breaks, on a guard
+#: of the unbacked number (measured on torch 2.13, one function at a time). Not ``math.prod`` (it multiplies the
+#: tensor's items as tensors), ``math.radians`` (traced) nor ``math.trunc`` (Dynamo fails, no logged break).
+MATH_CONVERSIONS = frozenset(
+    {"sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "pow", "floor", "ceil", "fabs",
+     "isnan", "isinf", "isfinite", "isclose", "sin", "cos", "tan", "asin", "atan", "atan2", "tanh", "hypot",
+     "copysign", "degrees", "erf", "factorial", "comb", "gcd", "lcm", "fmod", "modf", "ldexp", "remainder", "fsum"}
+)  # fmt: skip
+
+
+def math_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversion | None:
+    """``math.sqrt(t)``, ``math.floor(t)``, ``math.isclose(t, 1.0)``... with a TENSOR argument.
+
+    Python's ``math`` takes numbers: a tensor argument is converted with
+    ``float(t)`` (or ``operator.index``), which Dynamo cannot trace (GB0033,
+    measured on torch 2.13; with ``capture_scalar_outputs`` the conversion is
+    traced but ``math`` then guards on the unbacked number and breaks all the
+    same). Only a positional argument proven a tensor counts: ``math.sqrt(d)``
+    on a config number or a shape is plain Python.
+    """
+    if not isinstance(node, nodes.Call) or node.keywords:
+        return None
+    name = values.qualified_name(node.func) or ""
+    module, _, function = name.rpartition(".")
+    if module != "math" or function not in MATH_CONVERSIONS:
+        return None
+    tensor = next((a for a in node.args if not isinstance(a, nodes.Starred) and _tensor_not_array(values, a)), None)
+    return None if tensor is None else ScalarConversion(node, tensor, f"math.{function}")
+
+
 #: torch's tensor checks and the position of their condition: each reads the condition back with
 #: ``cond._is_all_true().item()``, so a tensor condition breaks like ``.item()`` (GB0124, measured on
 #: torch 2.13; traced with ``capture_scalar_outputs``). ``torch._check`` takes a Python bool and does not.

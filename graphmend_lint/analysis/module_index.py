@@ -249,6 +249,35 @@ class ModuleIndex:
                         attributes.setdefault(name[5:], []).append((value, method))
         return index
 
+    def self_unpackings(self, class_name: str) -> dict[str, list[tuple[ast.expr, str, tuple[int, ...]]]]:
+        """``self.a, self.b = value`` in every method of the class: attr -> (value, method qualname, path).
+
+        The path picks the part of *value* the attribute gets (``(1,)`` for
+        ``self.b``), as :class:`Binding` does for names: transformers' Perceiver
+        builds ``self.position_embeddings, self.positions_projection`` with one
+        factory call that returns both.
+        """
+        return self._self_unpackings.get(class_name, {})
+
+    @cached_property
+    def _self_unpackings(self) -> dict[str, dict[str, list[tuple[ast.expr, str, tuple[int, ...]]]]]:
+        index: dict[str, dict[str, list[tuple[ast.expr, str, tuple[int, ...]]]]] = {}
+        for method, class_name in self.owner.items():
+            for statement in _own_statements(self.functions[method].body):
+                if not isinstance(statement, ast.Assign):
+                    continue
+                for target in statement.targets:
+                    if not isinstance(target, (ast.Tuple, ast.List)) or any(
+                        isinstance(element, ast.Starred) for element in target.elts
+                    ):
+                        continue
+                    for position, element in enumerate(target.elts):
+                        name = dotted_name(element)
+                        if name and name.startswith("self.") and name.count(".") == 1:
+                            attributes = index.setdefault(class_name, {})
+                            attributes.setdefault(name[5:], []).append((statement.value, method, (position,)))
+        return index
+
     def attribute_stores(self, attribute: str) -> list[tuple[ast.expr, str, int]]:
         """``<expr>.attribute = value`` and ``setattr(<expr>, "attribute", value)`` in any function or at
         module level: ``(value, scope, line)``. With the source text, only a module that spells such a

@@ -566,7 +566,9 @@ class Resolver:
         Every local class constructed anywhere in the value counts
         (``nn.ModuleList([Block() for _ in range(n)])`` holds ``Block``s), and
         so does whatever the value resolves to (``self.encoder = encoder``,
-        given ``Model(encoder=Encoder())``).
+        given ``Model(encoder=Encoder())``), also for one target of an
+        unpacking (``self.encoder, self.head = make_parts()``: the part of the
+        value at its position).
         """
         key = (class_name, attribute, path)
         found = self._attribute_memo.get(key)
@@ -581,6 +583,8 @@ class Resolver:
                         targets.add(Target(What.INSTANCE, name))
                 if not self._builds_torch_object(value, method):
                     targets.update(self.resolve(value, method, path, depth))
+            for value, method, part in self.index.self_unpackings(klass).get(attribute, []):
+                targets.update(self.resolve(value, method, (*part, *path), depth))  # ``self.a, self.b = make()``
         result = frozenset(targets)
         self._attribute_memo[key] = result
         return result

@@ -6,8 +6,10 @@ operator (GB0033) and the host waits for the device, exactly as at an
 explicit ``.item()`` (measured, torch 2.13: ``torch.zeros/ones/empty/rand/
 randn/full/arange/randperm``, ``torch.randint``'s bounds and size (``low``, ``high``: Python ints
 too), ``t.new_zeros/new_ones/new_empty/new_full``,
-``t.view/reshape/expand``, sizes given positionally, as a tuple or as
-``size=``; ``F.interpolate``'s ``size`` and ``F.pad``'s ``pad``). ``torch.full((2,), t)`` is not a size: the fill value stays in the
+``t.view/reshape/expand/repeat/tile``, ``torch.reshape``'s shape, sizes given positionally, as a tuple or as
+``size=``; ``F.interpolate``'s ``size`` and ``F.pad``'s ``pad``; and the integer arguments ``narrow``'s
+start and length, ``topk``'s k, ``roll``'s shifts, ``chunk``'s and ``split``'s counts,
+``F.one_hot``'s ``num_classes`` and ``unflatten``'s sizes). ``torch.full((2,), t)`` is not a size: the fill value stays in the
 graph. Nor does a tensor the frame receives as an argument break there
 (``def f(x, n): return torch.zeros(2, n)`` with a 0-d ``n``: measured, Dynamo
 specialises on it), so a bare parameter is not reported unless every call of
@@ -28,22 +30,39 @@ from dataclasses import dataclass
 from astroid import nodes
 
 from graphmend_lint.analysis.astroid_tree import def_position
-from graphmend_lint.analysis.host_values import is_python_number
+from graphmend_lint.analysis.host_values import is_python_number, reads_of, single_target
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.values import Kind, ValueOracle
 
 #: torch functions whose positional arguments (or one tuple of them) are all sizes.
 _SIZE_FUNCTIONS = frozenset({"zeros", "ones", "empty", "rand", "randn", "arange", "randint", "randperm"})
 #: Tensor methods whose positional arguments (or one tuple of them) are all sizes.
-_SIZE_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "view", "reshape", "expand"})
+_SIZE_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "view", "reshape", "expand", "repeat", "tile"})
 #: The torch function whose leading arguments are integer bounds (``low``, ``high``) before its size.
 _BOUNDED = "randint"
 #: ``torch.full`` and ``t.new_full``: the first argument is the size, the second a value.
 _SIZE_FIRST = frozenset({"full", "new_full"})
-#: Functions with one size argument: name -> (its position, its keyword).
-_SIZE_ARGUMENT = {
-    "torch.nn.functional.interpolate": (1, "size"),
-    "torch.nn.functional.pad": (1, "pad"),
+#: Functions with size (or integer) arguments among others: name -> ((position, keyword, traced), ...), where
+#: *traced* says whether ``capture_scalar_outputs`` traces a tensor there (measured, torch 2.13: ``reshape``'s
+#: shape, ``narrow``'s length and ``topk``'s k trace; ``roll``'s shifts, ``narrow``'s start, ``chunk``'s and
+#: ``split``'s counts, ``one_hot``'s classes and ``unflatten``'s sizes still break or fail).
+_SIZE_ARGUMENT: dict[str, tuple[tuple[int, str, bool], ...]] = {
+    "torch.nn.functional.interpolate": ((1, "size", True),),
+    "torch.nn.functional.pad": ((1, "pad", True),),
+    "torch.nn.functional.one_hot": ((1, "num_classes", False),),
+    "torch.reshape": ((1, "shape", True),),
+    "torch.narrow": ((2, "start", False), (3, "length", True)),
+    "torch.topk": ((1, "k", True),),
+    "torch.roll": ((1, "shifts", False),),
+}
+#: Tensor methods with size (or integer) arguments among others, as in :data:`_SIZE_ARGUMENT`.
+_METHOD_SIZE_ARGUMENT: dict[str, tuple[tuple[int, str, bool], ...]] = {
+    "narrow": ((1, "start", False), (2, "length", True)),
+    "topk": ((0, "k", True),),
+    "roll": ((0, "shifts", False),),
+    "chunk": ((0, "chunks", False),),
+    "split": ((0, "split_size", False),),
+    "unflatten": ((1, "sizes", False),),
 }
 #: torch functions that make a 0-d tensor of one Python number or shape element.
 _FROM_NUMBER = frozenset({"tensor", "as_tensor"})
@@ -66,8 +85,9 @@ class TensorSize:
     call: nodes.Call
     tensor: nodes.NodeNG
     operator: str  # how messages name the callee: ``torch.zeros``, ``.view``
-    #: ``torch.randint``'s ``low``/``high``: an integer bound, not a size. ``capture_scalar_outputs`` does not
-    #: trace it (measured, torch 2.13: Dynamo fails with PendingUnbackedSymbolNotFound), as it does sizes.
+    #: An integer argument ``capture_scalar_outputs`` does not trace, as it does sizes (measured, torch 2.13):
+    #: ``torch.randint``'s ``low``/``high`` and ``roll``'s shifts (Dynamo fails with PendingUnbackedSymbolNotFound),
+    #: ``narrow``'s start, ``chunk``'s / ``split``'s counts, ``one_hot``'s classes, ``unflatten``'s sizes.
     bound: bool = False
 
 
@@ -83,13 +103,49 @@ def tensor_size(values: ValueOracle, node: nodes.NodeNG) -> TensorSize | None:
         (
             (size, is_bound)
             for size, is_bound in [*((size, False) for size in sizes), *((b, True) for b in bounds)]
-            if values.is_tensor(size) and not _frame_input(values, size) and not _built_from_python_values(values, size)
+            if values.is_tensor(size) and not frame_input(values, size) and not _built_from_python_values(values, size)
         ),
         (None, False),
     )
     if tensor is None or _breaks_first(values, node):
         return None
     return TensorSize(node, tensor, operator, bound)
+
+
+def size_use(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nodes.Call | None:
+    """The torch call that takes *node*'s value as a size or an integer bound, else ``None``.
+
+    Followed: a size tuple or list (``torch.reshape(x, [b, n, -1])``), a
+    keyword (``size=``), arithmetic with Python numbers (``n // 2``) and the
+    one variable *node* is assigned to, read after it in the same scope
+    (``n = np.prod(dims)`` then ``x.view(-1, n)``). The call is where Dynamo
+    converts the value, so where it logs the break.
+    """
+    if depth > _MAX_FORWARDING:
+        return None
+    child, parent = node, node.parent
+    while isinstance(parent, nodes.BinOp) and parent.op in _ELEMENTWISE_OPERATORS:
+        other = parent.left if parent.right is child else parent.right
+        if not _python_value(values, other):
+            return None
+        child, parent = parent, parent.parent
+    element = child
+    if isinstance(parent, (nodes.Tuple, nodes.List)):
+        parent = parent.parent
+    if isinstance(parent, nodes.Keyword):
+        parent = parent.parent
+    if isinstance(parent, nodes.Call):
+        found = _size_operator(values, parent)
+        if found is None:
+            return None
+        _, sizes, bounds = found
+        return parent if any(size is element for size in [*sizes, *bounds]) else None
+    target = single_target(child)
+    for read in (reads_of(target) if target is not None else None) or ():
+        use = size_use(values, read, depth + 1)
+        if use is not None:
+            return use
+    return None
 
 
 def _breaks_first(values: ValueOracle, call: nodes.Call) -> bool:
@@ -112,11 +168,11 @@ def _size_operator(
     """``(label, size arguments, integer bounds)`` of a torch function or tensor method that takes sizes."""
     name = values.qualified_name(call.func) or ""
     if name in _SIZE_ARGUMENT:
-        index, keyword = _SIZE_ARGUMENT[name]
-        sizes = [kw.value for kw in call.keywords or [] if kw.arg == keyword]
-        if len(call.args) > index and not any(isinstance(arg, nodes.Starred) for arg in call.args[: index + 1]):
-            sizes.append(call.args[index])
-        return f"F.{name.rsplit('.', 1)[1]}", list(_elements(sizes)), []
+        label = f"F.{name.rsplit('.', 1)[1]}" if name.startswith("torch.nn.functional.") else name
+        return label, *_arguments_at(call, _SIZE_ARGUMENT[name])
+    method = call.func.attrname if isinstance(call.func, nodes.Attribute) else None
+    if method in _METHOD_SIZE_ARGUMENT and values.is_tensor(call.func.expr):
+        return f".{method}", *_arguments_at(call, _METHOD_SIZE_ARGUMENT[method])
     if name.startswith("torch.") and name.count(".") == 1:
         op, label, takes_sizes = name.split(".")[1], name, _SIZE_FUNCTIONS
     elif isinstance(call.func, nodes.Attribute) and values.is_tensor(call.func.expr):
@@ -138,6 +194,21 @@ def _size_operator(
     else:
         return None
     return label, list(_elements([*sizes, *keywords.values()])), bounds
+
+
+def _arguments_at(
+    call: nodes.Call, places: tuple[tuple[int, str, bool], ...]
+) -> tuple[list[nodes.NodeNG], list[nodes.NodeNG]]:
+    """The arguments of *call* at *places* (position or keyword), size tuples opened into their elements:
+    ``(sizes capture_scalar_outputs traces, integer arguments it does not)``."""
+    keywords = {kw.arg: kw.value for kw in call.keywords or []}
+    parted: dict[bool, list[nodes.NodeNG]] = {True: [], False: []}
+    for index, keyword, traced in places:
+        if keyword in keywords:
+            parted[traced].append(keywords[keyword])
+        elif len(call.args) > index and not any(isinstance(arg, nodes.Starred) for arg in call.args[: index + 1]):
+            parted[traced].append(call.args[index])
+    return list(_elements(parted[True])), list(_elements(parted[False]))
 
 
 def _built_from_python_values(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
@@ -191,7 +262,7 @@ def _python_value(values: ValueOracle, node: nodes.NodeNG) -> bool:
     return values.kind(node) is Kind.STATIC or is_python_number(values, node)
 
 
-def _frame_input(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+def frame_input(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
     """Whether *node* is a parameter that may hold an argument of the compiled frame itself.
 
     A name every reaching binding of which is a parameter, unless every call of its function in this
@@ -218,7 +289,7 @@ def _frame_input(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> boo
         for argument in passed:
             caller = argument.frame()
             traced = isinstance(caller, nodes.FunctionDef) and values.scope.function_at(*def_position(caller)) is not None
-            if not traced or _frame_input(values, argument, depth + 1):
+            if not traced or frame_input(values, argument, depth + 1):
                 return True
     return False
 

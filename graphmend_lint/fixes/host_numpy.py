@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
+from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, settings_turned_on
 from graphmend_lint.analysis.host_values import builtin_name, is_python_int, is_python_number, numpy_origin
+from graphmend_lint.analysis.tensor_sizes import size_use
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
@@ -101,8 +103,9 @@ _SIZED_FACTORIES = frozenset(
 _INT_BUILTINS = frozenset({"int", "range"})
 
 
-def _needs_python_int(values: ValueOracle, call: nodes.Call) -> bool:
-    """*call*'s value goes straight where Python needs an int: ``int()``, ``range()``, a factory's size.
+def python_int_use(values: ValueOracle, call: nodes.Call) -> nodes.NodeNG | None:
+    """Where *call*'s value goes where Python needs an int, else ``None``: ``int()``, ``range()``, a factory's
+    size (*call* itself, where Dynamo logs the break), or a torch size (:func:`reduction_size_use`).
 
     Dynamo traces the NumPy reduction as a 0-d tensor, so each of these breaks
     (measured, torch 2.13): ``int(...)`` and a size with GB0033, ``range`` with GB0059.
@@ -112,11 +115,56 @@ def _needs_python_int(values: ValueOracle, call: nodes.Call) -> bool:
         parent = parent.parent  # np.zeros((n, np.sum(plan)))
     if isinstance(parent, nodes.Keyword):
         parent = parent.parent if parent.arg in {"shape", "size"} else None
-    if not isinstance(parent, nodes.Call):
+    if isinstance(parent, nodes.Call) and (
+        builtin_name(parent) in _INT_BUILTINS or values.qualified_name(parent.func) in _SIZED_FACTORIES
+    ):
+        return call
+    return reduction_size_use(values, call)
+
+
+def reduction_size_use(values: ValueOracle, call: nodes.Call) -> nodes.Call | None:
+    """The torch call that takes a NumPy reduction's value as a size (``torch.reshape(x, [b, np.prod(dims), -1])``,
+    ``x.view(-1, n)`` with ``n = np.prod(x.shape[1:])``), unless ``capture_scalar_outputs`` is on or the
+    sequence provably holds one item.
+
+    ``np.prod`` / ``np.sum`` / ``np.max`` over a sequence (a shape, a list,
+    a tuple) is a 0-d tensor to Dynamo, and a size must be an int: GB0033 at
+    the call that takes it (measured, torch 2.13; with ``capture_scalar_outputs``
+    it is traced as an unbacked size and does not break). Over one item
+    (``np.prod(x.shape)`` of a 1-d ``x``, ``np.prod(12)``) there is no break:
+    fake tensors keep the value of a one-element tensor made from Python
+    numbers, so the reduction is a known constant (measured); the same holds
+    for ``np.lcm`` of ints. A sequence whose length is unknown (a shape
+    slice) is taken to have more, as flattening code does.
+    """
+    if CAPTURE_SCALAR_OUTPUTS in settings_turned_on(values) or not call.args or _one_item(call.args[0]):
+        return None
+    return size_use(values, call)
+
+
+def _literal_int(node: nodes.NodeNG) -> int | nodes.NodeNG:
+    """The value of an int literal (``-1`` is a unary minus on ``1``), else *node* itself."""
+    if isinstance(node, nodes.UnaryOp) and node.op == "-" and isinstance(node.operand, nodes.Const):
+        value = node.operand.value
+        return -value if isinstance(value, int) else node
+    return node.value if isinstance(node, nodes.Const) and isinstance(node.value, int) else node
+
+
+def _one_item(sequence: nodes.NodeNG) -> bool:
+    """A literal list/tuple of one item, or a slice of literal bounds one item long (``shape[-1:]``, ``[:1]``)."""
+    if isinstance(sequence, (nodes.List, nodes.Tuple)):
+        return len(sequence.elts) == 1 and not isinstance(sequence.elts[0], nodes.Starred)
+    if not isinstance(sequence, nodes.Subscript) or not isinstance(sequence.slice, nodes.Slice):
         return False
-    if builtin_name(parent) in _INT_BUILTINS:
-        return True
-    return values.qualified_name(parent.func) in _SIZED_FACTORIES
+    bounds = sequence.slice
+    if bounds.step is not None:
+        return False
+    lower, upper = (_literal_int(bound) if bound is not None else None for bound in (bounds.lower, bounds.upper))
+    if lower is None:
+        return upper == 1
+    if upper is None:
+        return lower == -1
+    return isinstance(lower, int) and isinstance(upper, int) and upper - lower == 1 and (lower >= 0) == (upper > 0)
 
 
 def sequence_reduction_call(values: ValueOracle, call: nodes.Call) -> StaticNumpyCall | None:
@@ -136,7 +184,7 @@ def sequence_reduction_call(values: ValueOracle, call: nodes.Call) -> StaticNump
         return None
     if values.kind(sequence) is Kind.TENSOR or numpy_origin(values, sequence) is not None:
         return None
-    if not _needs_python_int(values, call):
+    if python_int_use(values, call) is None:
         return None
     return StaticNumpyCall(call, function, twin, (sequence,), opaque_sequence=True)
 

@@ -26,6 +26,7 @@ KEEP_AS_TENSOR = {
     "`torch.cond` instead of branching on it",
     "equal": "when the shapes are known to match, compute `(a == b).all()` (a 0-d bool tensor) and select with "
     "`torch.where` / `torch.cond`; `torch.equal` is False for different shapes, where `==` broadcasts",
+    "is_nonzero": "keep the test a 0-d bool tensor (`t != 0`) and select with `torch.where` / `torch.cond`",
 }
 
 

@@ -19,17 +19,17 @@ from astroid import nodes
 from astroid.const import Context
 
 from graphmend_lint.analysis.conditions import tensor_condition_parts
-from graphmend_lint.analysis.host_values import scalar_conversion
+from graphmend_lint.analysis.host_values import math_conversion, scalar_conversion
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.analysis.side_effects import LoggerConfig, SideEffectFinder
-from graphmend_lint.analysis.tensor_sizes import TensorSize, tensor_size
+from graphmend_lint.analysis.tensor_sizes import TensorSize, frame_input, tensor_size
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
+from graphmend_lint.analysis.zero_dim import zero_dim_index
 from graphmend_lint.context import RuleContext
 from graphmend_lint.rules.gm303_tensor_comparison_to_bool import tensor_predicate
 from graphmend_lint.rules.gm401_data_dependent_shape import boolean_index, dynamic_operator
 from graphmend_lint.rules.gm402_tensor_slice_bound import data_dependent_bound
-from graphmend_lint.rules.gm404_zero_dim_tensor_index import zero_dim_position
 from graphmend_lint.rules.gm501_recurrent_module_call import RECURRENT_MODULES
 
 _MAX_DEPTH = 3
@@ -129,11 +129,17 @@ class BreakFinder:
         values = self.values
         return (
             scalar_conversion(values, node) is not None
+            or self._math_conversion(node)
             or self.tensor_size(node) is not None
             or dynamic_operator(values, node) is not None
             or tensor_predicate(values, node) is not None
             or _tensor_tolist(values, node)
         )
+
+    def _math_conversion(self, node: nodes.Call) -> bool:
+        """``math.sqrt(t)`` and friends on a tensor the frame computes (an integer one it receives does not break)."""
+        found = math_conversion(self.values, node)
+        return found is not None and not frame_input(self.values, found.tensor) and not self.resumed_input(found.tensor)
 
     def tensor_size(self, node: nodes.NodeNG) -> TensorSize | None:
         """:func:`~graphmend_lint.analysis.tensor_sizes.tensor_size`, unless the tensor is a resumed frame's input."""
@@ -252,7 +258,7 @@ class BreakFinder:
                 or constructor_of(values, node.func) in RECURRENT_MODULES
             )
         if isinstance(node, nodes.Subscript) and node.ctx is Context.Load:
-            return boolean_index(values, node) is not None or zero_dim_position(values, node.slice)
+            return boolean_index(values, node) is not None or zero_dim_index(values, node.slice)
         if isinstance(node, nodes.Slice):
             return any(data_dependent_bound(values, bound) is not None for bound in (node.lower, node.upper, node.step))
         if isinstance(node, (nodes.If, nodes.While, nodes.IfExp)):

@@ -9,7 +9,8 @@ from astroid import nodes
 from graphmend_lint.analysis.captured_values import captured_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
-from graphmend_lint.analysis.host_values import range_bound, scalar_conversion, tensor_check
+from graphmend_lint.analysis.host_values import math_conversion, range_bound, scalar_conversion, tensor_check
+from graphmend_lint.analysis.tensor_sizes import frame_input
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.capture_switch import scalar_capture_fix
@@ -34,6 +35,11 @@ TENSOR_SIZE = Fix.advice(
 RANGE_BOUND = Fix.advice(
     "no automatic fix: take the count from shapes (`x.shape[0]`, `len(...)`), pass it in as a Python int, "
     "or vectorise the loop; `capture_scalar_outputs` does not trace `range()` over a tensor",
+)
+MATH_FUNCTION = Fix.advice(
+    "no automatic fix: use the torch twin (`torch.sqrt(t)`, `t.floor()`, `torch.isnan(t)`), which keeps the value "
+    "a tensor in the graph, or compute on Python numbers (shapes, config values) instead; "
+    "`capture_scalar_outputs` does not help: `math` guards on the captured number"
 )
 _CAPTURE = (
     "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n\n\n"
@@ -60,9 +66,12 @@ class TensorToPythonScalar(Rule):
     d))` with `n = lengths.max()`, `torch.arange(t)`, `x.new_zeros(t)`,
     `x.view(t, -1)` (also `ones`, `empty`, `rand`, `randn`, `randperm`,
     `randint`'s size, `full`'s size, `new_ones`, `new_empty`, `new_full`,
-    `reshape`, `expand`, `F.interpolate(size=...)` and `F.pad`'s widths), and
-    `torch.randint`'s integer bounds `low` / `high` (measured, GB0033; unlike a
-    size, `capture_scalar_outputs` does not trace a bound, so no switch is offered). A tensor the compiled
+    `reshape` and `torch.reshape`, `expand`, `repeat`, `tile`, `topk`'s k,
+    `narrow`'s length, `F.interpolate(size=...)` and `F.pad`'s widths), and
+    the integer arguments `torch.randint`'s bounds `low` / `high`, `roll`'s
+    shifts, `narrow`'s start, `chunk`'s and `split`'s counts, `F.one_hot`'s
+    `num_classes` and `unflatten`'s sizes (measured, GB0033; unlike a size,
+    `capture_scalar_outputs` does not trace these, so no switch is offered). A tensor the compiled
     frame receives as an argument (a parameter, unless every call of its
     function in the file is traced code passing a tensor computed there; a
     name read after an earlier break, in an earlier statement or an earlier
@@ -78,6 +87,19 @@ class TensorToPythonScalar(Rule):
     included (GB0059, "Failed to trace builtin operator"): Python's `range`
     needs ints, and no setting makes Dynamo trace it (`range(int(t))` under
     `capture_scalar_outputs` breaks on the unbacked bound instead).
+    And a `math` function given a tensor (`math.sqrt(t)`, `math.floor(t)`,
+    `math.log(t)`, `math.isnan(t)`, `math.isclose(t, 1.0)`, `math.gcd(t, 4)`
+    and the other number functions of `math`): `math` converts its argument
+    with `float(t)` / `operator.index(t)`, GB0033 "Data dependent operator",
+    and under `capture_scalar_outputs` it still breaks, on a guard of the
+    captured number (measured on torch 2.13, each function; `math.prod(t)`
+    multiplies the items as tensors and `math.radians(t)` is traced: neither
+    breaks, neither is reported). `math` on shapes, config values and other
+    Python numbers is plain Python and is not reported, nor is `math` on a
+    0-d tensor the compiled frame (or a frame resumed after a break)
+    receives as an argument: an integer one is specialised on and does not
+    break, a floating one breaks (measured; `int(t)` of either breaks), and
+    its dtype is rarely known.
 
     ## Why is this bad
     A Python number cannot live inside an FX graph. At each conversion Dynamo
@@ -142,6 +164,42 @@ class TensorToPythonScalar(Rule):
     A receiver not proven a tensor (it may be a NumPy array) gets none of
     these rewrites, only the switch or advice. Anything else is display-only.
 
+    ## Measured spellings
+    Each spelling below was run alone through Dynamo (torch 2.13, CPU) on a
+    tensor computed inside the compiled function (`n = (x > 0).sum()`), and
+    the breaks were read from the `graph_breaks` log. "Guard" means the
+    captured number is traced but a guard on it breaks, with no GB id.
+
+    | spelling | default | `capture_scalar_outputs` | reported by |
+    |---|---|---|---|
+    | `t.item()`, `int(t)`, `float(t)`, `bool(t)` | GB0124 | no break | GM301 |
+    | `operator.index(t)` | GB0124 | no break | none |
+    | `range(t)` | GB0059 | GB0059 | GM301 |
+    | `math.sqrt`, `floor`, `ceil`, `log*`, `exp*`, `pow`, `fabs`, `isnan`, `isinf`, `isfinite`, `isclose`, trigonometric functions, `gcd`, `lcm`, `comb`, `factorial`, `fsum`... of `t` | GB0033 | guard | GM301 |
+    | `math.radians(t)`, `math.prod(t)`; `math.sqrt(n)` with `n` an integer 0-d tensor the frame (or a resumed frame) receives | no break | no break | none |
+    | `math.sqrt(n)` with `n` a floating 0-d tensor the frame (or a resumed frame) receives | GB0033 | | none (dtype unknown) |
+    | `t` as a size: `torch.zeros(t)`, `x.view(t, -1)`, `torch.reshape(x, (t, -1))`, `x.repeat(t)`, `x.tile((t,))`, `x.expand(t)`, `x.topk(t)`, `x.narrow(0, 0, t)` | GB0033 | no break | GM301 |
+    | `x.roll(t)`, `x.narrow(0, t, 2)`, `x.chunk(t)`, `x.split(t)`, `F.one_hot(y, t)` | GB0033 | guard, or Dynamo fails | GM301 |
+    | any of those with `t` a 0-d tensor the frame receives | no break | no break | none |
+    | `"%d" % t` | GB0033 | guard | none |
+    | `t.tolist()`, integer / float `t` | GB0033 / GB0109 | no break / GB0109 | GM302 |
+    | `torch.equal(a, b)`, `torch.allclose(a, b)` | GB0033 | GB0033 | GM303 |
+    | `torch.is_nonzero(t)`, `t.is_nonzero()` | GB0033 | guard | GM303 |
+    | `y[t]`, `t` a 0-d integer tensor the frame computes | GB0033 | guard | GM404 (whole-tensor reductions such as `argmax()`, `sum()`, `max()`, their casts, and arithmetic with ints) |
+    | `y[t]`, `t` an integer 0-d tensor the frame (or a resumed frame) receives | no break | | none |
+    | `[1, 2, 3][t]` (a Python sequence) | GB0124 | Dynamo fails | GM404 |
+    | `y[t:]` | GB0124 | no break | GM402 |
+    | `np.prod(shape)`, `np.prod([2, 3])`, `np.sum(...)`, `np.max(...)` over a sequence, as a torch size (also through a name) | GB0033 | no break | GM403 |
+    | `np.prod(t)` as a torch size | GB0033 | no break | none |
+    | `np.prod(shape)` in tensor arithmetic; as a size `np.prod(12)`, `np.lcm(2, s)`, or a reduction over one item (`np.prod(x.shape)` of a 1-d `x`) | no break | no break | none |
+    | `int(np.prod(shape))` | GB0208 | GB0208 | GM403 |
+    | `np.float32(t)`, `np.int64(t)`, `np.sum(t)`, `f"{t:.2f}"`, an object storing `t` and formatting it (a `tqdm(total=t)` stand-in) | no break | no break | none |
+    | `torch.manual_seed(t)` | GB0007 | GB0007 | GM204 |
+    | `hash(t)` | GB0055 | GB0055 | none |
+
+    `random.seed(t)` and `generator.manual_seed(t)` raise eagerly (they take
+    ints); GM204 and GM513 flag those calls whatever their argument.
+
     ## Captured scalars
     With `torch._dynamo.config.capture_scalar_outputs = True` (set at module
     level in the file, or the rule option `capture-scalar-outputs = true`),
@@ -180,9 +238,15 @@ class TensorToPythonScalar(Rule):
         _HEADER + "    torch._check_with(ValueError, n > 0, lambda: 'bad')\n    torch._check(x.shape[0] == n)\n    return x\n",
         # a 0-d tensor the frame receives is specialised on, not converted (measured)
         _HEADER + "    return torch.zeros((2, lengths)), x.new_zeros(2, lengths)\n",
+        # integer arguments that are Python ints or frame inputs (measured: no break)
+        _HEADER + "    return x.roll(n), x.topk(2), x.narrow(0, 0, n), torch.reshape(x, (n, -1)), x.chunk(lengths)\n",
         # a 0-d tensor of Python numbers and shapes alone: Dynamo knows its value (measured)
         _HEADER + "    half = torch.tensor(x.shape[1]) // 2\n"
         "    return torch.arange(half), x.view(torch.div(x.shape[0], 1, rounding_mode='floor'), -1)\n",
+        # `math` on Python numbers; `math.prod` / `math.radians` of a tensor are traced (measured)
+        "import math\n" + _HEADER + "    d = math.sqrt(x.shape[-1]) * math.log(n)\n    return x / d, math.prod(lengths), math.radians(x.sum())\n",
+        # `math` on a 0-d tensor the frame receives: no break when it is an integer one (measured), dtype unknown
+        "import math\n" + _HEADER + "    return x * math.sqrt(lengths)\n",
         # a class of this file has `.item()`: the untyped receiver may be one; a NumPy scalar of Python
         # numbers is a constant (measured)
         "import numpy as np\nimport torch\nfrom elsewhere import load\n\n\nclass Slot:\n    def item(self):\n"
@@ -242,10 +306,20 @@ class TensorToPythonScalar(Rule):
         _switched(_HEADER + "    torch._check_tensor_all_with(ValueError, lengths.sum() == n, lambda: 'bad')\n    return x\n"),
         Example(_HEADER + "    torch._check_tensor_all(lengths > 0)\n    return x[: int(n)] if x.sum().item() > 0 else x\n"),
         _switched(_HEADER + "    total = lengths.sum()\n    return x.new_full((total, 2), 0.5), x.reshape(total, -1)\n"),
+        # reshape's shape, topk's k and narrow's length: GB0033, traced under the switch (measured)
+        _switched(_HEADER + "    k = lengths.max()\n    return torch.reshape(x, (k, -1)), x.topk(k).values, x.narrow(0, 0, k)\n"),
+        # roll's shifts, chunk's count and one_hot's classes: GB0033, and the switch does not trace them (measured)
+        Example(
+            "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\ndef f(x: torch.Tensor, m: torch.Tensor):\n"
+            "    s = m.sum()\n    return x.roll(s), x.chunk(s)[0], F.one_hot(m.long(), s + 1)\n"
+        ),
         Example(_CAPTURE + "    s = x.sum().item()\n    y = x * s\n    if s > 0:\n        y = y + 1\n    return y\n"),
         # HuBERT's span masks: a range over a tensor element, also under capture_scalar_outputs (measured)
         Example(_HEADER + "    spans = [x[j] + k for j in range(n) for k in range(lengths[j])]\n    return torch.stack(spans)\n"),
         Example(_CAPTURE + "    return [x * i for i in range(1, (x > 0).sum())]\n"),
+        # `math` converts a tensor argument to a Python number (GB0033), also under capture_scalar_outputs
+        Example("import math\n" + _HEADER + "    scale = math.sqrt(lengths.sum())\n    return x / scale\n"),
+        Example("import math\n" + _CAPTURE + "    if math.isnan(x.sum()):\n        return x\n    return x * math.floor(x.max())\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -255,6 +329,15 @@ class TensorToPythonScalar(Rule):
                 "graph break and host sync"
             )
             yield ctx.report(call, message, traced, RANGE_BOUND)
+        breaks = break_finder(ctx)
+        for call, traced, conversion in ctx.recognised(math_conversion, nodes.Call):  # breaks in either mode
+            if frame_input(ctx.values, conversion.tensor) or breaks.resumed_input(conversion.tensor):
+                continue  # a 0-d tensor the frame receives: no break when it is an integer one (measured)
+            message = (
+                f"`{conversion.spelling}()` converts `{snippet(conversion.tensor)}`, a tensor, to a Python number: "
+                "graph break and host sync"
+            )
+            yield ctx.report(call, message, traced, MATH_FUNCTION)
         if setting_on(ctx.values, ctx.options, CAPTURE_SCALAR_OUTPUTS):
             yield from self._captured_branches(ctx)
             return
@@ -263,12 +346,12 @@ class TensorToPythonScalar(Rule):
                 f"{conversion.label} copies `{snippet(conversion.tensor)}` to a Python scalar: graph break and host sync"
             )
             yield ctx.report(call, message, traced, scalar_fix(ctx.analysis, conversion))
-        breaks = break_finder(ctx)  # a size that is a resumed frame's input traces: not reported
+        # a size that is a resumed frame's input traces: not reported (``breaks`` above)
         for call, traced in ctx.traced_nodes(nodes.Call):
             size = breaks.tensor_size(call)
             if size is None:
                 continue
-            role = "an integer bound" if size.bound else "a size"
+            role = "an integer argument" if size.bound else "a size"
             message = (
                 f"`{size.operator}` takes `{snippet(size.tensor)}`, a tensor, as {role}: it is copied to a Python int, "
                 "graph break and host sync"

@@ -1,4 +1,4 @@
-"""GM303: ``torch.equal`` / ``torch.allclose`` turn tensor data into a Python bool."""
+"""GM303: ``torch.equal`` / ``torch.allclose`` / ``is_nonzero`` turn tensor data into a Python bool."""
 
 from __future__ import annotations
 
@@ -15,17 +15,24 @@ from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
 PREDICATES = frozenset({"equal", "allclose"})
+#: The one-tensor predicate: ``torch.is_nonzero(t)`` / ``t.is_nonzero()`` reads a one-element tensor's value.
+UNARY_PREDICATES = frozenset({"is_nonzero"})
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, y: torch.Tensor):\n"
 
 
 def tensor_predicate(values: ValueOracle, call: nodes.Call) -> str | None:
-    """``"equal"`` / ``"allclose"`` for ``torch.equal(a, b)``, ``a.allclose(b)``..., else ``None``."""
+    """``"equal"`` / ``"allclose"`` / ``"is_nonzero"`` for ``torch.equal(a, b)``, ``a.allclose(b)``,
+    ``t.is_nonzero()``..., else ``None``."""
     func = call.func
     name = values.qualified_name(func) or ""
     module, _, function = name.rpartition(".")
     if module == "torch" and function in PREDICATES and len(call.args) >= 2:
         return function
-    if isinstance(func, nodes.Attribute) and func.attrname in PREDICATES and call.args and values.is_tensor(func.expr):
+    if module == "torch" and function in UNARY_PREDICATES and len(call.args) == 1 and values.is_tensor(call.args[0]):
+        return function
+    if not isinstance(func, nodes.Attribute) or not values.is_tensor(func.expr):
+        return None
+    if (func.attrname in PREDICATES and call.args) or (func.attrname in UNARY_PREDICATES and not call.args):
         return func.attrname
     return None
 
@@ -33,8 +40,11 @@ def tensor_predicate(values: ValueOracle, call: nodes.Call) -> str | None:
 class TensorComparisonToBool(Rule):
     """## What it does
     Flags `torch.equal(a, b)` and `torch.allclose(a, b)` (and the tensor
-    methods `a.equal(b)`, `a.allclose(b)`) in code that `torch.compile`
-    traces.
+    methods `a.equal(b)`, `a.allclose(b)`), and `torch.is_nonzero(t)` /
+    `t.is_nonzero()` on a tensor, in code that `torch.compile` traces.
+    `equal`, `allclose` and `aten._local_scalar_dense` are the operators
+    torch 2.13 tags `data_dependent_output`; `is_nonzero` reads the value
+    through the last.
 
     ## Why is this bad
     Both return a Python `bool` computed from the tensors' values. Dynamo
@@ -42,6 +52,9 @@ class TensorComparisonToBool(Rule):
     at the call, syncs with the device and resumes in a new graph (GB0033,
     "Data dependent operator"), whatever the result is used for: the break is
     at the call, not at the `if` that reads it (measured, torch 2.13).
+    `capture_scalar_outputs` does not help: `equal` / `allclose` break the
+    same way, and `is_nonzero` then breaks on a guard of the captured value
+    (measured).
 
     ## Example
     ```python
@@ -74,12 +87,14 @@ class TensorComparisonToBool(Rule):
 
     code = "GM303"
     name = "tensor-comparison-to-python-bool"
-    summary = "`torch.equal` / `torch.allclose` turn tensor data into a Python bool and split the graph"
+    summary = "`torch.equal` / `torch.allclose` / `is_nonzero` turn tensor data into a Python bool and split the graph"
     dynamo_gb = gb_types("GB0033")
     valid = (
         "import torch\n\n\ndef f(x, y):\n    return torch.equal(x, y)\n",
         _HEADER + "    same = torch.isclose(x, y).all()\n    return torch.where(same, x, y), x.eq(y)\n",
         _HEADER + "    names = ['a']\n    return x, names.__eq__(['a'])\n",
+        # `is_nonzero` of something not known to be a tensor: quiet
+        "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x):\n    return x, load(x).is_nonzero()\n",
     )
     invalid = (
         Example(
@@ -91,6 +106,7 @@ class TensorComparisonToBool(Rule):
         Example(_HEADER + "    if torch.equal(x, y):\n        return x + 1\n    return x + y\n"),
         Example(_HEADER + "    ok = x.allclose(y)\n    return x, ok\n"),
         Example(_HEADER + "    if torch.allclose(x, y):\n        print('same')\n    return x\n"),
+        Example(_HEADER + "    if torch.is_nonzero(x.sum()):\n        return x\n    return x + y.sum().is_nonzero()\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:

@@ -14,7 +14,14 @@ from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.analysis.values import ValueOracle
-from graphmend_lint.fixes.host_numpy import StaticNumpyCall, numpy_twin_fix, sequence_reduction_call, static_numpy_call
+from graphmend_lint.fixes.host_numpy import (
+    StaticNumpyCall,
+    numpy_twin_fix,
+    python_int_use,
+    reduction_size_use,
+    sequence_reduction_call,
+    static_numpy_call,
+)
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -25,6 +32,8 @@ _HEADER = "import numpy as np\nimport torch\n\n\n@torch.compile\ndef f(x: torch.
 _LCM = _HEADER + "    n = {call}(k, x.shape[0])\n    return x[:, :n]\n"
 _SUM = "import math\n" + _HEADER + "    s = {call}([1, 2, k])\n    if s > 4:\n        x = x * 2\n    return x\n"
 _SQRT = _HEADER + "    if {call}(x.shape[-1]) > 2:\n        x = x * 2\n    return x\n"
+_FLAT = _HEADER + "    n = {call}(x.shape[1:])\n    return x.view(-1, n), torch.reshape(x, [{call}(x.shape[:2]), -1])\n"
+_TUPLE = _HEADER + "    return torch.reshape(x, [{call}((2, k)), -1])\n"
 _PLAN = _HEADER + "    plan = [1, k]\n    return x, np.zeros((2, {call}(plan[:2])))\n"
 _MODULE = (
     "import math as m\n\nimport numpy as np\nimport torch\nfrom torch import nn\n\n\n"
@@ -58,9 +67,12 @@ def _numpy_over_python_values(values: ValueOracle, call: nodes.Call) -> tuple[St
     found = static_numpy_call(values, call)
     if found is not None:
         use = python_use(values, call, float_casts=found.twin.floating)
+        if use is None and found.twin.over_sequence:
+            use = reduction_size_use(values, call)  # np.prod([2, 3]) as a torch size: GB0033 (measured)
         return None if use is None else (found, use)
     found = sequence_reduction_call(values, call)
-    return None if found is None else (found, call)
+    use = None if found is None else python_int_use(values, call)
+    return None if found is None or use is None else (found, use)
 
 
 class NumpyInCompiledScope(Rule):
@@ -74,9 +86,18 @@ class NumpyInCompiledScope(Rule):
     (`np.sum(plan[:k])`) when the result goes straight where Python needs an
     int: `int(...)`, `range(...)`, or a size of `np.zeros`/`torch.zeros` and
     the like (transformers' BigBird sizes its random-attention plan with
-    `np.zeros((num_blocks, np.sum(plan_num_rand_blocks[:k])))`). A result
+    `np.zeros((num_blocks, np.sum(plan_num_rand_blocks[:k])))`). Such a
+    reduction over a sequence (a shape, a list, a tuple literal) is also
+    reported where a torch function or tensor method takes it as a size,
+    directly or through the variable it is stored in
+    (`torch.reshape(x, [b, np.prod(x.shape[1:-1]), -1])`, as transformers'
+    Perceiver flattens; `x.view(-1, n)` with `n = np.prod(dims)`): GB0033 at
+    that call (measured; not with `capture_scalar_outputs`, which traces it,
+    and so not reported when the file turns that on; nor over a sequence of
+    one item, `np.prod(x.shape[-1:])`, whose value fake tensors keep: no
+    break, measured). A result
     that only feeds tensor arithmetic or torch ops (`x / np.sqrt(d)`,
-    `t.uniform_(-r, r)`, `x.reshape(-1, n)`) stays in the graph and is not
+    `t.uniform_(-r, r)`, `x.reshape(-1, np.lcm(k, 4))`) stays in the graph and is not
     reported (measured: no break).
 
     ## Why is this bad
@@ -150,6 +171,10 @@ class NumpyInCompiledScope(Rule):
         # the result stays in the graph: tensor arithmetic and torch ops take it (measured)
         _HEADER + "    n = np.lcm(k, x.shape[0])\n    return x.reshape(-1, n) / np.sqrt(x.shape[-1])\n",
         _HEADER + "    r = np.log(k)\n    return torch.empty(2).uniform_(-r, r) * -(np.log(2.0) / (k - 1))\n",
+        # a reduction in tensor arithmetic, over a scalar or one item, or a size under capture_scalar_outputs (measured)
+        _HEADER + "    return x * np.prod(x.shape[1:]), x.view(-1, np.prod(12)), x.view(np.prod(x.shape[-1:]), -1)\n",
+        _HEADER.replace("import torch\n", "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n", 1)
+        + "    return x.view(-1, np.prod(x.shape[1:]))\n",
         # int() and float() of a floating NumPy value trace (measured: phi4-multimodal's ``int(np.sqrt(n))``)
         _HEADER + "    side = int(np.sqrt(x.shape[1]))\n    return x.view(-1, side, side) * float(np.log(k))\n",
         # NumPy of NumPy, stored into a tensor or mixed into one, stays in the graph (measured: VITS' spline constant)
@@ -167,6 +192,9 @@ class NumpyInCompiledScope(Rule):
         Example(_SQRT.format(call="np.sqrt"), fixed="import math\n" + _SQRT.format(call="math.sqrt"), unsafe=True),
         Example(_MODULE.format(call="np.lcm"), fixed=_MODULE.format(call="m.lcm"), unsafe=True),
         Example(_PLAN.format(call="np.sum"), fixed=_PLAN.format(call="sum"), unsafe=True),
+        # Perceiver: np.prod over a shape or a tuple as a torch size, also through a name (GB0033)
+        Example(_FLAT.format(call="np.prod"), fixed="import math\n" + _FLAT.format(call="math.prod"), unsafe=True),
+        Example(_TUPLE.format(call="np.prod"), fixed="import math\n" + _TUPLE.format(call="math.prod")),
         Example(_HEADER + "    starts = np.arange(k)[::-1]\n    return x, np.insert(starts[:-1], 0, 0)\n"),
         Example(_HEADER + "    return x * float(np.interp(0.5, [0.0, 1.0], [1.0, 2.0]))\n"),
         # a branch on a NumPy value computed in compiled code, also unpacked from a helper (timm's Mixup): GB0170

@@ -8,53 +8,25 @@ from astroid import nodes
 from astroid.const import Context
 
 from graphmend_lint.analysis.conditions import snippet
-from graphmend_lint.analysis.host_values import bound_values
 from graphmend_lint.analysis.module_attributes import is_tensor_like
 from graphmend_lint.analysis.python_sequences import python_sequence
-from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.zero_dim import zero_dim_index, zero_dim_position
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.index_select import index_select_fix
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.break_sites import break_finder
 from graphmend_lint.rules.gb_types import gb_types
 
-#: Reductions over the whole tensor that return a 0-d tensor of non-negative int64 positions.
-_POSITION_REDUCTIONS = frozenset({"argmax", "argmin"})
-_MAX_DEPTH = 4
+ZERO_DIM_INDEX = Fix.advice(
+    "no automatic fix: index with a one-element tensor (`x[i.reshape(1)].squeeze(0)`, a gather the graph keeps; "
+    "a copy, not a view), or pass the index in as a Python int"
+)
 SEQUENCE_INDEX = Fix.advice(
     "no source fix: keep the lookup outside the compiled function (decode after it returns), "
     "or turn the sequence into a tensor and index that"
 )
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, table: torch.Tensor):\n"
-
-
-def _is_position_reduction(values: ValueOracle, call: nodes.Call) -> bool:
-    """``t.argmax()`` / ``torch.argmax(t)`` with no ``dim``: a 0-d int64 tensor, never negative."""
-    if call.keywords:
-        return False
-    func = call.func
-    name = values.qualified_name(func) or ""
-    module, _, function = name.rpartition(".")
-    if module == "torch" and function in _POSITION_REDUCTIONS:
-        return len(call.args) == 1
-    return (
-        isinstance(func, nodes.Attribute)
-        and func.attrname in _POSITION_REDUCTIONS
-        and not call.args
-        and values.is_tensor(func.expr)
-    )
-
-
-def zero_dim_position(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
-    """True when *node* is provably a 0-d tensor position (an ``argmax()`` result, directly or through names)."""
-    if depth > _MAX_DEPTH:
-        return False
-    if isinstance(node, nodes.Call):
-        return _is_position_reduction(values, node)
-    if isinstance(node, nodes.Name):
-        bound = bound_values(node)
-        return bool(bound) and all(zero_dim_position(values, value, depth + 1) for value in bound)
-    return False
 
 
 class ZeroDimTensorIndex(Rule):
@@ -63,6 +35,10 @@ class ZeroDimTensorIndex(Rule):
     of `t.argmax()` / `t.argmin()` (or `torch.argmax(t)`) over the whole
     tensor, directly or through a variable, in code that `torch.compile`
     traces. The typical case is greedy decoding: `emb.weight[logits.argmax()]`.
+    Also any other reduction over the whole tensor (`mask.sum()`, `t.max()`,
+    `torch.count_nonzero(m)`), a `.long()` / `.to(device)` of one, or one
+    with Python ints added (`x[mask.sum() - 1]`): each is a 0-d tensor, and
+    indexing with it breaks the same way (measured on torch 2.13, GB0033).
 
     ## Why is this bad
     A 0-d integer tensor used as an index goes through `__index__`, which
@@ -103,7 +79,8 @@ class ZeroDimTensorIndex(Rule):
     gather a copy, so an in-place write through the result no longer changes
     `x`; an out-of-range index raises `RuntimeError` instead of `IndexError`.
     Negative indices would differ (`index_select` rejects them), so the fix is
-    offered only for `argmax`/`argmin` positions, which are never negative.
+    offered only for `argmax`/`argmin` positions, which are never negative;
+    other 0-d indices get a display-only hint.
     A Python sequence indexed by a tensor gets a display-only hint.
     """
 
@@ -115,6 +92,10 @@ class ZeroDimTensorIndex(Rule):
         _HEADER + "    idx = x.argmax(-1)\n    return table[idx], table[x.argsort()], table[0]\n",
         "import torch\n\n\ndef f(x, table):\n    return table[x.argmax()]\n",
         _HEADER + "    table[x.argmax()] = 0\n    return table\n",
+        # a 0-d index a frame resumed after a break receives: no break (measured)
+        _HEADER + "    count = (x > 0).sum()\n    print(count)\n    return table[count]\n",
+        # a reduction along a dim keeps the other dims: not provably 0-d, so quiet
+        _HEADER + "    n = x.long().sum(0)\n    return table[n - 1], table[x.max(-1).indices], table[x.shape[0] - 1]\n",
         # a mapping hashes a tensor key; a sequence passed in from an unseen caller is not provably one
         _HEADER + "    names = {0: 'a'}\n    return names[x.argmax()], ('a', 'b')[0]\n",
         "import torch\n\n\nclass Decoder(torch.nn.Module):\n    def __init__(self, labels):\n        super().__init__()\n"
@@ -142,6 +123,8 @@ class ZeroDimTensorIndex(Rule):
             "decoder = torch.compile(Decoder(labels=LABELS))\n"
         ),
         Example(_HEADER + "    sizes = [2, 3, 4]\n    return x * sizes[table[0]]\n"),
+        # the last selected row: a full reduction, with a Python int taken off (GB0033, measured)
+        Example(_HEADER + "    count = (x > 0).sum()\n    return table[count - 1], table[torch.count_nonzero(x).long() % 4]\n"),
         # torchaudio's RNN-T beam search reorders its hypotheses by a tensor of sorted positions
         Example(
             "import torch\nfrom typing import List\n\n\n@torch.compile\ndef f(hypos: List[tuple], scores: torch.Tensor):\n"
@@ -151,6 +134,7 @@ class ZeroDimTensorIndex(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         values = ctx.values
+        breaks = break_finder(ctx)
         for subscript, traced in ctx.traced_nodes(nodes.Subscript):
             index = subscript.slice
             if subscript.ctx is not Context.Load:
@@ -164,9 +148,10 @@ class ZeroDimTensorIndex(Rule):
                 continue
             if not is_tensor_like(values, subscript.value):
                 continue
-            if not zero_dim_position(values, index):
-                continue
+            if not zero_dim_index(values, index) or breaks.resumed_input(index):
+                continue  # a 0-d tensor a resumed frame receives: Dynamo specialises on it (measured: no break)
             message = (
                 f"indexing with the 0-d tensor `{snippet(index)}` copies it to a Python int: graph break and host sync"
             )
-            yield ctx.report(subscript, message, traced, index_select_fix(ctx.analysis, subscript, index))
+            fix = index_select_fix(ctx.analysis, subscript, index) if zero_dim_position(values, index) else ZERO_DIM_INDEX
+            yield ctx.report(subscript, message, traced, fix)

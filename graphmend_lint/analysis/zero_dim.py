@@ -1,0 +1,70 @@
+"""Which index expressions are provably 0-d tensors (``x[mask.sum() - 1]``, ``emb.weight[logits.argmax()]``).
+
+A 0-d integer tensor used as an index goes through ``__index__``: Dynamo
+converts it to a Python int and breaks (GB0033, measured on torch 2.13). GM404
+reports such indices, and the break-site finder counts them as breaks.
+"""
+
+from __future__ import annotations
+
+from astroid import nodes
+
+from graphmend_lint.analysis.host_values import bound_values, is_python_int
+from graphmend_lint.analysis.values import ValueOracle
+
+#: Reductions over the whole tensor that return a 0-d tensor of non-negative int64 positions.
+_POSITION_REDUCTIONS = frozenset({"argmax", "argmin"})
+#: Reductions over the whole tensor (no ``dim``) that return a 0-d tensor; as an index it must be an integer
+#: one (a float index raises eagerly), converted like any 0-d index (GB0033, measured on torch 2.13).
+_FULL_REDUCTIONS = _POSITION_REDUCTIONS | {"sum", "prod", "max", "min", "amax", "amin", "count_nonzero"}
+#: Tensor methods that keep a 0-d tensor 0-d: dtype casts, device moves, detaching.
+_KEEPS_ZERO_DIM = frozenset({"long", "int", "to", "detach", "cpu", "cuda", "clone"})
+#: Operators that keep a 0-d tensor 0-d with a Python int (``n - 1``, ``i % size``).
+_INT_OPERATORS = frozenset({"+", "-", "*", "//", "%"})
+_MAX_DEPTH = 4
+
+
+def _is_full_reduction(values: ValueOracle, call: nodes.Call, reductions: frozenset[str]) -> bool:
+    """``t.<r>()`` / ``torch.<r>(t)`` for one of *reductions*, with no ``dim``: a 0-d tensor."""
+    if call.keywords:
+        return False
+    func = call.func
+    name = values.qualified_name(func) or ""
+    module, _, function = name.rpartition(".")
+    if module == "torch" and function in reductions:
+        return len(call.args) == 1
+    return isinstance(func, nodes.Attribute) and func.attrname in reductions and not call.args and values.is_tensor(func.expr)
+
+
+def zero_dim_position(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+    """True when *node* is provably a 0-d tensor position (an ``argmax()`` result, directly or through names)."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(node, nodes.Call):
+        return _is_full_reduction(values, node, _POSITION_REDUCTIONS)
+    if isinstance(node, nodes.Name):
+        bound = bound_values(node)
+        return bool(bound) and all(zero_dim_position(values, value, depth + 1) for value in bound)
+    return False
+
+
+def zero_dim_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+    """True when *node* is provably a 0-d tensor: a reduction over a whole tensor (``mask.sum()``,
+    ``t.max()``, ``torch.count_nonzero(m)``, an ``argmax()`` position), a cast or device move of one
+    (``.long()``, ``.to(device)``), or arithmetic of one with Python ints or another (``n - 1``), directly or
+    through names. A reduction with a ``dim`` keeps the other dims and is not one."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(node, nodes.Call):
+        func = node.func
+        if isinstance(func, nodes.Attribute) and func.attrname in _KEEPS_ZERO_DIM and values.is_tensor(node):
+            return zero_dim_index(values, func.expr, depth + 1)
+        return _is_full_reduction(values, node, _FULL_REDUCTIONS)
+    if isinstance(node, nodes.BinOp) and node.op in _INT_OPERATORS:
+        operands = (node.left, node.right)
+        zero_dim = [zero_dim_index(values, operand, depth + 1) for operand in operands]
+        return any(zero_dim) and all(z or is_python_int(values, o) for z, o in zip(zero_dim, operands))
+    if isinstance(node, nodes.Name):
+        bound = bound_values(node)
+        return bool(bound) and all(zero_dim_index(values, value, depth + 1) for value in bound)
+    return False
