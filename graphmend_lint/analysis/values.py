@@ -16,7 +16,7 @@ memoised per node.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from astroid import nodes
@@ -491,19 +491,9 @@ class ValueOracle:
 
     def _tests_python_instance(self, test: nodes.NodeNG, name: str) -> bool:
         """*test* is ``isinstance(name, <Python type or tuple of them>)``, or an ``and`` with that operand."""
-        if isinstance(test, nodes.BoolOp) and test.op == "and":
-            return any(self._tests_python_instance(value, name) for value in test.values)
-        if not (
-            isinstance(test, nodes.Call)
-            and isinstance(test.func, nodes.Name)
-            and test.func.name == "isinstance"
-            and len(test.args) == 2
-            and isinstance(test.args[0], nodes.Name)
-            and test.args[0].name == name
-        ):
-            return False
-        kinds = test.args[1].elts if isinstance(test.args[1], nodes.Tuple) else [test.args[1]]
-        return bool(kinds) and all(self.qualified_name(kind) in PYTHON_TYPES for kind in kinds)
+        return _tests_isinstance(
+            test, name, lambda kinds: bool(kinds) and all(self.qualified_name(kind) in PYTHON_TYPES for kind in kinds)
+        )
 
     def _holds_python_value(self, binding: nodes.NodeNG) -> bool:
         """*binding* gives its name a Python value: a static one, or a parameter's Python default no call replaces
@@ -516,16 +506,8 @@ class ValueOracle:
 
     def _tests_tensor_instance(self, test: nodes.NodeNG, name: str) -> bool:
         """*test* is ``isinstance(name, torch.Tensor)``, or an ``and`` with that operand."""
-        if isinstance(test, nodes.BoolOp) and test.op == "and":
-            return any(self._tests_tensor_instance(value, name) for value in test.values)
-        return (
-            isinstance(test, nodes.Call)
-            and isinstance(test.func, nodes.Name)
-            and test.func.name == "isinstance"
-            and len(test.args) == 2
-            and isinstance(test.args[0], nodes.Name)
-            and test.args[0].name == name
-            and self.qualified_name(test.args[1]) == "torch.Tensor"
+        return _tests_isinstance(
+            test, name, lambda kinds: len(kinds) == 1 and self.qualified_name(kinds[0]) == "torch.Tensor"
         )
 
     def _tensor_on_some_path(self, use: nodes.Name, kinds: list[tuple[nodes.NodeNG, Kind | None]]) -> bool:
@@ -1514,6 +1496,24 @@ class ValueOracle:
             functions = [f for f in found if isinstance(f, nodes.FunctionDef)]
             return functions[0] if len(functions) == 1 and len(found) == 1 else None
         return None
+
+
+def _tests_isinstance(test: nodes.NodeNG, name: str, accepts: Callable[[list[nodes.NodeNG]], bool]) -> bool:
+    """*test* is ``isinstance(name, <classes>)`` whose classes (a tuple's items, or the one) *accepts*, or an
+    ``and`` with such an operand: inside its body *name* is known to be an instance of them."""
+    if isinstance(test, nodes.BoolOp) and test.op == "and":
+        return any(_tests_isinstance(value, name, accepts) for value in test.values)
+    if not (
+        isinstance(test, nodes.Call)
+        and isinstance(test.func, nodes.Name)
+        and test.func.name == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[0], nodes.Name)
+        and test.args[0].name == name
+    ):
+        return False
+    classes = test.args[1]
+    return accepts(classes.elts if isinstance(classes, nodes.Tuple) else [classes])
 
 
 def _python_literal(node: nodes.NodeNG | None) -> bool:
