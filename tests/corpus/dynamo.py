@@ -272,8 +272,22 @@ class _TracedLines(logging.Handler):
             return
         location = header[len(self.PREFIX) :].partition(" in ")[0]
         filename, _, line = location.rpartition(":")
-        if line.isdigit() and os.path.realpath(filename) == self.target:
+        if line.isdigit() and _is_program_file(filename, self.target):
             self.lines.add(int(line))
+
+
+def _is_program_file(filename: str, target: str) -> bool:
+    """*filename* is the measured program, or a copy of it a variant measured earlier in this worker wrote.
+
+    The variants of a program (``--fix``, ``--fix --unsafe-fixes``) are files of the same name in other
+    folders, measured one after the other in one process. CPython code objects that differ only in
+    ``co_filename`` compare equal, and a Dynamo cache keyed by code objects survives
+    ``torch._dynamo.reset()``: a comprehension left unchanged by a fix is then run as the copy measured
+    first, and its break is logged under that copy's path (measured: LightGlue's ``t[mask]`` at the same
+    line of the safe copy, logged while measuring the unsafe one, which logs it in its own file when
+    measured alone). Program names are unique in the corpus, so the name decides.
+    """
+    return os.path.realpath(filename) == target or Path(filename).name == Path(target).name
 
 
 @contextlib.contextmanager
@@ -297,12 +311,12 @@ def _logged_call(
     local = {
         Site(site.line, site.gb_id or "GB????", site.reason)
         for site, _ in occurrences
-        if os.path.realpath(site.filename) == target
+        if _is_program_file(site.filename, target)
     }
     foreign = {
         (os.path.realpath(site.filename), site.line, site.gb_id or "GB????")
         for site, _ in occurrences
-        if os.path.realpath(site.filename) != target
+        if not _is_program_file(site.filename, target)
     }
     return local, foreign, outcome, traced.lines
 
