@@ -6,16 +6,15 @@ drops: an optimizer built in ``main()`` and passed to the compiled step, a
 factory's ``return``, a hook registered in a setup function. Scope analysis
 answers "what does this expression denote?" on the full stdlib tree with
 :class:`~graphmend_lint.analysis.resolve.Resolver` (bindings, factories,
-parameters through their call sites, tuple unpacking). This module builds one
-such resolver for a file, once, for the rules that need object identities, and
-puts astroid nodes to it: an astroid expression is re-read as a stdlib
+parameters through their call sites, tuple unpacking). This module hands the
+rules that need object identities the resolver scope analysis built for the
+file (shared, never rebuilt), and puts astroid nodes to it: an astroid expression is re-read as a stdlib
 expression and resolved in the scope (``C.method``, ``f.inner``) it sits in.
 """
 
 from __future__ import annotations
 
 import ast
-import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -105,11 +104,10 @@ def ast_resolution(analysis: FileAnalysis) -> AstResolution:
 
 
 def _build(analysis: FileAnalysis) -> AstResolution:
-    with warnings.catch_warnings():  # the pipeline parsed this text already, and reported what it had to
-        warnings.simplefilter("ignore", SyntaxWarning)
-        tree = ast.parse(analysis.source.text)
-    index = ModuleIndex.build(tree, analysis.source.text)
-    resolver = Resolver(index, analysis.imports, analysis.settings.extra_compile_functions)
+    """Scope analysis' own index and resolver: it already parsed and indexed the file the same way."""
+    index, resolver = analysis.scope.index, analysis.scope.resolver
+    if index is None or resolver is None:
+        raise ValueError("the file's scope facts were not computed by scope analysis (no index or resolver)")
     return AstResolution(index, resolver, analysis.imports)
 
 

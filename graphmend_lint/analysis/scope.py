@@ -20,7 +20,7 @@ import ast
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import PurePath
 
@@ -78,6 +78,11 @@ class ScopeFacts:
     #: ``(def line, def col, call line, call col)``: a call in traced code that runs the function defined there,
     #: as scope analysis resolved it (``self.block(x)`` runs ``Block.forward``), for typing parameters from calls.
     calls_into: tuple[tuple[int, int, int, int], ...] = ()
+    #: The file's stdlib index and resolver this analysis built, kept for the rules that ask what an object
+    #: of traced code is (:mod:`~graphmend_lint.analysis.ast_resolution`), so the file is not parsed and
+    #: indexed a second time. Tools, not facts: they take no part in comparisons.
+    index: ModuleIndex | None = field(default=None, compare=False, repr=False)
+    resolver: Resolver | None = field(default=None, compare=False, repr=False)
 
     def function_at(self, line: int, col: int) -> TracedFunction | None:
         return self._by_position.get((line, col))
@@ -193,6 +198,8 @@ class ScopeAnalyzer:
             disabled=tuple(sorted(self._disabled)),
             attribute_lookups=tuple(self._attribute_lookups()) if self._traced else (),
             calls_into=tuple(sorted(self._calls_into)),
+            index=self.index,
+            resolver=self.resolver,
         )
 
     def _attribute_lookups(self) -> Iterator[tuple[tuple[int, int], tuple[str, ...]]]:
