@@ -10,7 +10,8 @@ MoE.forward's gather/scale/scatter_add on the non-grouped path, GroupedExperts
 with its grouped-mm switch, should_use_grouped_mm's capability check and
 log_once at DEBUG.
 Simplified: no capability probe (CPU has no SM90, so the loop path runs), no
-LoRA experts; histc gets `.float()` (CPU histc has no integer kernel); a layer with an
+LoRA experts; histc counts in float and casts back to the index dtype (CPU histc
+has no integer kernel; on CUDA the counts are integers); a layer with an
 RMSNorm around the MoE is what compile_model compiles; 4 experts, dim 8.
 """
 import logging
@@ -125,13 +126,13 @@ class TokenChoiceTopKRouter(nn.Module):
         top_scores, selected_experts_indices = torch.topk(scores, k=self.experts_per_token, dim=1)
         self.selected_experts_indices = selected_experts_indices
 
-        # histc requires float input (on CPU)
+        # CPU histc has no integer kernel: count in float, keep CUDA's integer dtype
         num_tokens_per_expert = torch.histc(
             selected_experts_indices.view(-1).float(),
             bins=self.num_experts,
             min=0,
             max=self.num_experts,
-        )
+        ).to(selected_experts_indices.dtype)
         # token_indices_experts_sorted shape (bs*slen*top_k,)
         token_indices_experts_sorted = torch.argsort(selected_experts_indices.view(-1), stable=True)
         top_scores = top_scores.view(-1)[token_indices_experts_sorted]
