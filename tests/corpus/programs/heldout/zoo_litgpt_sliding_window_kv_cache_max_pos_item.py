@@ -12,7 +12,6 @@ interleaved rope); the compiled entry is the attention module; 2 heads of 4,
 one query group, window 4.
 """
 import math
-from typing import Any
 
 import torch
 import torch.nn as nn

@@ -12,7 +12,7 @@ a residual MLP and a logits head whose bias favours token 3, vocab 8.
 from __future__ import annotations
 
 from math import ceil
-from typing import Callable, Tuple
+from typing import Callable
 
 import torch
 import torch.nn.functional as F
