@@ -33,6 +33,8 @@ CASES: dict[str, Case] = {
     # capture_scalar_outputs is on: the conversion traces, the branch on it breaks
     "GM301/bad_captured_branch.py": case({(16, "GM301")}, {(16, "GB0170")}),
     "GM301/neg_captured_arithmetic.py": case(),
+    # capture_scalar_outputs is on: `chunk` guards on the captured count and breaks (no GB id), the size traces
+    "GM301/bad_captured_chunk.py": case({(15, "GM301")}, {(15, None)}),
     "GM301/bad_data_size.py": case({(9, "GM301")}, {(9, "GB0033")}),
     # range() over a 0-d tensor: no rule for the builtin, the list comprehension's frame runs eagerly
     "GM301/bad_range_over_tensor.py": case({(18, "GM301")}, {(18, "GB0059")}, frame_skipped=True),

@@ -22,7 +22,7 @@ from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.capture_switch import scalar_capture_fix
 from graphmend_lint.fixes.host_sync import scalar_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption, switch_example
-from graphmend_lint.rules.break_sites import break_finder
+from graphmend_lint.rules.break_sites import BreakFinder, break_finder
 from graphmend_lint.rules.captured_branch import report_captured_branches
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -196,7 +196,8 @@ class TensorToPythonScalar(Rule):
     | `math.radians(t)`, `math.prod(t)`; `math.sqrt(n)` with `n` an integer 0-d tensor the frame (or a resumed frame) receives | no break | no break | none |
     | `math.sqrt(n)` with `n` a floating 0-d tensor the frame (or a resumed frame) receives | GB0033 | | none (dtype unknown) |
     | `t` as a size: `torch.zeros(t)`, `x.view(t, -1)`, `torch.reshape(x, (t, -1))`, `x.repeat(t)`, `x.tile((t,))`, `x.expand(t)`, `x.topk(t)`, `x.narrow(0, 0, t)` | GB0033 | no break | GM301 |
-    | `x.roll(t)`, `x.narrow(0, t, 2)`, `x.chunk(t)`, `x.split(t)`, `F.one_hot(y, t)` | GB0033 | guard, or Dynamo fails | GM301 |
+    | `x.chunk(t)`, `x.split(t)`, `F.one_hot(y, t)` | GB0033 | guard | GM301 (both modes) |
+    | `x.roll(t)`, `x.narrow(0, t, 2)`, `torch.randint(0, t, (2,))`, `x.unflatten(0, (t, -1))` | GB0033 | Dynamo fails | GM301 (default mode) |
     | any of those with `t` a 0-d tensor the frame receives | no break | no break | none |
     | `"%d" % t`, `"%f" % t`, `"%x" % t` | GB0033 | guard | GM301 |
     | `"%s" % t`, `"%r" % t` | GB0208 | GB0208 | GM301 |
@@ -228,8 +229,12 @@ class TensorToPythonScalar(Rule):
     A branch on the number still breaks (GB0170), at the `if`/`while`/
     conditional expression instead of at the conversion: in that mode the
     rule reports each branch operand computed from a conversion (through
-    local variables), with advice only. Tensors used as sizes are not
-    reported in that mode (not measured).
+    local variables), with advice only. Of the tensors used as sizes, that
+    mode reports `chunk`'s and `split`'s counts and `one_hot`'s classes: the
+    count is captured, but Dynamo guards on it and breaks there (measured);
+    sizes the switch traces are not reported, nor the integer arguments with
+    which Dynamo fails instead of logging a break (`roll`'s shifts,
+    `narrow`'s start, `randint`'s bounds, `unflatten`'s sizes).
     """
 
     code = "GM301"
@@ -268,6 +273,8 @@ class TensorToPythonScalar(Rule):
         "import math\n" + _HEADER + "    return x * math.sqrt(lengths)\n",
         # `%` on shapes and Python numbers, tensor modulo, f-strings of a tensor (measured: no break), a frame input
         _HEADER + "    name = 'n=%d/%d %s' % (x.shape[0], n, x.dtype)\n    return x % 3, f'{x.sum()}', name, '%d' % lengths\n",
+        # under the switch: sizes are traced; roll's shifts make Dynamo fail, with no logged break (measured)
+        _CAPTURE + "    s = (x > 0).sum()\n    return torch.zeros(s), x.view(s, -1), x.roll(s)\n",
         # `operator.index` of a Python int
         "import operator\n" + _HEADER + "    return x * operator.index(x.shape[0])\n",
         _CAPTURE + "    import operator\n    return x * operator.index((x > 0).sum())\n",
@@ -338,6 +345,8 @@ class TensorToPythonScalar(Rule):
             "    s = m.sum()\n    return x.roll(s), x.chunk(s)[0], F.one_hot(m.long(), s + 1)\n"
         ),
         Example(_CAPTURE + "    s = x.sum().item()\n    y = x * s\n    if s > 0:\n        y = y + 1\n    return y\n"),
+        # under the switch a tensor count still breaks, at a guard on the captured number (measured)
+        Example(_CAPTURE + "    s = (x > 0).sum()\n    return x.chunk(s)[0], x.split(s + 1)\n"),
         # HuBERT's span masks: a range over a tensor element, also under capture_scalar_outputs (measured)
         Example(_HEADER + "    spans = [x[j] + k for j in range(n) for k in range(lengths[j])]\n    return torch.stack(spans)\n"),
         Example(_CAPTURE + "    return [x * i for i in range(1, (x > 0).sum())]\n"),
@@ -377,30 +386,38 @@ class TensorToPythonScalar(Rule):
             yield ctx.report(operation, message, traced, PERCENT_FORMAT)
         if setting_on(ctx.values, ctx.options, CAPTURE_SCALAR_OUTPUTS):
             yield from self._captured_branches(ctx)
+            yield from self._tensor_sizes(ctx, breaks, captured=True)
             return
         for call, traced, conversion in ctx.recognised(scalar_conversion, nodes.Call):
             message = (
                 f"{conversion.label} copies `{snippet(conversion.tensor)}` to a Python scalar: graph break and host sync"
             )
             yield ctx.report(call, message, traced, scalar_fix(ctx.analysis, conversion))
-        # a size that is a resumed frame's input traces: not reported (``breaks`` above)
-        for call, traced in ctx.traced_nodes(nodes.Call):
-            size = breaks.tensor_size(call)
-            if size is None:
-                continue
-            role = "an integer argument" if size.bound else "a size"
-            message = (
-                f"`{size.operator}` takes `{snippet(size.tensor)}`, a tensor, as {role}: it is copied to a Python int, "
-                "graph break and host sync"
-            )
-            fix = TENSOR_SIZE if size.bound else scalar_capture_fix(ctx.analysis) or TENSOR_SIZE
-            yield ctx.report(call, message, traced, fix)
+        yield from self._tensor_sizes(ctx, breaks, captured=False)
         for call, traced, check in ctx.recognised(tensor_check, nodes.Call):
             message = (
                 f"{check.label} reads the tensor condition `{snippet(check.condition)}` back with `.item()`: "
                 "graph break and host sync"
             )
             yield ctx.report(call, message, traced, scalar_capture_fix(ctx.analysis) or TENSOR_CHECK)
+
+    def _tensor_sizes(self, ctx: RuleContext, breaks: BreakFinder, *, captured: bool) -> Iterator[Diagnostic]:
+        """Tensors given as sizes or integer arguments; with *captured* (``capture_scalar_outputs`` on) only
+        those that still break there (``chunk``'s and ``split``'s counts, ``one_hot``'s classes)."""
+        # a size that is a resumed frame's input traces: not reported (``breaks``)
+        for call, traced in ctx.traced_nodes(nodes.Call):
+            size = breaks.tensor_size(call)
+            if size is None or (captured and not size.breaks_when_captured):
+                continue
+            role = "an integer argument" if size.bound else "a size"
+            copied = (
+                "`capture_scalar_outputs` captures it, but Dynamo guards on the count"
+                if captured
+                else "it is copied to a Python int"
+            )
+            message = f"`{size.operator}` takes `{snippet(size.tensor)}`, a tensor, as {role}: {copied}, graph break and host sync"
+            fix = TENSOR_SIZE if size.bound else scalar_capture_fix(ctx.analysis) or TENSOR_SIZE
+            yield ctx.report(call, message, traced, fix)
 
     def _captured_branches(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         """Under ``capture_scalar_outputs``: the branch operands computed from a conversion."""
