@@ -30,7 +30,8 @@ class Case:
     """What one catalog program must produce: lint findings and real Dynamo breaks, by line."""
 
     findings: frozenset[tuple[int, str]] = field(default_factory=frozenset)
-    breaks: frozenset[tuple[int, str]] = field(default_factory=frozenset)
+    #: ``(line, GB id)``; the id is ``None`` for a failed guard, which Dynamo logs without one.
+    breaks: frozenset[tuple[int, str | None]] = field(default_factory=frozenset)
     frame_skipped: bool = False
     #: Breaks Dynamo logs in another file (``copy.py:153 GB4198``), as the worker words them.
     outside: frozenset[str] = field(default_factory=frozenset)
@@ -38,7 +39,7 @@ class Case:
 
 def case(
     findings: Iterable[tuple[int, str]] = (),
-    breaks: Iterable[tuple[int, str]] = (),
+    breaks: Iterable[tuple[int, str | None]] = (),
     *,
     frame_skipped: bool = False,
     outside: Iterable[str] = (),

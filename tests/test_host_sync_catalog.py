@@ -33,6 +33,8 @@ CASES: dict[str, Case] = {
     # capture_scalar_outputs is on: the conversion traces, the branch on it breaks
     "GM301/bad_captured_branch.py": case({(16, "GM301")}, {(16, "GB0170")}),
     "GM301/neg_captured_arithmetic.py": case(),
+    # capture_scalar_outputs is on: `chunk` guards on the captured count and breaks (no GB id), the size traces
+    "GM301/bad_captured_chunk.py": case({(15, "GM301")}, {(15, None)}),
     "GM301/bad_data_size.py": case({(9, "GM301")}, {(9, "GB0033")}),
     # range() over a 0-d tensor: no rule for the builtin, the list comprehension's frame runs eagerly
     "GM301/bad_range_over_tensor.py": case({(18, "GM301")}, {(18, "GB0059")}, frame_skipped=True),
@@ -43,6 +45,13 @@ CASES: dict[str, Case] = {
     "GM301/neg_scalar_built_size.py": case(),
     # `math` converts a tensor argument to a Python number: each call breaks, also under capture_scalar_outputs
     "GM301/bad_math_on_tensor.py": case({(17, "GM301"), (18, "GM301")}, {(17, "GB0033"), (18, "GB0033")}),
+    # `%`-formatting a tensor: GB0033 (`%d`), GB0208 (`%s`), GB0088 (a tuple); each helper's rest runs eagerly
+    "GM301/bad_percent_format.py": case(
+        {(14, "GM301"), (18, "GM301"), (22, "GM301")},
+        {(14, "GB0033"), (14, "GB0208"), (18, "GB0208"), (22, "GB0088")},
+    ),
+    # `operator.index` of a tensor reads it back like `int(t)`; of a shape it is plain Python
+    "GM301/bad_operator_index.py": case({(15, "GM301")}, {(15, "GB0124")}),
     "GM302/bad_tolist.py": case({(13, "GM302")}, {(13, "GB0109")}),
     "GM302/bad_numpy_branch.py": case({(18, "GM302"), (20, "GM302")}, {(18, "GB0170"), (20, "GB0033")}),
     "GM302/neg_numpy_traced.py": case(),

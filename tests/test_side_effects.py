@@ -34,6 +34,8 @@ FINDINGS: dict[str, set[tuple[int, str]]] = {
     "GM202/bad_warnings_warn.py": {(10, "GM202")},
     "GM202/bad_self_logger.py": {(16, "GM202")},
     "GM202/bad_logging_loop.py": {(11, "GM202")},
+    # configuring the logger breaks like logging (GB0291): advice only
+    "GM202/bad_logger_config.py": {(22, "GM202")},
     # reached through `module.forward = functools.partial(hook.new_forward, module)`
     "GM202/bad_hooked_forward.py": {(22, "GM202")},
     "GM203/bad_stdout_write.py": {(9, "GM203"), (10, "GM203")},

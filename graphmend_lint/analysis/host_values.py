@@ -109,6 +109,16 @@ def method_call(node: nodes.NodeNG, *names: str) -> nodes.Call | None:
     return None
 
 
+#: ``operator.index(t)`` asks the tensor for ``__index__``, which reads its value back with ``.item()``:
+#: GB0124 like ``int(t)``, traced under ``capture_scalar_outputs`` (measured on torch 2.13).
+INDEX_FUNCTION = "operator.index"
+
+
+def _index_function(values: ValueOracle, call: nodes.Call) -> str | None:
+    """``operator.index`` when *call* calls it (``operator.index(t)``, ``from operator import index``)."""
+    return INDEX_FUNCTION if values.qualified_name(call.func) == INDEX_FUNCTION else None
+
+
 @dataclass(frozen=True)
 class ScalarConversion:
     """A call that copies one tensor element to a Python scalar."""
@@ -131,8 +141,9 @@ class ScalarConversion:
 
 
 def scalar_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversion | None:
-    """``t.item()``, ``int(t)``, ``float(t)``, ``bool(t)`` or ``complex(t)`` on a TENSOR; also ``r.item()``
-    on a receiver of unknown kind, since only arrays have ``.item()`` (:meth:`ValueOracle.array_method`).
+    """``t.item()``, ``int(t)``, ``float(t)``, ``bool(t)``, ``complex(t)`` or ``operator.index(t)`` on a
+    TENSOR; also ``r.item()`` on a receiver of unknown kind, since only arrays have ``.item()``
+    (:meth:`ValueOracle.array_method`).
 
     Not on a NumPy array made from a tensor (the oracle types ``array.sum()`` as a tensor, since
     Dynamo traces it as one): forcing that is GM302's finding, and one break gets one finding.
@@ -146,8 +157,9 @@ def scalar_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversi
             return ScalarConversion(node, receiver, "item")
         if untyped_array_receiver(values, item.func):
             return ScalarConversion(node, receiver, "item", proven=False)
-    name = builtin_name(node)
-    if name in SCALAR_BUILTINS and len(node.args) == 1 and not node.keywords and _tensor_not_array(values, node.args[0]):
+    name = builtin_name(node) or _index_function(values, node)
+    converts = name in SCALAR_BUILTINS or name == INDEX_FUNCTION
+    if converts and len(node.args) == 1 and not node.keywords and _tensor_not_array(values, node.args[0]):
         return ScalarConversion(node, node.args[0], name)
     return None
 
@@ -196,6 +208,41 @@ def math_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversion
         return None
     tensor = next((a for a in node.args if not isinstance(a, nodes.Starred) and _tensor_not_array(values, a)), None)
     return None if tensor is None else ScalarConversion(node, tensor, f"math.{function}")
+
+
+@dataclass(frozen=True)
+class TensorFormat:
+    """``"..." % t``: printf-style formatting of a TENSOR."""
+
+    node: nodes.BinOp
+    tensor: nodes.NodeNG  # the tensor operand (the right side, or an item of its tuple / dict)
+
+
+def percent_format(values: ValueOracle, node: nodes.NodeNG) -> TensorFormat | None:
+    """``"step %d" % t``, ``"%s" % t``, ``"%d/%d" % (t, n)`` or ``"%(n)d" % {"n": t}`` with a TENSOR operand.
+
+    A string's ``%`` converts each operand to a Python number or string, which
+    Dynamo cannot do for a tensor: ``%d`` / ``%i`` / ``%x`` / ``%f`` / ``%.2f``
+    break with GB0033 ("Data dependent operator"), ``%s`` / ``%r`` with GB0208,
+    a tuple or dict of operands with GB0088 (measured on torch 2.13; ``f"{t}"``
+    and ``f"{t:.2f}"`` do not break). Only a string literal on the left counts:
+    ``t % 3`` is tensor arithmetic.
+    """
+    if not (isinstance(node, nodes.BinOp) and node.op == "%"):
+        return None
+    if not (isinstance(node.left, nodes.Const) and isinstance(node.left.value, str)):
+        return None
+    right = node.right
+    if isinstance(right, nodes.Tuple):
+        operands = list(right.elts)
+    elif isinstance(right, nodes.Dict):
+        operands = [value for _, value in right.items]
+    else:
+        operands = [right]
+    tensor = next(
+        (o for o in operands if not isinstance(o, nodes.Starred) and _tensor_not_array(values, o)), None
+    )
+    return None if tensor is None else TensorFormat(node, tensor)
 
 
 #: torch's tensor checks and the position of their condition: each reads the condition back with

@@ -27,6 +27,9 @@ from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, do
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
 #: Hugging Face's memoised variants (transformers.utils.logging); they break the same way.
 ONCE_METHODS = frozenset({"warning_once", "info_once"})
+#: ``logging.Logger`` methods that change its configuration: Dynamo refuses every logger method (GB0291,
+#: measured on torch 2.13), and the change must still happen under ``torch.compile``, so no guard is offered.
+LOGGER_SETTERS = frozenset({"setLevel", "addHandler", "removeHandler", "addFilter", "removeFilter"})
 #: Module-level ``logging`` functions (they break inside logging itself: GB4841).
 LOGGING_FUNCTIONS = frozenset(f"logging.{method}" for method in LOGGER_METHODS)
 WARNING_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
@@ -87,6 +90,7 @@ class Effect(enum.Enum):
 
     PRINT = "print"  # GM201
     LOG = "log"  # GM202: logger methods and logging functions
+    LOGGER_CONFIG = "logger-config"  # GM202: logger.setLevel / addHandler ...
     WARN = "warn"  # GM202: warnings.warn
     STREAM = "stream"  # GM203: sys.stdout / sys.stderr methods
     OPEN = "open"  # GM203
@@ -158,6 +162,8 @@ class SideEffectFinder:
                 return found
         if func.attrname in LOGGER_METHODS | ONCE_METHODS and self.is_logger(func.expr):
             return SideEffect(Effect.LOG, f"{_receiver_label(func.expr)}.{func.attrname}()")
+        if func.attrname in LOGGER_SETTERS and self.is_logger(func.expr):
+            return SideEffect(Effect.LOGGER_CONFIG, f"{_receiver_label(func.expr)}.{func.attrname}()")
         if func.attrname in _FILE_METHODS and self._is_open_handle(func.expr):
             return SideEffect(Effect.FILE_IO, f"file.{func.attrname}()")
         return None

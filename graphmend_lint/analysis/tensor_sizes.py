@@ -78,6 +78,13 @@ _MAX_FORWARDING = 3
 _SIZE_KEYWORDS = frozenset({"size", "start", "end", "step", "low", "high"})
 
 
+#: Integer arguments that still log a break under ``capture_scalar_outputs``, at a guard on the unbacked count
+#: (measured, torch 2.13): ``chunk``'s and ``split``'s counts, ``one_hot``'s classes. With the other untraced
+#: integer arguments (``roll``'s shifts, ``narrow``'s start, ``randint``'s bounds, ``unflatten``'s sizes) Dynamo
+#: fails instead (``PendingUnbackedSymbolNotFound``, a fake-tensor error), with no logged break.
+_CAPTURED_GUARD_BREAKS = frozenset({".chunk", ".split", "F.one_hot"})
+
+
 @dataclass(frozen=True)
 class TensorSize:
     """A tensor given as a size of the call *call*."""
@@ -89,6 +96,11 @@ class TensorSize:
     #: ``torch.randint``'s ``low``/``high`` and ``roll``'s shifts (Dynamo fails with PendingUnbackedSymbolNotFound),
     #: ``narrow``'s start, ``chunk``'s / ``split``'s counts, ``one_hot``'s classes, ``unflatten``'s sizes.
     bound: bool = False
+
+    @property
+    def breaks_when_captured(self) -> bool:
+        """Dynamo still logs a break here with ``capture_scalar_outputs`` on (:data:`_CAPTURED_GUARD_BREAKS`)."""
+        return self.bound and self.operator in _CAPTURED_GUARD_BREAKS
 
 
 def tensor_size(values: ValueOracle, node: nodes.NodeNG) -> TensorSize | None:

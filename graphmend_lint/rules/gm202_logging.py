@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from astroid import nodes
+
 from graphmend_lint.analysis.side_effects import (
     DEFAULT_LOGGER_FACTORIES,
     DEFAULT_LOGGER_NAMES,
     Effect,
     SideEffect,
 )
+from graphmend_lint.diagnostics import Fix
+from graphmend_lint.fixes.side_effect_fix import SideEffectFixes
 from graphmend_lint.rules.base import Example, RuleOption
 from graphmend_lint.rules.gb_types import gb_types
 from graphmend_lint.rules.gm201_print import SideEffectRule
 
+LOGGER_CONFIG = Fix.advice(
+    "no automatic fix: configure the logger outside the compiled function (at import, or before calling it)"
+)
 _HF = "from transformers.utils import logging\n\nlogger = logging.get_logger(__name__)\n"
 
 
@@ -21,7 +28,9 @@ class LoggingInCompiledScope(SideEffectRule):
     `logging.Logger` (`debug`, `info`, `warning`, `warn`, `error`,
     `exception`, `critical`, `log`, and Hugging Face's `warning_once` /
     `info_once`), the `logging` module's functions (`logging.info(...)`) and
-    `warnings.warn`.
+    `warnings.warn`; also a logger's configuration methods (`setLevel`,
+    `addHandler`, `removeHandler`, `addFilter`, `removeFilter`), which
+    Dynamo refuses like every logger method (GB0291, measured on torch 2.13).
 
     A receiver counts as a logger when it resolves to one: a name bound to a
     logger factory (`logging.getLogger`, transformers' `logging.get_logger`,
@@ -72,13 +81,15 @@ class LoggingInCompiledScope(SideEffectRule):
     `torch._dynamo.config.ignore_logger_methods` drops the call as well while
     needing a setting at the compile site. A statement holding a triple-quoted
     message is guarded on its own line so the string is not re-indented.
+    A configuration call gets advice only: guarded, the level or handler
+    would silently stay unchanged under `torch.compile`.
     """
 
     code = "GM202"
     name = "logging-in-compiled-scope"
     summary = "logging or `warnings.warn()` in compiled code splits the graph"
     dynamo_gb = gb_types("GB0291", "GB4841", "GB0007")
-    effects = frozenset({Effect.LOG, Effect.WARN})
+    effects = frozenset({Effect.LOG, Effect.WARN, Effect.LOGGER_CONFIG})
     options = {
         "logger-names": RuleOption(DEFAULT_LOGGER_NAMES, "names that always mean a logger"),
         "logger-factories": RuleOption(DEFAULT_LOGGER_FACTORIES, "dotted names of functions that return a logger"),
@@ -87,6 +98,8 @@ class LoggingInCompiledScope(SideEffectRule):
         # `info` on an object that is not a logger
         "import torch\n\n@torch.compile\ndef f(x, tracker):\n    tracker.info('step')\n    return x * 2\n",
         "import torch\n\n@torch.compile\ndef f(x):\n    info = torch.finfo(x.dtype)\n    return x * info.eps\n",
+        # `setLevel` on an object that is not a logger
+        "import torch\n\n@torch.compile\ndef f(x, meter):\n    meter.setLevel(2)\n    return x * 2\n",
         # guarded: eager only
         (
             "import logging\nimport torch\n\nlog = logging.getLogger(__name__)\n\n@torch.compile\ndef f(x):\n"
@@ -94,6 +107,11 @@ class LoggingInCompiledScope(SideEffectRule):
         ),
     )
     invalid = (
+        # configuring a logger breaks like logging with it (GB0291); a guard would skip the change when compiled
+        Example(
+            "import logging\nimport torch\n\nlogger = logging.getLogger(__name__)\n\n@torch.compile\ndef f(x, verbose: bool):\n"
+            "    logger.setLevel(logging.DEBUG if verbose else logging.INFO)\n    return x * 2\n"
+        ),
         Example(
             "import torch\n" + _HF + "\n\n@torch.compile\ndef f(x, use_cache=True):\n    if use_cache and x.dim() > 1:\n"
             "        logger.warning_once('caching')\n    return x * 2\n",
@@ -118,6 +136,10 @@ class LoggingInCompiledScope(SideEffectRule):
             "    if not torch.compiler.is_compiling():\n        warnings.warn('cos')\n    return y\n",
         ),
     )
+
+    def fix(self, call: nodes.Call, effect: SideEffect, fixes: SideEffectFixes) -> Fix | None:
+        """The guard for records; advice for a configuration change, which must still happen when compiled."""
+        return LOGGER_CONFIG if effect.effect is Effect.LOGGER_CONFIG else super().fix(call, effect, fixes)
 
     def message(self, effect: SideEffect) -> str:
         return f"`{effect.label}` in compiled code causes a graph break"

@@ -9,14 +9,20 @@ from astroid import nodes
 from graphmend_lint.analysis.captured_values import captured_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
-from graphmend_lint.analysis.host_values import math_conversion, range_bound, scalar_conversion, tensor_check
+from graphmend_lint.analysis.host_values import (
+    math_conversion,
+    percent_format,
+    range_bound,
+    scalar_conversion,
+    tensor_check,
+)
 from graphmend_lint.analysis.tensor_sizes import frame_input
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.capture_switch import scalar_capture_fix
 from graphmend_lint.fixes.host_sync import scalar_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption, switch_example
-from graphmend_lint.rules.break_sites import break_finder
+from graphmend_lint.rules.break_sites import BreakFinder, break_finder
 from graphmend_lint.rules.captured_branch import report_captured_branches
 from graphmend_lint.rules.gb_types import gb_types
 
@@ -41,6 +47,10 @@ MATH_FUNCTION = Fix.advice(
     "a tensor in the graph, or compute on Python numbers (shapes, config values) instead; "
     "`capture_scalar_outputs` does not help: `math` guards on the captured number"
 )
+PERCENT_FORMAT = Fix.advice(
+    "no automatic fix: format outside the compiled function, or format shapes and Python numbers only; "
+    "an f-string `f\"{t}\"` keeps the tensor and does not break, `capture_scalar_outputs` does not help"
+)
 _CAPTURE = (
     "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n\n\n"
     "@torch.compile\ndef f(x: torch.Tensor):\n"
@@ -55,8 +65,8 @@ def _switched(source: str) -> Example:
 
 class TensorToPythonScalar(Rule):
     """## What it does
-    Flags `t.item()`, and `int(t)`, `float(t)`, `bool(t)` or `complex(t)` on a
-    tensor, in code that `torch.compile` traces (`.item()` also on a value of
+    Flags `t.item()`, and `int(t)`, `float(t)`, `bool(t)`, `complex(t)` or
+    `operator.index(t)` on a tensor, in code that `torch.compile` traces (`.item()` also on a value of
     unknown kind, such as a library call's result: of what compiled code
     meets, only tensors and NumPy arrays have `.item()`, and it breaks on
     both, GB0124 and GB0033, measured; not when a class of the same file
@@ -100,6 +110,13 @@ class TensorToPythonScalar(Rule):
     receives as an argument: an integer one is specialised on and does not
     break, a floating one breaks (measured; `int(t)` of either breaks), and
     its dtype is rarely known.
+    And printf-style formatting of a tensor, `"step %d" % t`, `"%s" % t`,
+    `"%d/%d" % (t, n)` or `"%(n)d" % {"n": t}`: `%` converts the tensor to a
+    Python number or string (GB0033 for `%d` / `%i` / `%x` / `%f`, GB0208 for
+    `%s` / `%r`, GB0088 for a tuple or dict of operands; all still break under
+    `capture_scalar_outputs`, measured on torch 2.13). Not a tensor the frame
+    receives, as for `math`; an f-string (`f"{t}"`, `f"{t:.2f}"`) does not
+    break and is not reported.
 
     ## Why is this bad
     A Python number cannot live inside an FX graph. At each conversion Dynamo
@@ -173,15 +190,18 @@ class TensorToPythonScalar(Rule):
     | spelling | default | `capture_scalar_outputs` | reported by |
     |---|---|---|---|
     | `t.item()`, `int(t)`, `float(t)`, `bool(t)` | GB0124 | no break | GM301 |
-    | `operator.index(t)` | GB0124 | no break | none |
+    | `operator.index(t)` | GB0124 | no break | GM301 |
     | `range(t)` | GB0059 | GB0059 | GM301 |
     | `math.sqrt`, `floor`, `ceil`, `log*`, `exp*`, `pow`, `fabs`, `isnan`, `isinf`, `isfinite`, `isclose`, trigonometric functions, `gcd`, `lcm`, `comb`, `factorial`, `fsum`... of `t` | GB0033 | guard | GM301 |
     | `math.radians(t)`, `math.prod(t)`; `math.sqrt(n)` with `n` an integer 0-d tensor the frame (or a resumed frame) receives | no break | no break | none |
     | `math.sqrt(n)` with `n` a floating 0-d tensor the frame (or a resumed frame) receives | GB0033 | | none (dtype unknown) |
     | `t` as a size: `torch.zeros(t)`, `x.view(t, -1)`, `torch.reshape(x, (t, -1))`, `x.repeat(t)`, `x.tile((t,))`, `x.expand(t)`, `x.topk(t)`, `x.narrow(0, 0, t)` | GB0033 | no break | GM301 |
-    | `x.roll(t)`, `x.narrow(0, t, 2)`, `x.chunk(t)`, `x.split(t)`, `F.one_hot(y, t)` | GB0033 | guard, or Dynamo fails | GM301 |
+    | `x.chunk(t)`, `x.split(t)`, `F.one_hot(y, t)` | GB0033 | guard | GM301 (both modes) |
+    | `x.roll(t)`, `x.narrow(0, t, 2)`, `torch.randint(0, t, (2,))`, `x.unflatten(0, (t, -1))` | GB0033 | Dynamo fails | GM301 (default mode) |
     | any of those with `t` a 0-d tensor the frame receives | no break | no break | none |
-    | `"%d" % t` | GB0033 | guard | none |
+    | `"%d" % t`, `"%f" % t`, `"%x" % t` | GB0033 | guard | GM301 |
+    | `"%s" % t`, `"%r" % t` | GB0208 | GB0208 | GM301 |
+    | `"%d/%d" % (t, n)`, `"%(n)d" % {"n": t}` | GB0088 | GB0088 | GM301 |
     | `t.tolist()`, integer / float `t` | GB0033 / GB0109 | no break / GB0109 | GM302 |
     | `torch.equal(a, b)`, `torch.allclose(a, b)` | GB0033 | GB0033 | GM303 |
     | `torch.is_nonzero(t)`, `t.is_nonzero()` | GB0033 | guard | GM303 |
@@ -209,14 +229,18 @@ class TensorToPythonScalar(Rule):
     A branch on the number still breaks (GB0170), at the `if`/`while`/
     conditional expression instead of at the conversion: in that mode the
     rule reports each branch operand computed from a conversion (through
-    local variables), with advice only. Tensors used as sizes are not
-    reported in that mode (not measured).
+    local variables), with advice only. Of the tensors used as sizes, that
+    mode reports `chunk`'s and `split`'s counts and `one_hot`'s classes: the
+    count is captured, but Dynamo guards on it and breaks there (measured);
+    sizes the switch traces are not reported, nor the integer arguments with
+    which Dynamo fails instead of logging a break (`roll`'s shifts,
+    `narrow`'s start, `randint`'s bounds, `unflatten`'s sizes).
     """
 
     code = "GM301"
     name = "tensor-to-python-scalar"
     summary = "`.item()` / `int(tensor)` copies a tensor to Python and splits the graph"
-    dynamo_gb = gb_types("GB0124", "GB0059", "GB0170", "GB0033")
+    dynamo_gb = gb_types("GB0124", "GB0059", "GB0170", "GB0033", "GB0208", "GB0088")
     options = {
         "capture-scalar-outputs": RuleOption(
             False, "the program turns `capture_scalar_outputs` on somewhere the linter cannot see (another module, a launcher script)"
@@ -247,6 +271,13 @@ class TensorToPythonScalar(Rule):
         "import math\n" + _HEADER + "    d = math.sqrt(x.shape[-1]) * math.log(n)\n    return x / d, math.prod(lengths), math.radians(x.sum())\n",
         # `math` on a 0-d tensor the frame receives: no break when it is an integer one (measured), dtype unknown
         "import math\n" + _HEADER + "    return x * math.sqrt(lengths)\n",
+        # `%` on shapes and Python numbers, tensor modulo, f-strings of a tensor (measured: no break), a frame input
+        _HEADER + "    name = 'n=%d/%d %s' % (x.shape[0], n, x.dtype)\n    return x % 3, f'{x.sum()}', name, '%d' % lengths\n",
+        # under the switch: sizes are traced; roll's shifts make Dynamo fail, with no logged break (measured)
+        _CAPTURE + "    s = (x > 0).sum()\n    return torch.zeros(s), x.view(s, -1), x.roll(s)\n",
+        # `operator.index` of a Python int
+        "import operator\n" + _HEADER + "    return x * operator.index(x.shape[0])\n",
+        _CAPTURE + "    import operator\n    return x * operator.index((x > 0).sum())\n",
         # a class of this file has `.item()`: the untyped receiver may be one; a NumPy scalar of Python
         # numbers is a constant (measured)
         "import numpy as np\nimport torch\nfrom elsewhere import load\n\n\nclass Slot:\n    def item(self):\n"
@@ -314,12 +345,19 @@ class TensorToPythonScalar(Rule):
             "    s = m.sum()\n    return x.roll(s), x.chunk(s)[0], F.one_hot(m.long(), s + 1)\n"
         ),
         Example(_CAPTURE + "    s = x.sum().item()\n    y = x * s\n    if s > 0:\n        y = y + 1\n    return y\n"),
+        # under the switch a tensor count still breaks, at a guard on the captured number (measured)
+        Example(_CAPTURE + "    s = (x > 0).sum()\n    return x.chunk(s)[0], x.split(s + 1)\n"),
         # HuBERT's span masks: a range over a tensor element, also under capture_scalar_outputs (measured)
         Example(_HEADER + "    spans = [x[j] + k for j in range(n) for k in range(lengths[j])]\n    return torch.stack(spans)\n"),
         Example(_CAPTURE + "    return [x * i for i in range(1, (x > 0).sum())]\n"),
         # `math` converts a tensor argument to a Python number (GB0033), also under capture_scalar_outputs
         Example("import math\n" + _HEADER + "    scale = math.sqrt(lengths.sum())\n    return x / scale\n"),
         Example("import math\n" + _CAPTURE + "    if math.isnan(x.sum()):\n        return x\n    return x * math.floor(x.max())\n"),
+        # `operator.index` asks for `__index__`, which reads the value back (GB0124); traced under the switch
+        Example("import operator\n" + _HEADER + "    k = operator.index(lengths.max())\n    return x * k\n"),
+        # printf-style formatting converts the tensor (GB0033 / GB0208 / GB0088), also under capture_scalar_outputs
+        Example(_HEADER + "    s = x.sum()\n    return x, 'sum=%.3f' % s, 'max=%s' % x.max(), '%d/%d' % (s.long(), n)\n"),
+        Example(_CAPTURE + "    n = (x > 0).sum()\n    return x * len('%(n)d' % {'n': n})\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -338,32 +376,48 @@ class TensorToPythonScalar(Rule):
                 "graph break and host sync"
             )
             yield ctx.report(call, message, traced, MATH_FUNCTION)
+        for operation, traced, formatted in ctx.recognised(percent_format, nodes.BinOp):  # breaks in either mode
+            if frame_input(ctx.values, formatted.tensor) or breaks.resumed_input(formatted.tensor):
+                continue  # a tensor the frame receives: an integer 0-d one may be specialised on, as for `math`
+            message = (
+                f"`%`-formatting `{snippet(formatted.tensor)}`, a tensor, converts it to a Python number or string: "
+                "graph break and host sync"
+            )
+            yield ctx.report(operation, message, traced, PERCENT_FORMAT)
         if setting_on(ctx.values, ctx.options, CAPTURE_SCALAR_OUTPUTS):
             yield from self._captured_branches(ctx)
+            yield from self._tensor_sizes(ctx, breaks, captured=True)
             return
         for call, traced, conversion in ctx.recognised(scalar_conversion, nodes.Call):
             message = (
                 f"{conversion.label} copies `{snippet(conversion.tensor)}` to a Python scalar: graph break and host sync"
             )
             yield ctx.report(call, message, traced, scalar_fix(ctx.analysis, conversion))
-        # a size that is a resumed frame's input traces: not reported (``breaks`` above)
-        for call, traced in ctx.traced_nodes(nodes.Call):
-            size = breaks.tensor_size(call)
-            if size is None:
-                continue
-            role = "an integer argument" if size.bound else "a size"
-            message = (
-                f"`{size.operator}` takes `{snippet(size.tensor)}`, a tensor, as {role}: it is copied to a Python int, "
-                "graph break and host sync"
-            )
-            fix = TENSOR_SIZE if size.bound else scalar_capture_fix(ctx.analysis) or TENSOR_SIZE
-            yield ctx.report(call, message, traced, fix)
+        yield from self._tensor_sizes(ctx, breaks, captured=False)
         for call, traced, check in ctx.recognised(tensor_check, nodes.Call):
             message = (
                 f"{check.label} reads the tensor condition `{snippet(check.condition)}` back with `.item()`: "
                 "graph break and host sync"
             )
             yield ctx.report(call, message, traced, scalar_capture_fix(ctx.analysis) or TENSOR_CHECK)
+
+    def _tensor_sizes(self, ctx: RuleContext, breaks: BreakFinder, *, captured: bool) -> Iterator[Diagnostic]:
+        """Tensors given as sizes or integer arguments; with *captured* (``capture_scalar_outputs`` on) only
+        those that still break there (``chunk``'s and ``split``'s counts, ``one_hot``'s classes)."""
+        # a size that is a resumed frame's input traces: not reported (``breaks``)
+        for call, traced in ctx.traced_nodes(nodes.Call):
+            size = breaks.tensor_size(call)
+            if size is None or (captured and not size.breaks_when_captured):
+                continue
+            role = "an integer argument" if size.bound else "a size"
+            copied = (
+                "`capture_scalar_outputs` captures it, but Dynamo guards on the count"
+                if captured
+                else "it is copied to a Python int"
+            )
+            message = f"`{size.operator}` takes `{snippet(size.tensor)}`, a tensor, as {role}: {copied}, graph break and host sync"
+            fix = TENSOR_SIZE if size.bound else scalar_capture_fix(ctx.analysis) or TENSOR_SIZE
+            yield ctx.report(call, message, traced, fix)
 
     def _captured_branches(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         """Under ``capture_scalar_outputs``: the branch operands computed from a conversion."""
