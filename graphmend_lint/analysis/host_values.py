@@ -55,6 +55,9 @@ _BOOL_PRESERVING_METHODS = frozenset(
      "select", "index_select", "gather", "tril", "triu", "unflatten", "movedim", "swapaxes", "diagonal", "cpu",
      "cuda", "view_as", "reshape_as", "masked_fill", "masked_scatter", "index_fill", "scatter"}
 )  # fmt: skip
+#: torch functions outside the ``torch.`` namespace whose result has the dtype of their first argument
+#: (``F.pad(mask, (0, 1))`` pads a bool mask with ``False``: GB0036 when it indexes, measured).
+_DTYPE_KEEPING_FUNCTIONS = frozenset({"torch.nn.functional.pad", "torch._C._nn.pad"})
 #: torch functions that join tensors: boolean when every joined tensor is.
 _JOINING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
 #: torch functions that build a tensor from Python data, inferring its dtype (``torch.bool`` from bools).
@@ -580,37 +583,45 @@ _OPEN_DTYPE_ANNOTATIONS = frozenset({"Tensor", "torch.Tensor", "BoolTensor", "to
 
 
 def mask_named_parameter(values: ValueOracle, node: nodes.NodeNG) -> bool:
-    """*node* is a parameter whose name says it holds a *boolean* mask: ``mask_bool``, ``bool_mask``.
+    """*node* is a parameter whose name says it holds a *boolean* mask: ``mask_bool``, ``bool_mask``,
+    ``bool_masked_pos`` (VideoMAE).
 
     Weaker than :func:`is_bool_tensor`, so for detection only, never for a
-    fix that relies on the dtype. A bare ``mask`` / ``attention_mask`` is no
-    evidence (transformers' attention masks are 0/1 integers, and an integer
-    tensor index gathers); the name must say both mask and bool. Unannotated,
-    or annotated ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``); any
-    default but ``None``, another annotation, or a rebinding in the body says
-    nothing.
+    fix that relies on the dtype. A bare ``mask`` / ``attention_mask`` says
+    less (transformers' attention masks are 0/1 integers, and an integer
+    tensor index gathers): :mod:`~graphmend_lint.analysis.mask_parameters`
+    weighs those against their calls; here the name must say both mask and
+    bool. The parameter must be open (:func:`untyped_tensor_parameter`).
     """
     if not isinstance(node, nodes.Name):
         return False
     words = set(node.name.lower().strip("_").split("_"))
-    if not ({"mask", "masks"} & words and {"bool", "boolean"} & words):
+    if not ({"mask", "masks", "masked"} & words and {"bool", "boolean"} & words):
         return False
+    return untyped_tensor_parameter(values, node) is not None
+
+
+def untyped_tensor_parameter(values: ValueOracle, node: nodes.Name) -> nodes.AssignName | None:
+    """The parameter *node* reads when nothing fixes its dtype: *node* is its only binding, it is
+    unannotated or annotated ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``), and it has no default
+    but ``None`` (any other default, another annotation, or a rebinding in the body is a type); else ``None``.
+    """
     try:
         bindings = reaching_bindings(node)
     except Exception:  # astroid lookups can fail on odd code; then nothing is proven
-        return False
+        return None
     if len(bindings) != 1 or not isinstance(bindings[0].parent, nodes.Arguments):
-        return False
+        return None
     parameter, arguments = bindings[0], bindings[0].parent
     default = ValueOracle._default_of(parameter, arguments)
     if default is not None and not (isinstance(default, nodes.Const) and default.value is None):
-        return False
+        return None
     annotation = ValueOracle._annotation_of(parameter, arguments)
     if annotation is not None:
         parts = {part.strip() for part in re.split(r"[|\[\],]", annotation.as_string())}
         if not parts - {"", "None", "Optional", "typing.Optional"} <= _OPEN_DTYPE_ANNOTATIONS:
-            return False
-    return values.kind(node) is not Kind.STATIC
+            return None
+    return parameter if values.kind(node) is not Kind.STATIC else None
 
 
 def compares_itself_with_number(container: nodes.NodeNG, mask: nodes.NodeNG) -> bool:
@@ -653,16 +664,26 @@ def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int, lenient: bo
         return False
     if func.attrname in _BOOL_METHODS:
         return True  # the call is a tensor (above), whatever the receiver is typed as: ``m[i].bool()``
-    if values.is_tensor(func.expr) and (func.attrname in _BOOL_PRESERVING_METHODS or _is_device_move(call)):
+    if values.is_tensor(func.expr) and bool_keeping_receiver(call) is not None:
         return is_bool_tensor(values, func.expr, depth + 1, lenient=lenient)
     return False
+
+
+def bool_keeping_receiver(call: nodes.Call) -> nodes.NodeNG | None:
+    """``m`` in ``m.to(device)``, ``m.unsqueeze(-1)``, ``m.any(-1)``...: a method whose result is boolean
+    when its receiver is; else ``None``."""
+    func = call.func
+    if isinstance(func, nodes.Attribute) and (func.attrname in _BOOL_PRESERVING_METHODS or _is_device_move(call)):
+        return func.expr
+    return None
 
 
 def _bool_from_arguments(values: ValueOracle, call: nodes.Call, name: str, depth: int, lenient: bool) -> bool:
     """``torch.flip(m, ...)``, ``torch.cat([m1, m2])``, ``torch.full(size, True)``: a torch function whose
     result takes its dtype from arguments that are boolean."""
     args = call.args
-    if name.count(".") == 1 and name.startswith("torch.") and name[6:] in _BOOL_PRESERVING_METHODS and args:
+    preserving = name.count(".") == 1 and name.startswith("torch.") and name[6:] in _BOOL_PRESERVING_METHODS
+    if (preserving or name in _DTYPE_KEEPING_FUNCTIONS) and args:
         return is_bool_tensor(values, args[0], depth + 1, lenient=lenient)
     if name in _JOINING_FUNCTIONS and args and isinstance(args[0], (nodes.List, nodes.Tuple)) and args[0].elts:
         return all(is_bool_tensor(values, part, depth + 1, lenient=lenient) for part in args[0].elts)
@@ -681,14 +702,22 @@ def _bool_literal(node: nodes.NodeNG) -> bool:
 
 
 def _is_device_move(call: nodes.Call) -> bool:
-    """``t.to(other.device)`` / ``t.to(device=d)``: a move that keeps the dtype."""
+    """``t.to(other.device)`` / ``t.to(device=d)`` / ``t.to(device)`` / ``t.to("cpu")``: a move that keeps
+    the dtype. A name counts when it says device (``device``, ``target_device``): ``t.to(dtype)`` converts."""
     if method_call(call, "to") is None or not (call.args or call.keywords):
         return False
-    arguments_are_devices = all(
-        isinstance(arg, nodes.Attribute) and arg.attrname == "device" for arg in call.args
-    )
+    arguments_are_devices = all(_names_a_device(arg) for arg in call.args)
     keywords_are_devices = all(kw.arg in {"device", "non_blocking"} for kw in call.keywords or [])
     return arguments_are_devices and keywords_are_devices
+
+
+def _names_a_device(node: nodes.NodeNG) -> bool:
+    """``x.device``, a name that says device, or a string (``.to`` takes a dtype only as an object)."""
+    if isinstance(node, nodes.Attribute):
+        return node.attrname == "device"
+    if isinstance(node, nodes.Name):
+        return node.name == "device" or node.name.endswith("_device")
+    return isinstance(node, nodes.Const) and isinstance(node.value, str)
 
 
 def is_float_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
