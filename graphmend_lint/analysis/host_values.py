@@ -474,12 +474,25 @@ def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, l
     if isinstance(node, nodes.Attribute):
         return values.is_tensor(node) and _bool_sources(values, node, depth, lenient)
     if isinstance(node, nodes.Subscript):
-        return values.is_tensor(node) and is_bool_tensor(values, node.value, depth + 1, lenient=lenient)
+        return values.is_tensor(node) and (
+            is_bool_tensor(values, node.value, depth + 1, lenient=lenient)
+            or _bool_entry(values, node, depth, lenient)
+        )
     if isinstance(node, nodes.Call):
         return _is_bool_call(values, node, depth, lenient) or (
             values.is_tensor(node) and _bool_sources(values, node, depth, lenient)
         )
     return False
+
+
+def _bool_entry(values: ValueOracle, node: nodes.Subscript, depth: int, lenient: bool) -> bool:
+    """``out["keep"]`` / ``pair[0]``: the entry of a dict or tuple this file builds (a helper's
+    ``return {"keep": x > 0, ...}``) is a bool tensor wherever the container can come from."""
+    key = node.slice
+    if not (isinstance(key, nodes.Const) and type(key.value) in (int, str)):
+        return False
+    entries = values.element_values(node.value, key.value)
+    return bool(entries) and all(is_bool_tensor(values, entry, depth + 1, lenient=lenient) for entry in entries)
 
 
 def is_likely_mask(values: ValueOracle, node: nodes.NodeNG) -> bool:

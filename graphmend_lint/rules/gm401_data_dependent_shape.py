@@ -250,7 +250,7 @@ class DataDependentOutputShape(Rule):
     receiver's dtype), or updated in place (`valid &= w > 0`: in place, a
     tensor keeps its dtype),
     one of those reached through this file:
-    returned by a helper (`mask, n = self.get_mask(ids)`), kept on `self` or
+    returned by a helper (`mask, n = self.get_mask(ids)`, `out["keep"]` of the dict it returns), kept on `self` or
     registered as a buffer, or a parameter every call of which passes one;
     or a parameter whose name says boolean
     mask: `mask_bool`, `bool_mask`; or one whose name ends in `mask`

@@ -3,7 +3,7 @@
 A parameter named as a mask (``input_features_mask``, Granite Speech) is read
 as one unless a call in this file passes something else for it (``...`` as
 detectron2's ``fg_mask``, an integer tensor, ``None``); masks stay masks through
-``.to(device)`` and ``F.pad``. Each program defines ``f`` and is called with
+``.to(device)`` and ``F.pad``, and in the dicts and tuples helpers return. Each program defines ``f`` and is called with
 :data:`INPUTS`; the lint half asserts GM401's lines, the ``dynamo`` half that
 Dynamo logs GB0036 at exactly those lines (torch 2.13.0, measured). A program
 with no line is a near miss: it looks like a mask read but selects nothing.
@@ -49,6 +49,17 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     # a mask moved to a device named by a variable, or padded, stays boolean
     "mask-to-device-name": ("def f(x: torch.Tensor, m, device='cpu'):\n    k = x > 0\n    return x[k.to(device)] * 2\n", {7}),
     "padded-mask": ("def f(x: torch.Tensor, m):\n    k = F.pad(x > 0, (0, 2))\n    return x[k[:8]] * 2\n", {7}),
+    # an entry of a dict a helper returns
+    "dict-entry-mask": (
+        "def masks(h):\n    return {'keep': h > 0, 'n': h.shape[0]}\n\n\n"
+        "def f(x: torch.Tensor, m):\n    out = masks(x)\n    return x[out['keep']] * out['n']\n",
+        {11},
+    ),
+    "dict-entry-index": (
+        "def masks(h):\n    return {'keep': (h > 0).long(), 'n': h.shape[0]}\n\n\n"
+        "def f(x: torch.Tensor, m):\n    out = masks(x)\n    return x[out['keep']] * out['n']\n",
+        set(),
+    ),
     # near misses: detectron2 passes `...` as `fg_mask` (a view); an integer tensor gathers; so does a 0/1
     # attention mask; `.to(dtype)` converts; `mask_indices` names indices
     "helper-given-ellipsis": (
