@@ -49,6 +49,16 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     # a mask moved to a device named by a variable, or padded, stays boolean
     "mask-to-device-name": ("def f(x: torch.Tensor, m, device='cpu'):\n    k = x > 0\n    return x[k.to(device)] * 2\n", {7}),
     "padded-mask": ("def f(x: torch.Tensor, m):\n    k = F.pad(x > 0, (0, 2))\n    return x[k[:8]] * 2\n", {7}),
+    # a comparison of a value of unknown kind indexes a tensor: a Python number would make the index a bool
+    "compared-parameter": (
+        "def f(x: torch.Tensor, labels):\n    keep = (labels >= 0) & (labels != 3)\n"
+        "    return x[labels != -100] * 2, x[keep]\n",
+        {7},
+    ),
+    "compared-python-number": (
+        "def f(x: torch.Tensor, m):\n    n = x.shape[0]\n    return x[n > 4] * 2, x[(n > 4) & (n < 9)]\n",
+        set(),
+    ),
     # an entry of a dict a helper returns
     "dict-entry-mask": (
         "def masks(h):\n    return {'keep': h > 0, 'n': h.shape[0]}\n\n\n"
@@ -81,8 +91,8 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "mask-indices": ("def f(x: torch.Tensor, mask_indices):\n    return x[mask_indices] * 2\n", set()),
 }
 #: What ``f`` is called with: ``x`` random, ``m`` a bool mask of it, except where the parameter's name says
-#: it holds integers (an attention mask of 0/1, indices): there ``m`` is an integer tensor.
-INTEGER_INPUTS = frozenset({"entry-attention-mask", "mask-indices"})
+#: it holds integers (an attention mask of 0/1, indices, labels): there ``m`` is an integer tensor.
+INTEGER_INPUTS = frozenset({"entry-attention-mask", "mask-indices", "compared-parameter"})
 
 
 def source(name: str) -> str:

@@ -34,7 +34,8 @@ from graphmend_lint.analysis.values import ITEM_COPIES, Kind, ValueOracle
 SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 #: Builtins that turn a floating NumPy value into a Python number inside the graph (no break, measured).
 _FLOAT_CASTS = frozenset({"int", "float"})
-_COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+#: Comparison operators: elementwise on tensors and arrays, a Python ``bool`` on Python values.
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 _ORDERINGS = frozenset({"<", "<=", ">", ">="})
 #: torch functions (and tensor methods of the same name) whose result is a bool tensor.
 _BOOL_RESULTS = frozenset(
@@ -455,7 +456,7 @@ def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, l
     if isinstance(node, nodes.Compare):
         return (
             len(node.ops) == 1
-            and node.ops[0][0] in _COMPARISONS
+            and node.ops[0][0] in COMPARISONS
             and values.kind(node) is Kind.TENSOR
         )
     if isinstance(node, nodes.UnaryOp) and node.op == "~":
@@ -928,7 +929,7 @@ def numpy_origin(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nod
         return again(node.left) or again(node.right)
     if isinstance(node, nodes.UnaryOp) and node.op != "not":
         return again(node.operand)
-    if isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in _COMPARISONS:
+    if isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in COMPARISONS:
         return again(node.left) or again(node.ops[0][1])
     if isinstance(node, nodes.Name):
         bound = bound_values(node) or _walked_iterables(values, node)

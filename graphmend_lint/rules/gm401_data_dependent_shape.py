@@ -12,6 +12,8 @@ from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.mask_parameters import mask_behind, mask_parameter_index
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
 from graphmend_lint.analysis.host_values import (
+    COMPARISONS,
+    bound_values,
     compares_itself_with_number,
     is_bool_tensor,
     is_likely_mask,
@@ -207,7 +209,8 @@ def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.N
     """The mask in a tensor read ``x[mask]`` (or ``x[~mask]``) whose index only its parameter name calls a
     mask (``mask_bool``; or ``input_features_mask`` where no call in this file passes a non-mask,
     :func:`mask_parameter_index`), or that joins a mask with tensors of unknown dtype
-    (``(mol_type == 0) & attention_mask``, :func:`is_likely_mask`).
+    (``(mol_type == 0) & attention_mask``, :func:`is_likely_mask`), or a comparison of values of unknown
+    kind that indexes a tensor (:func:`_compared`).
 
     Detection only: the dtype is not proven, so no rewrite that assumes it.
     The indexed value must be a tensor, or the mask one: only an array is
@@ -223,11 +226,37 @@ def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.N
         (
             part
             for part in parts
-            if (_named_mask(values, part) or is_likely_mask(values, part))
-            and (container_is_tensor or values.is_tensor(part))
+            if (container_is_tensor or values.is_tensor(part))
+            and (_named_mask(values, part) or is_likely_mask(values, part) or container_is_tensor and _compared(values, part))
         ),
         None,
     )
+
+
+def _compared(values: ValueOracle, part: nodes.NodeNG, depth: int = 0) -> bool:
+    """``logits[labels != -100]`` on a tensor, ``labels`` of unknown kind: a comparison (or ``~``, ``&``, ``|``
+    of comparisons, or a name bound once to one) with an operand that is not a Python value.
+
+    Were ``labels`` a tensor or an array, the index is a mask; were it a Python
+    number, the index would be ``True`` / ``False``, which only adds (or empties) a
+    leading dimension and no code means. A string, bytes or ``None`` operand, or
+    operands all Python values, prove nothing.
+    """
+    if depth > 4:
+        return False
+    if isinstance(part, nodes.Name):
+        bound = bound_values(part)
+        return bound is not None and len(bound) == 1 and _compared(values, bound[0], depth + 1)
+    if isinstance(part, nodes.UnaryOp) and part.op == "~":
+        return _compared(values, part.operand, depth + 1)
+    if isinstance(part, nodes.BinOp) and part.op in {"&", "|"}:
+        return _compared(values, part.left, depth + 1) and _compared(values, part.right, depth + 1)
+    if not (isinstance(part, nodes.Compare) and len(part.ops) == 1 and part.ops[0][0] in COMPARISONS):
+        return False
+    operands = (part.left, part.ops[0][1])
+    if any(isinstance(o, nodes.Const) and not isinstance(o.value, (int, float)) for o in operands):
+        return False
+    return any(values.kind(o) is not Kind.STATIC for o in operands)
 
 
 def _named_mask(values: ValueOracle, part: nodes.NodeNG) -> bool:
@@ -259,7 +288,10 @@ class DataDependentOutputShape(Rule):
     for it (detectron2 passes `...` as `fg_mask`; an integer tensor gathers);
     or one of those masks joined by `&`, `|` or `^` with tensors of unknown
     dtype, `(mol_type == 0) & attention_mask`: an integer operand would make a
-    0/1 index that gathers rows 0 and 1, which no code means); also `x[x >= 0]` on an `x` of
+    0/1 index that gathers rows 0 and 1, which no code means); or a comparison
+    indexing a tensor, `logits[labels != -100]` with `labels` of unknown kind
+    (were it a Python number, the index would be a Python bool, which no code
+    means); also `x[x >= 0]` on an `x` of
     unknown type, since only an array is ordered against a number and
     indexed by the result, and `x[m]` on an `x` of unknown type with `m`
     one of the boolean masks above, since only an array is indexed by a
