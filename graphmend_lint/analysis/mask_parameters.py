@@ -8,10 +8,10 @@ integer tensor it gathers (static size, no break). Code that names an index
 0 and 1, which no code means. The name is weak evidence, so it is only
 accepted when nothing in this file contradicts it:
 
-* the parameter is not rebound, has no default but ``None`` and no annotation
-  but ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``);
-* its name ends in ``mask`` / ``masks`` and does not say attention (transformers' ``attention_mask`` is a 0/1
-  integer tensor by convention, and ``x[attention_mask]`` would gather);
+* the parameter is not rebound (but to itself moved or reshaped, :func:`mask_behind`), has no
+  default but ``None`` and no annotation but ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``);
+* its name ends in ``mask`` / ``masks`` and does not say attention (transformers'
+  ``attention_mask`` is a 0/1 integer tensor by convention, and ``x[attention_mask]`` would gather);
 * every call of its function in this file that passes it passes a tensor not
   proven integer or floating, or another such mask parameter. detectron2 passes
   ``...`` as ``fg_mask`` to ``_dense_box_regression_loss``, which makes
@@ -98,7 +98,7 @@ def mask_parameter_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0
 def _may_pass_a_mask(values: ValueOracle, argument: nodes.NodeNG, depth: int) -> bool:
     """A call passes a mask, or a tensor that may be one: not ``...``, ``None``, a number, a list or an
     integer or floating tensor."""
-    if is_bool_tensor(values, argument) or mask_parameter_index(values, argument, depth + 1):
+    if is_bool_tensor(values, argument) or mask_parameter_index(values, mask_behind(argument), depth + 1):
         return True
     return (
         values.is_tensor(argument)

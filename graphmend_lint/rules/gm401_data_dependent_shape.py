@@ -227,7 +227,11 @@ def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.N
             part
             for part in parts
             if (container_is_tensor or values.is_tensor(part))
-            and (_named_mask(values, part) or is_likely_mask(values, part) or container_is_tensor and _compared(values, part))
+            and (
+                _named_mask(values, part)
+                or is_likely_mask(values, part)
+                or (container_is_tensor and _compared(values, part))
+            )
         ),
         None,
     )
