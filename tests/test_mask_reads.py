@@ -33,6 +33,22 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "def f(x: torch.Tensor, input_features_mask=None):\n    return merge(x, input_features_mask)\n",
         {7},
     ),
+    # rebound only to masks: a default filled in, a dtype normalised (`if m.dtype != torch.bool: m = m > .5`)
+    "mask-filled-when-none": (
+        "def f(x: torch.Tensor, keep_mask=None):\n    if keep_mask is None:\n"
+        "        keep_mask = torch.ones(x.shape[0], dtype=torch.bool)\n    return x[keep_mask] * 2\n",
+        {8},
+    ),
+    "mask-normalised": (
+        "def f(x: torch.Tensor, valid_mask):\n    if valid_mask.dtype != torch.bool:\n"
+        "        valid_mask = valid_mask > 0.5\n    return x[valid_mask] * 2\n",
+        {8},
+    ),
+    "mask-rebound-to-indices": (
+        "def f(x: torch.Tensor, valid_mask):\n    if valid_mask.dtype == torch.bool:\n"
+        "        valid_mask = valid_mask.long()\n    return x[valid_mask] * 2\n",
+        set(),
+    ),
     # one call passes a comparison, the other a parameter named as a mask
     "helper-given-a-comparison-and-a-mask": (
         "def pick(h, token_mask: torch.Tensor):\n    return h[token_mask] * 2\n\n\n"

@@ -605,37 +605,34 @@ def mask_named_parameter(values: ValueOracle, node: nodes.NodeNG) -> bool:
     less (transformers' attention masks are 0/1 integers, and an integer
     tensor index gathers): :mod:`~graphmend_lint.analysis.mask_parameters`
     weighs those against their calls; here the name must say both mask and
-    bool. The parameter must be open (:func:`untyped_tensor_parameter`).
+    bool. It must be the name's only binding and :func:`open_parameter`
+    (any other default, another annotation, or a rebinding in the body is a type).
     """
     if not isinstance(node, nodes.Name):
         return False
     words = set(node.name.lower().strip("_").split("_"))
     if not ({"mask", "masks", "masked"} & words and {"bool", "boolean"} & words):
         return False
-    return untyped_tensor_parameter(values, node) is not None
-
-
-def untyped_tensor_parameter(values: ValueOracle, node: nodes.Name) -> nodes.AssignName | None:
-    """The parameter *node* reads when nothing fixes its dtype: *node* is its only binding, it is
-    unannotated or annotated ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``), and it has no default
-    but ``None`` (any other default, another annotation, or a rebinding in the body is a type); else ``None``.
-    """
     try:
         bindings = reaching_bindings(node)
     except Exception:  # astroid lookups can fail on odd code; then nothing is proven
-        return None
-    if len(bindings) != 1 or not isinstance(bindings[0].parent, nodes.Arguments):
-        return None
-    parameter, arguments = bindings[0], bindings[0].parent
-    default = ValueOracle._default_of(parameter, arguments)
+        return False
+    return len(bindings) == 1 and open_parameter(bindings[0]) and values.kind(node) is not Kind.STATIC
+
+
+def open_parameter(binding: nodes.NodeNG) -> bool:
+    """*binding* is a parameter that leaves its dtype open: unannotated or annotated ``torch.Tensor`` /
+    ``torch.BoolTensor`` (``| None``), with no default but ``None``."""
+    if not (isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Arguments)):
+        return False
+    default = ValueOracle._default_of(binding, binding.parent)
     if default is not None and not (isinstance(default, nodes.Const) and default.value is None):
-        return None
-    annotation = ValueOracle._annotation_of(parameter, arguments)
-    if annotation is not None:
-        parts = {part.strip() for part in re.split(r"[|\[\],]", annotation.as_string())}
-        if not parts - {"", "None", "Optional", "typing.Optional"} <= _OPEN_DTYPE_ANNOTATIONS:
-            return None
-    return parameter if values.kind(node) is not Kind.STATIC else None
+        return False
+    annotation = ValueOracle._annotation_of(binding, binding.parent)
+    if annotation is None:
+        return True
+    parts = {part.strip() for part in re.split(r"[|\[\],]", annotation.as_string())}
+    return parts - {"", "None", "Optional", "typing.Optional"} <= _OPEN_DTYPE_ANNOTATIONS
 
 
 def compares_itself_with_number(container: nodes.NodeNG, mask: nodes.NodeNG) -> bool:

@@ -8,8 +8,8 @@ integer tensor it gathers (static size, no break). Code that names an index
 0 and 1, which no code means. The name is weak evidence, so it is only
 accepted when nothing in this file contradicts it:
 
-* the parameter is not rebound (but to itself moved or reshaped, :func:`mask_behind`), has no
-  default but ``None`` and no annotation but ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``);
+* the parameter is rebound only to a bool tensor or to itself moved or reshaped (:func:`mask_behind`),
+  has no default but ``None`` and no annotation but ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``);
 * its name ends in ``mask`` / ``masks`` and does not say attention (transformers'
   ``attention_mask`` is a 0/1 integer tensor by convention, and ``x[attention_mask]`` would gather);
 * every call of its function in this file that passes it passes a tensor not
@@ -30,10 +30,10 @@ from graphmend_lint.analysis.host_values import (
     is_bool_tensor,
     is_float_tensor,
     is_integer_tensor,
-    untyped_tensor_parameter,
+    open_parameter,
 )
 from graphmend_lint.analysis.lookup import reaching_bindings
-from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.values import Kind, ValueOracle
 
 #: Last words (after the last underscore) that make a parameter name a mask: ``fg_mask``, ``visual_pos_masks``;
 #: a name that goes on (``mask_token_index``, ``mask_indices``, ``mask_value``) names something else.
@@ -80,19 +80,39 @@ def _keeping_constant(part: nodes.NodeNG) -> bool:
 
 
 def mask_parameter_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
-    """*node* is a parameter named as a (non-attention) mask that every call in this file passes a possible
-    bool tensor for (see the module docstring); quiet on anything else."""
-    if depth > _MAX_DEPTH or not isinstance(node, nodes.Name):
+    """*node* reads a parameter named as a (non-attention) mask that every call in this file passes a possible
+    bool tensor for (see the module docstring), or a mask assigned in its place (``if keep_mask is None:
+    keep_mask = torch.ones(n, dtype=torch.bool)``); quiet on anything else."""
+    if depth > _MAX_DEPTH or not isinstance(node, nodes.Name) or values.kind(node) is Kind.STATIC:
         return False
-    words = node.name.lower().strip("_").split("_")
+    try:
+        bindings = reaching_bindings(node)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+        return False
+    parameters = [binding for binding in bindings if isinstance(binding.parent, nodes.Arguments)]
+    if len(parameters) != 1 or not open_parameter(parameters[0]):
+        return False
+    parameter = parameters[0]
+    words = parameter.name.lower().strip("_").split("_")
     if words[-1] not in _MASK_WORDS or _ATTENTION_WORDS.intersection(words):
         return False
-    parameter = untyped_tensor_parameter(values, node)
-    if parameter is None:
+    others = (binding for binding in bindings if binding is not parameter)
+    if not all(_assigns_a_mask(values, binding, parameter.name) for binding in others):
         return False
-    function = parameter.parent.parent
-    passed = values.call_site_arguments(function, parameter.name)
+    passed = values.call_site_arguments(parameter.parent.parent, parameter.name)
     return all(_may_pass_a_mask(values, argument, depth) for argument in passed)
+
+
+def _assigns_a_mask(values: ValueOracle, binding: nodes.NodeNG, name: str) -> bool:
+    """*binding* assigns a bool tensor, or the parameter *name* itself moved or reshaped
+    (``valid_mask = valid_mask.to(device)``; ``valid_mask = valid_mask > 0.5`` is a comparison, bool too)."""
+    assigned = binding.parent
+    if not (isinstance(assigned, nodes.Assign) and assigned.targets == [binding]):
+        return False
+    behind = mask_behind(assigned.value)
+    return is_bool_tensor(values, assigned.value) or (
+        behind is not assigned.value and isinstance(behind, nodes.Name) and behind.name == name
+    )
 
 
 def _may_pass_a_mask(values: ValueOracle, argument: nodes.NodeNG, depth: int) -> bool:
