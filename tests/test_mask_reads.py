@@ -71,8 +71,12 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "    return x[labels != -100] * 2, x[keep]\n",
         {7},
     ),
+    "compared-numpy": (
+        "def f(x: torch.Tensor, m):\n    a = x.numpy()\n    b = a + 1\n    return torch.from_numpy(a[b > 1.5]) * 2\n",
+        {8},
+    ),
     "compared-python-number": (
-        "def f(x: torch.Tensor, m):\n    n = x.shape[0]\n    return x[n > 4] * 2, x[(n > 4) & (n < 9)]\n",
+        "def f(x: torch.Tensor, m):\n    n = x.shape[0]\n    return x[n > 4] * 2, x[(n > 4) & (n < 9)], torch.from_numpy(x.numpy()[n > 4])\n",
         set(),
     ),
     # an entry of a dict a helper returns

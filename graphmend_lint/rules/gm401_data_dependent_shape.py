@@ -18,6 +18,7 @@ from graphmend_lint.analysis.host_values import (
     is_bool_tensor,
     is_likely_mask,
     mask_named_parameter,
+    numpy_origin,
 )
 from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.resumed_calls import interrupted_method_call
@@ -210,7 +211,8 @@ def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.N
     mask (``mask_bool``; or ``input_features_mask`` where no call in this file passes a non-mask,
     :func:`mask_parameter_index`), or that joins a mask with tensors of unknown dtype
     (``(mol_type == 0) & attention_mask``, :func:`is_likely_mask`), or a comparison of values of unknown
-    kind that indexes a tensor (:func:`_compared`).
+    kind that indexes a tensor or a NumPy array (:func:`_compared`; Dynamo traces NumPy as torch, so
+    ``a[b > 1.5]`` on arrays logs GB0036 too).
 
     Detection only: the dtype is not proven, so no rewrite that assumes it.
     The indexed value must be a tensor, or the mask one: only an array is
@@ -222,23 +224,22 @@ def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.N
     index = subscript.slice
     parts = index.elts if isinstance(index, nodes.Tuple) else [index]
     container_is_tensor = values.is_tensor(subscript.value)
+    container = subscript.value
+    container_is_array = container_is_tensor or is_numpy_value(values, container) or numpy_origin(values, container) is not None
     return next(
         (
             part
             for part in parts
             if (container_is_tensor or values.is_tensor(part))
-            and (
-                _named_mask(values, part)
-                or is_likely_mask(values, part)
-                or (container_is_tensor and _compared(values, part))
-            )
+            and (_named_mask(values, part) or is_likely_mask(values, part))
+            or container_is_array and _compared(values, part)
         ),
         None,
     )
 
 
 def _compared(values: ValueOracle, part: nodes.NodeNG, depth: int = 0) -> bool:
-    """``logits[labels != -100]`` on a tensor, ``labels`` of unknown kind: a comparison (or ``~``, ``&``, ``|``
+    """``logits[labels != -100]`` on a tensor (or array), ``labels`` of unknown kind: a comparison (or ``~``, ``&``, ``|``
     of comparisons, or a name bound once to one) with an operand that is not a Python value.
 
     Were ``labels`` a tensor or an array, the index is a mask; were it a Python
