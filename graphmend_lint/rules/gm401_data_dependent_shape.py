@@ -294,7 +294,8 @@ class DataDependentOutputShape(Rule):
     or one of those masks joined by `&`, `|` or `^` with tensors of unknown
     dtype, `(mol_type == 0) & attention_mask`: an integer operand would make a
     0/1 index that gathers rows 0 and 1, which no code means); or a comparison
-    indexing a tensor, `logits[labels != -100]` with `labels` of unknown kind
+    indexing a tensor (or a NumPy array, which Dynamo traces as one),
+    `logits[labels != -100]` with `labels` of unknown kind
     (were it a Python number, the index would be a Python bool, which no code
     means); also `x[x >= 0]` on an `x` of
     unknown type, since only an array is ordered against a number and
