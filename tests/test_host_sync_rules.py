@@ -31,7 +31,9 @@ def only(source: str, code: str):
         ("    return x * k.bit_length(), {1: 2}.items()\n", "GM301"),
         ("    return np.array([1, 2]).tolist()\n", "GM302"),  # NumPy of constants, not of a tensor
         ("    a = x.numpy()\n    return x, a + 1, len(a)\n", "GM302"),  # traced: no break
-        ("    return x[mask].sum()\n", "GM401"),  # the mask's dtype is unknown: could be an index
+        # a 0/1 attention mask, or a mask a call in the file passes an integer tensor for, is an index
+        ("    return g(x)\n\n\ndef g(h: torch.Tensor, attention_mask=None):\n    return h[attention_mask].sum()\n", "GM401"),
+        ("    return g(x, x.long())\n\n\ndef g(h, mask):\n    return h[mask].sum()\n", "GM401"),
         ("    return x[x.argsort()], x[..., 0], x[None]\n", "GM401"),
         ("    return torch.where(x > 0, x, 0), torch.unique_consecutive\n", "GM401"),
         ("    return x[:k], x[k : 2 * k], x[: x.numel() // 2]\n", "GM402"),

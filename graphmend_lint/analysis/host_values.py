@@ -34,7 +34,8 @@ from graphmend_lint.analysis.values import ITEM_COPIES, Kind, ValueOracle
 SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 #: Builtins that turn a floating NumPy value into a Python number inside the graph (no break, measured).
 _FLOAT_CASTS = frozenset({"int", "float"})
-_COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+#: Comparison operators: elementwise on tensors and arrays, a Python ``bool`` on Python values.
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 _ORDERINGS = frozenset({"<", "<=", ">", ">="})
 #: torch functions (and tensor methods of the same name) whose result is a bool tensor.
 _BOOL_RESULTS = frozenset(
@@ -55,6 +56,9 @@ _BOOL_PRESERVING_METHODS = frozenset(
      "select", "index_select", "gather", "tril", "triu", "unflatten", "movedim", "swapaxes", "diagonal", "cpu",
      "cuda", "view_as", "reshape_as", "masked_fill", "masked_scatter", "index_fill", "scatter"}
 )  # fmt: skip
+#: torch functions outside the ``torch.`` namespace whose result has the dtype of their first argument
+#: (``F.pad(mask, (0, 1))`` pads a bool mask with ``False``: GB0036 when it indexes, measured).
+_DTYPE_KEEPING_FUNCTIONS = frozenset({"torch.nn.functional.pad", "torch._C._nn.pad"})
 #: torch functions that join tensors: boolean when every joined tensor is.
 _JOINING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
 #: torch functions that build a tensor from Python data, inferring its dtype (``torch.bool`` from bools).
@@ -499,7 +503,7 @@ def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, l
     if isinstance(node, nodes.Compare):
         return (
             len(node.ops) == 1
-            and node.ops[0][0] in _COMPARISONS
+            and node.ops[0][0] in COMPARISONS
             and values.kind(node) is Kind.TENSOR
         )
     if isinstance(node, nodes.UnaryOp) and node.op == "~":
@@ -518,12 +522,25 @@ def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, l
     if isinstance(node, nodes.Attribute):
         return values.is_tensor(node) and _bool_sources(values, node, depth, lenient)
     if isinstance(node, nodes.Subscript):
-        return values.is_tensor(node) and is_bool_tensor(values, node.value, depth + 1, lenient=lenient)
+        return values.is_tensor(node) and (
+            is_bool_tensor(values, node.value, depth + 1, lenient=lenient)
+            or _bool_entry(values, node, depth, lenient)
+        )
     if isinstance(node, nodes.Call):
         return _is_bool_call(values, node, depth, lenient) or (
             values.is_tensor(node) and _bool_sources(values, node, depth, lenient)
         )
     return False
+
+
+def _bool_entry(values: ValueOracle, node: nodes.Subscript, depth: int, lenient: bool) -> bool:
+    """``out["keep"]`` / ``pair[0]``: the entry of a dict or tuple this file builds (a helper's
+    ``return {"keep": x > 0, ...}``) is a bool tensor wherever the container can come from."""
+    key = node.slice
+    if not (isinstance(key, nodes.Const) and type(key.value) in (int, str)):
+        return False
+    entries = values.element_values(node.value, key.value)
+    return bool(entries) and all(is_bool_tensor(values, entry, depth + 1, lenient=lenient) for entry in entries)
 
 
 def is_likely_mask(values: ValueOracle, node: nodes.NodeNG) -> bool:
@@ -627,37 +644,42 @@ _OPEN_DTYPE_ANNOTATIONS = frozenset({"Tensor", "torch.Tensor", "BoolTensor", "to
 
 
 def mask_named_parameter(values: ValueOracle, node: nodes.NodeNG) -> bool:
-    """*node* is a parameter whose name says it holds a *boolean* mask: ``mask_bool``, ``bool_mask``.
+    """*node* is a parameter whose name says it holds a *boolean* mask: ``mask_bool``, ``bool_mask``,
+    ``bool_masked_pos`` (VideoMAE).
 
     Weaker than :func:`is_bool_tensor`, so for detection only, never for a
-    fix that relies on the dtype. A bare ``mask`` / ``attention_mask`` is no
-    evidence (transformers' attention masks are 0/1 integers, and an integer
-    tensor index gathers); the name must say both mask and bool. Unannotated,
-    or annotated ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``); any
-    default but ``None``, another annotation, or a rebinding in the body says
-    nothing.
+    fix that relies on the dtype. A bare ``mask`` / ``attention_mask`` says
+    less (transformers' attention masks are 0/1 integers, and an integer
+    tensor index gathers): :mod:`~graphmend_lint.analysis.mask_parameters`
+    weighs those against their calls; here the name must say both mask and
+    bool. It must be the name's only binding and :func:`open_parameter`
+    (any other default, another annotation, or a rebinding in the body is a type).
     """
     if not isinstance(node, nodes.Name):
         return False
     words = set(node.name.lower().strip("_").split("_"))
-    if not ({"mask", "masks"} & words and {"bool", "boolean"} & words):
+    if not ({"mask", "masks", "masked"} & words and {"bool", "boolean"} & words):
         return False
     try:
         bindings = reaching_bindings(node)
     except Exception:  # astroid lookups can fail on odd code; then nothing is proven
         return False
-    if len(bindings) != 1 or not isinstance(bindings[0].parent, nodes.Arguments):
+    return len(bindings) == 1 and open_parameter(bindings[0]) and values.kind(node) is not Kind.STATIC
+
+
+def open_parameter(binding: nodes.NodeNG) -> bool:
+    """*binding* is a parameter that leaves its dtype open: unannotated or annotated ``torch.Tensor`` /
+    ``torch.BoolTensor`` (``| None``), with no default but ``None``."""
+    if not (isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Arguments)):
         return False
-    parameter, arguments = bindings[0], bindings[0].parent
-    default = ValueOracle._default_of(parameter, arguments)
+    default = ValueOracle._default_of(binding, binding.parent)
     if default is not None and not (isinstance(default, nodes.Const) and default.value is None):
         return False
-    annotation = ValueOracle._annotation_of(parameter, arguments)
-    if annotation is not None:
-        parts = {part.strip() for part in re.split(r"[|\[\],]", annotation.as_string())}
-        if not parts - {"", "None", "Optional", "typing.Optional"} <= _OPEN_DTYPE_ANNOTATIONS:
-            return False
-    return values.kind(node) is not Kind.STATIC
+    annotation = ValueOracle._annotation_of(binding, binding.parent)
+    if annotation is None:
+        return True
+    parts = {part.strip() for part in re.split(r"[|\[\],]", annotation.as_string())}
+    return parts - {"", "None", "Optional", "typing.Optional"} <= _OPEN_DTYPE_ANNOTATIONS
 
 
 def compares_itself_with_number(container: nodes.NodeNG, mask: nodes.NodeNG) -> bool:
@@ -700,16 +722,26 @@ def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int, lenient: bo
         return False
     if func.attrname in _BOOL_METHODS:
         return True  # the call is a tensor (above), whatever the receiver is typed as: ``m[i].bool()``
-    if values.is_tensor(func.expr) and (func.attrname in _BOOL_PRESERVING_METHODS or _is_device_move(call)):
+    if values.is_tensor(func.expr) and bool_keeping_receiver(call) is not None:
         return is_bool_tensor(values, func.expr, depth + 1, lenient=lenient)
     return False
+
+
+def bool_keeping_receiver(call: nodes.Call) -> nodes.NodeNG | None:
+    """``m`` in ``m.to(device)``, ``m.unsqueeze(-1)``, ``m.any(-1)``...: a method whose result is boolean
+    when its receiver is; else ``None``."""
+    func = call.func
+    if isinstance(func, nodes.Attribute) and (func.attrname in _BOOL_PRESERVING_METHODS or _is_device_move(call)):
+        return func.expr
+    return None
 
 
 def _bool_from_arguments(values: ValueOracle, call: nodes.Call, name: str, depth: int, lenient: bool) -> bool:
     """``torch.flip(m, ...)``, ``torch.cat([m1, m2])``, ``torch.full(size, True)``: a torch function whose
     result takes its dtype from arguments that are boolean."""
     args = call.args
-    if name.count(".") == 1 and name.startswith("torch.") and name[6:] in _BOOL_PRESERVING_METHODS and args:
+    preserving = name.count(".") == 1 and name.startswith("torch.") and name[6:] in _BOOL_PRESERVING_METHODS
+    if (preserving or name in _DTYPE_KEEPING_FUNCTIONS) and args:
         return is_bool_tensor(values, args[0], depth + 1, lenient=lenient)
     if name in _JOINING_FUNCTIONS and args and isinstance(args[0], (nodes.List, nodes.Tuple)) and args[0].elts:
         return all(is_bool_tensor(values, part, depth + 1, lenient=lenient) for part in args[0].elts)
@@ -728,14 +760,22 @@ def _bool_literal(node: nodes.NodeNG) -> bool:
 
 
 def _is_device_move(call: nodes.Call) -> bool:
-    """``t.to(other.device)`` / ``t.to(device=d)``: a move that keeps the dtype."""
+    """``t.to(other.device)`` / ``t.to(device=d)`` / ``t.to(device)`` / ``t.to("cpu")``: a move that keeps
+    the dtype. A name counts when it says device (``device``, ``target_device``): ``t.to(dtype)`` converts."""
     if method_call(call, "to") is None or not (call.args or call.keywords):
         return False
-    arguments_are_devices = all(
-        isinstance(arg, nodes.Attribute) and arg.attrname == "device" for arg in call.args
-    )
+    arguments_are_devices = all(_names_a_device(arg) for arg in call.args)
     keywords_are_devices = all(kw.arg in {"device", "non_blocking"} for kw in call.keywords or [])
     return arguments_are_devices and keywords_are_devices
+
+
+def _names_a_device(node: nodes.NodeNG) -> bool:
+    """``x.device``, a name that says device, or a string (``.to`` takes a dtype only as an object)."""
+    if isinstance(node, nodes.Attribute):
+        return node.attrname == "device"
+    if isinstance(node, nodes.Name):
+        return node.name == "device" or node.name.endswith("_device")
+    return isinstance(node, nodes.Const) and isinstance(node.value, str)
 
 
 def is_float_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
@@ -933,7 +973,7 @@ def numpy_origin(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nod
         return again(node.left) or again(node.right)
     if isinstance(node, nodes.UnaryOp) and node.op != "not":
         return again(node.operand)
-    if isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in _COMPARISONS:
+    if isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in COMPARISONS:
         return again(node.left) or again(node.ops[0][1])
     if isinstance(node, nodes.Name):
         bound = bound_values(node) or _walked_iterables(values, node)

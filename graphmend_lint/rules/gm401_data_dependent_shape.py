@@ -9,12 +9,16 @@ from astroid.const import Context
 
 from graphmend_lint.analysis.captured_values import dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.mask_parameters import mask_behind, mask_parameter_index
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
 from graphmend_lint.analysis.host_values import (
+    COMPARISONS,
+    bound_values,
     compares_itself_with_number,
     is_bool_tensor,
     is_likely_mask,
     mask_named_parameter,
+    numpy_origin,
 )
 from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.resumed_calls import interrupted_method_call
@@ -203,8 +207,12 @@ def _bool_list(node: nodes.NodeNG) -> bool:
 
 
 def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.NodeNG | None:
-    """The mask in a tensor read ``x[mask]`` whose index only its parameter name calls a mask, or that
-    joins a mask with tensors of unknown dtype (``(mol_type == 0) & attention_mask``, :func:`is_likely_mask`).
+    """The mask in a tensor read ``x[mask]`` (or ``x[~mask]``) whose index only its parameter name calls a
+    mask (``mask_bool``; or ``input_features_mask`` where no call in this file passes a non-mask,
+    :func:`mask_parameter_index`), or that joins a mask with tensors of unknown dtype
+    (``(mol_type == 0) & attention_mask``, :func:`is_likely_mask`), or a comparison of values of unknown
+    kind that indexes a tensor or a NumPy array (:func:`_compared`; Dynamo traces NumPy as torch, so
+    ``a[b > 1.5]`` on arrays logs GB0036 too).
 
     Detection only: the dtype is not proven, so no rewrite that assumes it.
     The indexed value must be a tensor, or the mask one: only an array is
@@ -216,15 +224,51 @@ def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.N
     index = subscript.slice
     parts = index.elts if isinstance(index, nodes.Tuple) else [index]
     container_is_tensor = values.is_tensor(subscript.value)
+    container = subscript.value
+    container_is_array = container_is_tensor or is_numpy_value(values, container) or numpy_origin(values, container) is not None
     return next(
         (
             part
             for part in parts
-            if (mask_named_parameter(values, part) or is_likely_mask(values, part))
-            and (container_is_tensor or values.is_tensor(part))
+            if (container_is_tensor or values.is_tensor(part))
+            and (_named_mask(values, part) or is_likely_mask(values, part))
+            or container_is_array and _compared(values, part)
         ),
         None,
     )
+
+
+def _compared(values: ValueOracle, part: nodes.NodeNG, depth: int = 0) -> bool:
+    """``logits[labels != -100]`` on a tensor (or array), ``labels`` of unknown kind: a comparison (or ``~``, ``&``, ``|``
+    of comparisons, or a name bound once to one) with an operand that is not a Python value.
+
+    Were ``labels`` a tensor or an array, the index is a mask; were it a Python
+    number, the index would be ``True`` / ``False``, which only adds (or empties) a
+    leading dimension and no code means. A string, bytes or ``None`` operand, or
+    operands all Python values, prove nothing.
+    """
+    if depth > 4:
+        return False
+    if isinstance(part, nodes.Name):
+        bound = bound_values(part)
+        return bound is not None and len(bound) == 1 and _compared(values, bound[0], depth + 1)
+    if isinstance(part, nodes.UnaryOp) and part.op == "~":
+        return _compared(values, part.operand, depth + 1)
+    if isinstance(part, nodes.BinOp) and part.op in {"&", "|"}:
+        return _compared(values, part.left, depth + 1) and _compared(values, part.right, depth + 1)
+    if not (isinstance(part, nodes.Compare) and len(part.ops) == 1 and part.ops[0][0] in COMPARISONS):
+        return False
+    operands = (part.left, part.ops[0][1])
+    if any(isinstance(o, nodes.Const) and not isinstance(o.value, (int, float)) for o in operands):
+        return False
+    return any(values.kind(o) is not Kind.STATIC for o in operands)
+
+
+def _named_mask(values: ValueOracle, part: nodes.NodeNG) -> bool:
+    """*part* is a parameter its name calls a mask (:func:`mask_named_parameter`, :func:`mask_parameter_index`),
+    or keeps its dtype from one (``~mask``, ``mask.to(h.device)``, :func:`mask_behind`)."""
+    behind = mask_behind(part)
+    return mask_named_parameter(values, behind) or mask_parameter_index(values, behind)
 
 
 class DataDependentOutputShape(Rule):
@@ -240,13 +284,20 @@ class DataDependentOutputShape(Rule):
     receiver's dtype), or updated in place (`valid &= w > 0`: in place, a
     tensor keeps its dtype),
     one of those reached through this file:
-    returned by a helper (`mask, n = self.get_mask(ids)`), kept on `self` or
+    returned by a helper (`mask, n = self.get_mask(ids)`, `out["keep"]` of the dict it returns), kept on `self` or
     registered as a buffer, or a parameter every call of which passes one;
     or a parameter whose name says boolean
-    mask: `mask_bool`, `bool_mask`; a bare `mask` may be an integer index;
+    mask: `mask_bool`, `bool_mask`; or one whose name ends in `mask`
+    (`input_features_mask`, `~padding_mask`), not an attention mask (0/1
+    integers), when no call in this file passes anything but a possible mask
+    for it (detectron2 passes `...` as `fg_mask`; an integer tensor gathers);
     or one of those masks joined by `&`, `|` or `^` with tensors of unknown
     dtype, `(mol_type == 0) & attention_mask`: an integer operand would make a
-    0/1 index that gathers rows 0 and 1, which no code means); also `x[x >= 0]` on an `x` of
+    0/1 index that gathers rows 0 and 1, which no code means); or a comparison
+    indexing a tensor (or a NumPy array, which Dynamo traces as one),
+    `logits[labels != -100]` with `labels` of unknown kind
+    (were it a Python number, the index would be a Python bool, which no code
+    means); also `x[x >= 0]` on an `x` of
     unknown type, since only an array is ordered against a number and
     indexed by the result, and `x[m]` on an `x` of unknown type with `m`
     one of the boolean masks above, since only an array is indexed by a
@@ -452,9 +503,14 @@ class DataDependentOutputShape(Rule):
         _HEADER + "    idx = r.eq(2).to(torch.long)\n    return x[idx.to(x.device)]\n",
         "import torch\n\n\ndef f(x):\n    return x[x > 0].sum(), torch.nonzero(x)\n",
         _CAPTURE + "    idx = torch.nonzero(x > 0)\n    return x[x > 0].sum() + len(idx), torch.unique(r)\n",
-        # a name is evidence only for an unannotated (or ``torch.Tensor``) parameter that indexes as it came in
-        "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, mask, input_mask, mask_bool: torch.LongTensor, bool_mask):\n"
-        "    bool_mask = bool_mask.long()\n    x[mask] = 0\n    return x[mask], x[input_mask], x[mask_bool], x[bool_mask]\n",
+        # a name is evidence only for an unannotated (or ``torch.Tensor``) parameter that indexes as it came in,
+        # and says mask last but not attention (0/1 integers by convention)
+        "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, attention_mask, mask_index, mask_bool: torch.LongTensor, bool_mask, keep_mask=0):\n"
+        "    bool_mask = bool_mask.long()\n    x[attention_mask] = 0\n"
+        "    return x[attention_mask], x[mask_index], x[mask_bool], x[bool_mask], x[keep_mask]\n",
+        # ...whose every call in the file passes a possible mask: detectron2 passes `...` as `fg_mask` (a view)
+        "import torch\n\n\ndef box_loss(deltas: torch.Tensor, fg_mask: torch.Tensor):\n    return deltas[fg_mask].abs().sum()\n\n\n"
+        "@torch.compile\ndef f(x: torch.Tensor):\n    return box_loss(x, ...)\n",
         # a method a class of this file defines too: the receiver may be one of its instances
         "import torch\nfrom elsewhere import load\n\n\nclass Vocab:\n    def unique(self):\n        return self\n\n\n"
         "@torch.compile\ndef f(x: torch.Tensor):\n    return x * len(load().unique())\n",
@@ -554,7 +610,15 @@ class DataDependentOutputShape(Rule):
             "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x: torch.Tensor, r: torch.Tensor):\n"
             "    keep = (x > 0).masked_fill(r == 0, False)\n    return [t[k] for t, k in zip(load(x), keep)]\n"
         ),
-        # an index its parameter name calls a mask selects (the dtype is not proven, so no `torch.where` rewrite)
+        # an index its parameter name calls a mask selects (the dtype is not proven, so no `torch.where` rewrite):
+        # Granite Speech's `audio_features[input_features_mask]`, the mask passed on from `forward`
+        _switched(
+            "import torch\nfrom torch import nn\n\n\nclass Speech(nn.Module):\n"
+            "    def merge(self, feats: torch.Tensor, input_features_mask=None):\n"
+            "        if input_features_mask is not None:\n            feats = feats[input_features_mask]\n"
+            "        return feats\n\n    def forward(self, feats: torch.Tensor, input_features_mask=None):\n"
+            "        return self.merge(feats, input_features_mask)\n\n\nmodel = torch.compile(Speech())\n"
+        ),
         _switched("import torch\n\n\n@torch.compile\ndef f(h: torch.Tensor, mask_bool):\n    return h[mask_bool].sum()\n"),
         _switched(
             "import torch\n\n\n@torch.compile\ndef f(feats, bool_mask=None):\n"

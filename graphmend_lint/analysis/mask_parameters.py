@@ -1,0 +1,127 @@
+"""Parameters whose name calls them a mask, checked against what this file passes for them.
+
+``audio_features[input_features_mask]`` (Granite Speech) indexes with a
+parameter nothing in the function types: its dtype comes from the caller.
+Indexing with a bool tensor selects (data-dependent size, GB0036); with an
+integer tensor it gathers (static size, no break). Code that names an index
+``*_mask`` means the first: a 0/1 integer tensor as an index would gather rows
+0 and 1, which no code means. The name is weak evidence, so it is only
+accepted when nothing in this file contradicts it:
+
+* the parameter is rebound only to a bool tensor or to itself moved or reshaped (:func:`mask_behind`),
+  has no default but ``None`` and no annotation but ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``);
+* its name ends in ``mask`` / ``masks`` and does not say attention (transformers'
+  ``attention_mask`` is a 0/1 integer tensor by convention, and ``x[attention_mask]`` would gather);
+* every call of its function in this file that passes it passes a tensor not
+  proven integer or floating, or another such mask parameter. detectron2 passes
+  ``...`` as ``fg_mask`` to ``_dense_box_regression_loss``, which makes
+  ``x[fg_mask]`` a plain view: one such call keeps the parameter quiet, as do
+  ``None``, slices, numbers, lists and integer tensors.
+
+Detection only: the dtype is not proven, so no rewrite may rely on it.
+"""
+
+from __future__ import annotations
+
+from astroid import nodes
+
+from graphmend_lint.analysis.host_values import (
+    bool_keeping_receiver,
+    is_bool_tensor,
+    is_float_tensor,
+    is_integer_tensor,
+    open_parameter,
+)
+from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.values import Kind, ValueOracle
+
+#: Last words (after the last underscore) that make a parameter name a mask: ``fg_mask``, ``visual_pos_masks``;
+#: a name that goes on (``mask_token_index``, ``mask_indices``, ``mask_value``) names something else.
+_MASK_WORDS = frozenset({"mask", "masks"})
+#: Words that make a mask an attention mask, by convention 0/1 integers: no evidence of a bool dtype.
+_ATTENTION_WORDS = frozenset({"attention", "attn"})
+#: How many parameters deep a mask may be passed on (``forward(mask)`` -> ``self.merge(h, mask)``).
+_MAX_DEPTH = 4
+
+
+def mask_behind(node: nodes.NodeNG, depth: int = 0) -> nodes.NodeNG:
+    """What *node* keeps a mask's dtype from: ``mask`` behind ``~mask``, ``mask.to(h.device)``,
+    ``mask[:, None]`` or a name bound once to one of those (``visual_pos_masks = visual_pos_masks.to(h.device)``
+    then ``h[visual_pos_masks, :]``, Qwen3-VL's deepstack); *node* itself when nothing is behind it."""
+    if depth > _MAX_DEPTH:
+        return node
+    if isinstance(node, nodes.UnaryOp) and node.op == "~":
+        return mask_behind(node.operand, depth + 1)
+    if isinstance(node, nodes.Subscript) and _plain_slice(node):
+        return mask_behind(node.value, depth + 1)
+    if isinstance(node, nodes.Call) and (receiver := bool_keeping_receiver(node)) is not None:
+        return mask_behind(receiver, depth + 1)
+    if isinstance(node, nodes.Name):
+        try:
+            bindings = reaching_bindings(node)
+        except Exception:  # astroid lookups can fail on odd code; then nothing is behind it
+            return node
+        assigned = bindings[0].parent if len(bindings) == 1 else None
+        if isinstance(assigned, nodes.Assign) and assigned.targets == [bindings[0]]:
+            behind = mask_behind(assigned.value, depth + 1)
+            return node if behind is assigned.value else behind
+    return node
+
+
+def _plain_slice(node: nodes.Subscript) -> bool:
+    """``m[:, None]``, ``m[..., 0]``: an index of slices, ``None``, ``...`` and integer constants, which keeps
+    the dtype (Qwen3-VL's ``image_mask[..., 0]``)."""
+    parts = node.slice.elts if isinstance(node.slice, nodes.Tuple) else [node.slice]
+    return all(isinstance(part, nodes.Slice) or _keeping_constant(part) for part in parts)
+
+
+def _keeping_constant(part: nodes.NodeNG) -> bool:
+    return isinstance(part, nodes.Const) and (part.value is None or part.value is ... or type(part.value) is int)
+
+
+def mask_parameter_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+    """*node* reads a parameter named as a (non-attention) mask that every call in this file passes a possible
+    bool tensor for (see the module docstring), or a mask assigned in its place (``if keep_mask is None:
+    keep_mask = torch.ones(n, dtype=torch.bool)``); quiet on anything else."""
+    if depth > _MAX_DEPTH or not isinstance(node, nodes.Name) or values.kind(node) is Kind.STATIC:
+        return False
+    try:
+        bindings = reaching_bindings(node)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+        return False
+    parameters = [binding for binding in bindings if isinstance(binding.parent, nodes.Arguments)]
+    if len(parameters) != 1 or not open_parameter(parameters[0]):
+        return False
+    parameter = parameters[0]
+    words = parameter.name.lower().strip("_").split("_")
+    if words[-1] not in _MASK_WORDS or _ATTENTION_WORDS.intersection(words):
+        return False
+    others = (binding for binding in bindings if binding is not parameter)
+    if not all(_assigns_a_mask(values, binding, parameter.name) for binding in others):
+        return False
+    passed = values.call_site_arguments(parameter.parent.parent, parameter.name)
+    return all(_may_pass_a_mask(values, argument, depth) for argument in passed)
+
+
+def _assigns_a_mask(values: ValueOracle, binding: nodes.NodeNG, name: str) -> bool:
+    """*binding* assigns a bool tensor, or the parameter *name* itself moved or reshaped
+    (``valid_mask = valid_mask.to(device)``; ``valid_mask = valid_mask > 0.5`` is a comparison, bool too)."""
+    assigned = binding.parent
+    if not (isinstance(assigned, nodes.Assign) and assigned.targets == [binding]):
+        return False
+    behind = mask_behind(assigned.value)
+    return is_bool_tensor(values, assigned.value) or (
+        behind is not assigned.value and isinstance(behind, nodes.Name) and behind.name == name
+    )
+
+
+def _may_pass_a_mask(values: ValueOracle, argument: nodes.NodeNG, depth: int) -> bool:
+    """A call passes a mask, or a tensor that may be one: not ``...``, ``None``, a number, a list or an
+    integer or floating tensor."""
+    if is_bool_tensor(values, argument) or mask_parameter_index(values, mask_behind(argument), depth + 1):
+        return True
+    return (
+        values.is_tensor(argument)
+        and not is_integer_tensor(values, argument)
+        and not is_float_tensor(values, argument)
+    )
