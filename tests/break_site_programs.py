@@ -247,6 +247,19 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "def f(x, y):\n    return _pad(x, np.lcm(x.shape[0], 3))\n",
         {10},
     ),
+    # a comprehension whose body breaks: Dynamo steps a list, a list display or a shape in its own frame...
+    "near-miss-comprehension-frame-sequences": (
+        IMPORTS + "def f(x, y):\n    ws = list(x.split(4))\n    out = [\n        int(t.sum())\n        for t in ws\n    ]\n"
+        "    both = [\n        float(t.max())\n        for t in [x, y]\n    ]\n"
+        "    rows = [\n        int(x[:s].sum())\n        for s in x.shape\n    ]\n    return out, both, rows\n",
+        {12, 16, 20},
+    ),
+    # ...but not a dict view: it breaks again where the comprehension starts (GB4347)
+    "comprehension-frame-dict-values": (
+        IMPORTS + "def f(x, y):\n    d = {'a': x, 'b': y}\n    out = [\n        int(t.sum())\n        for t in d.values()\n    ]\n"
+        "    return out\n",
+        {11, 12},
+    ),
     # comprehensions Dynamo inlines: nothing in them, or in a loop or `try` of their function, breaks
     "near-miss-comprehensions": (
         IMPORTS + "class Stack(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
