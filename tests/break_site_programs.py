@@ -260,6 +260,15 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "    return out\n",
         {11, 12},
     ),
+    # an integer buffer of the module as a size: Dynamo reads it like an argument of the frame, no break
+    "near-miss-buffer-as-size": (
+        IMPORTS + "class Pos(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('n', torch.tensor(4))\n\n    def forward(self, x):\n"
+        "        a = torch.arange(self.n) + x.view(self.n, -1).sum() + x.new_zeros(self.n, 2).sum()\n"
+        "        return a + torch.randint(0, self.n, (4,)) + x.narrow(0, 0, self.n).sum()\n\n"
+        "pos = Pos()\n\ndef f(x, y):\n    return pos(x)\n",
+        set(),
+    ),
     # comprehensions Dynamo inlines: nothing in them, or in a loop or `try` of their function, breaks
     "near-miss-comprehensions": (
         IMPORTS + "class Stack(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
