@@ -231,6 +231,44 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         IMPORTS + "def f(x, y):\n    c = np.log(x.shape[0])\n    if c > 1:\n        x = x * 2\n    return x\n",
         {11},
     ),
+    # NumPy on Python numbers only carried (a torch op's keyword, a helper that divides a tensor by it, an
+    # augmented assignment, a conditional expression, a list or dict, the return value): nothing breaks
+    "near-miss-numpy-carried": (
+        IMPORTS + "def _norm(v, s):\n    return v / s\n\ndef f(x, y):\n    k = x.shape[0]\n    s = np.sqrt(k)\n"
+        "    s *= 2\n    t = np.log(k) if k > 2 else 1.0\n    scales = [np.sqrt(k), {'s': np.log(k)}]\n"
+        "    x = _norm(x, np.sqrt(k)) * t * s + y / np.sqrt(k)\n"
+        "    x = x.clamp(min=np.log(k) - 9) + torch.full((2,), fill_value=np.log(k)).sum()\n"
+        "    return x * scales[0] * scales[1]['s'], np.lcm(k, 4)\n",
+        set(),
+    ),
+    # ...but a helper of the file that branches on it breaks there, at the helper's line
+    "numpy-value-branch-in-helper": (
+        IMPORTS + "def _pad(x, chunk):\n    if x.shape[-1] % chunk != 0:\n        x = x + 1\n    return x\n\n"
+        "def f(x, y):\n    return _pad(x, np.lcm(x.shape[0], 3))\n",
+        {10},
+    ),
+    # a comprehension whose body breaks: Dynamo steps a list, a list display or a shape in its own frame...
+    "near-miss-comprehension-frame-sequences": (
+        IMPORTS + "def f(x, y):\n    ws = list(x.split(4))\n    out = [\n        int(t.sum())\n        for t in ws\n    ]\n"
+        "    both = [\n        float(t.max())\n        for t in [x, y]\n    ]\n"
+        "    rows = [\n        int(x[:s].sum())\n        for s in x.shape\n    ]\n    return out, both, rows\n",
+        {12, 16, 20},
+    ),
+    # ...but not a dict view: it breaks again where the comprehension starts (GB4347)
+    "comprehension-frame-dict-values": (
+        IMPORTS + "def f(x, y):\n    d = {'a': x, 'b': y}\n    out = [\n        int(t.sum())\n        for t in d.values()\n    ]\n"
+        "    return out\n",
+        {11, 12},
+    ),
+    # an integer buffer of the module as a size: Dynamo reads it like an argument of the frame, no break
+    "near-miss-buffer-as-size": (
+        IMPORTS + "class Pos(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('n', torch.tensor(4))\n\n    def forward(self, x):\n"
+        "        a = torch.arange(self.n) + x.view(self.n, -1).sum() + x.new_zeros(self.n, 2).sum()\n"
+        "        return a + torch.randint(0, self.n, (4,)) + x.narrow(0, 0, self.n).sum()\n\n"
+        "pos = Pos()\n\ndef f(x, y):\n    return pos(x)\n",
+        set(),
+    ),
     # comprehensions Dynamo inlines: nothing in them, or in a loop or `try` of their function, breaks
     "near-miss-comprehensions": (
         IMPORTS + "class Stack(nn.Module):\n    def __init__(self):\n        super().__init__()\n"

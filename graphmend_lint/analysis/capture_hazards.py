@@ -74,9 +74,14 @@ from typing import TYPE_CHECKING
 
 from astroid import nodes
 
-from graphmend_lint.analysis.captured_flow import bound_parameter
 from graphmend_lint.analysis.captured_values import captured_origin
-from graphmend_lint.analysis.host_values import bound_values, builtin_name, condition_operands, is_torch_op
+from graphmend_lint.analysis.host_values import (
+    bound_parameter,
+    bound_values,
+    builtin_name,
+    condition_operands,
+    is_torch_op,
+)
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.module_attributes import constructor_of
 

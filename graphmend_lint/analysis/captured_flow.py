@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
-from graphmend_lint.analysis.host_values import builtin_name, method_call
+from graphmend_lint.analysis.host_values import bound_parameter, builtin_name, method_call
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.values import Kind, ValueOracle
 
@@ -171,20 +171,6 @@ def _packed(container: nodes.Tuple | nodes.List, element: nodes.NodeNG) -> bool:
         return False
     before = container.elts[: container.elts.index(element) + 1]
     return not any(isinstance(part, nodes.Starred) for part in before)
-
-
-def bound_parameter(function: nodes.FunctionDef, call: nodes.Call, argument: nodes.NodeNG) -> nodes.AssignName | None:
-    """The parameter of *function* that *argument* of *call* binds, when that is certain."""
-    arguments = function.args
-    if arguments.vararg or arguments.kwarg or any(isinstance(a, nodes.Starred) for a in call.args):
-        return None
-    if isinstance(argument, nodes.Keyword):
-        named = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-        return next((p for p in named if p.name == argument.arg), None)
-    positional = [*arguments.posonlyargs, *arguments.args]
-    bound = isinstance(function.parent, nodes.ClassDef) and function.type != "staticmethod"
-    index = call.args.index(argument) + (1 if bound else 0)
-    return positional[index] if index < len(positional) else None
 
 
 def _reads(target: nodes.AssignName) -> list[nodes.Name] | None:

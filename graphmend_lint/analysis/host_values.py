@@ -321,6 +321,20 @@ def sole_binding(target: nodes.AssignName) -> bool:
     return bindings == [target] and not deleted
 
 
+def bound_parameter(function: nodes.FunctionDef, call: nodes.Call, argument: nodes.NodeNG) -> nodes.AssignName | None:
+    """The parameter of *function* that *argument* of *call* binds, when that is certain."""
+    arguments = function.args
+    if arguments.vararg or arguments.kwarg or any(isinstance(a, nodes.Starred) for a in call.args):
+        return None
+    if isinstance(argument, nodes.Keyword):
+        named = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        return next((p for p in named if p.name == argument.arg), None)
+    positional = [*arguments.posonlyargs, *arguments.args]
+    bound = isinstance(function.parent, nodes.ClassDef) and function.type != "staticmethod"
+    index = call.args.index(argument) + (1 if bound else 0)
+    return positional[index] if index < len(positional) else None
+
+
 def reads_of(target: nodes.AssignName) -> list[nodes.Name] | None:
     """Every read of the variable *target* binds, or ``None`` when that is not provable.
 
@@ -368,8 +382,8 @@ def python_use(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, float
         return node
     child, parent = node, node.parent
     while isinstance(parent, (nodes.BinOp, nodes.UnaryOp)):
-        if isinstance(parent, nodes.BinOp) and values.kind(parent.left if parent.right is child else parent.right) is Kind.TENSOR:
-            return None
+        if isinstance(parent, nodes.BinOp) and values.kind(parent.left if parent.right is child else parent.right) is not Kind.STATIC:
+            return None  # mixed into a tensor, or into a value of unknown kind (reformer's ``key_vectors / np.sqrt(d)``)
         child, parent = parent, parent.parent
     if float_casts and _cast_to_python(parent, child):
         return None
@@ -378,18 +392,64 @@ def python_use(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, float
     if isinstance(parent, nodes.Call) and child in parent.args:
         if _traced_numpy_call(values, parent):  # np.log(np.exp(k) - 1): a tensor op whose result is followed
             return python_use(values, parent, depth + 1)
-        return None if is_torch_op(values, parent) else parent
+        if is_torch_op(values, parent):
+            return None
+        return _argument_use(values, parent, child, depth, float_casts=float_casts)
     if _stored_into_tensor(values, child):
         return None
+    if isinstance(parent, nodes.Keyword) and isinstance(parent.parent, nodes.Call):
+        call = parent.parent  # torch.full(size, fill_value=v), x.clamp(min=v): a torch op keeps it (measured)
+        return None if is_torch_op(values, call) else _argument_use(values, call, parent, depth, float_casts=float_casts)
+    if isinstance(parent, nodes.IfExp) and child is not parent.test:
+        return python_use(values, parent, depth + 1, float_casts=float_casts)  # ``v if c else 1.0`` is v
     target = single_target(child)
-    reads = reads_of(target) if target is not None else None
-    if not reads:
+    if target is not None:
+        reads = reads_of(target) or ()
+        return next((use for read in reads if (use := python_use(values, read, depth + 1, float_casts=float_casts))), None)
+    return _decided_by_python(child, parent)
+
+
+def _decided_by_python(child: nodes.NodeNG, parent: nodes.NodeNG) -> nodes.NodeNG | None:
+    """*parent* when Python itself needs *child*'s number: a comparison or ``and``/``or`` (what a branch
+    tests), the test of an ``if``/``while``/conditional expression, a slice bound or an index of a
+    container; ``None`` otherwise.
+
+    Anything else (returned to callers, kept in a list, tuple or dict, an
+    augmented assignment, a rebound name, a value never read) does not show
+    where Python takes the value, and Dynamo does not break where it is only
+    carried (measured, torch 2.13: ``return x, np.lcm(k, 4)``,
+    ``[np.sqrt(k)]``, ``{"s": np.sqrt(k)}``, ``s = np.sqrt(k); s *= 2``), so
+    nothing is reported there.
+    """
+    if isinstance(parent, (nodes.Compare, nodes.BoolOp, nodes.Slice)):
+        return parent
+    if isinstance(parent, (nodes.If, nodes.While, nodes.IfExp)) and child is parent.test:
         return child if parent.is_statement else parent
-    for read in reads:
-        use = python_use(values, read, depth + 1, float_casts=float_casts)
-        if use is not None:
-            return use
+    if isinstance(parent, nodes.Subscript) and child is parent.slice:
+        return parent
     return None
+
+
+def _argument_use(
+    values: ValueOracle, call: nodes.Call, argument: nodes.NodeNG, depth: int, *, float_casts: bool
+) -> nodes.NodeNG | None:
+    """The Python use of *argument* passed to *call*, a call that is not a torch op.
+
+    A builtin or ``math`` function takes it as a Python number (``range(n)``,
+    ``math.floor(v)``): the call is the use. A function of this file is
+    followed into the parameter the argument binds (reformer's
+    ``self._len_and_dim_norm(vectors, np.sqrt(d))`` only divides a tensor by
+    it: no break, measured). Any other callee is not known: what it does with
+    the value is not provable, so nothing is reported.
+    """
+    if builtin_name(call) is not None or (values.qualified_name(call.func) or "").startswith("math."):
+        return call
+    callee = values.called_function(call)
+    parameter = bound_parameter(callee, call, argument) if callee is not None else None
+    reads = reads_of(parameter) if parameter is not None else None
+    if reads is None:
+        return None
+    return next((use for read in reads if (use := python_use(values, read, depth + 1, float_casts=float_casts))), None)
 
 
 def _cast_to_python(parent: nodes.NodeNG, child: nodes.NodeNG) -> bool:

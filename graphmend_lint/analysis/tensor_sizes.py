@@ -115,7 +115,10 @@ def tensor_size(values: ValueOracle, node: nodes.NodeNG) -> TensorSize | None:
         (
             (size, is_bound)
             for size, is_bound in [*((size, False) for size in sizes), *((b, True) for b in bounds)]
-            if values.is_tensor(size) and not frame_input(values, size) and not _built_from_python_values(values, size)
+            if values.is_tensor(size)
+            and not frame_input(values, size)
+            and not module_state(size)
+            and not _built_from_python_values(values, size)
         ),
         (None, False),
     )
@@ -272,6 +275,34 @@ def _built_from_python_values(values: ValueOracle, node: nodes.NodeNG, depth: in
 def _python_value(values: ValueOracle, node: nodes.NodeNG) -> bool:
     """A Python value: static to the oracle, or a provable number (``batch, seq_len, d = x.size()``)."""
     return values.kind(node) is Kind.STATIC or is_python_number(values, node)
+
+
+def module_state(node: nodes.NodeNG) -> bool:
+    """Whether *node* is ``self.<attr>`` that its function neither assigns nor updates in place.
+
+    A buffer or tensor attribute of the module is read by the frame like an
+    argument, and Dynamo specialises a size on it like one (measured, torch
+    2.13, an integer 0-d buffer: no break at ``torch.arange(self.n)``,
+    ``x.view(self.n, -1)``, ``x.new_zeros(self.count)``,
+    ``torch.randint(0, self.n, (2,))``, ``x.narrow(0, 0, self.n)``,
+    ``F.pad(x, (0, self.n))``). Updated first (``self.n += 1``), it is
+    computed in the graph and breaks as a size (GB0033, measured).
+    """
+    if not (isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self"):
+        return False
+    for other in node.frame().nodes_of_class((nodes.AssignAttr, nodes.Attribute)):
+        same = other.attrname == node.attrname and isinstance(other.expr, nodes.Name) and other.expr.name == "self"
+        if same and isinstance(other, nodes.AssignAttr):
+            return False
+        parent = other.parent
+        if (
+            isinstance(parent, nodes.Attribute)
+            and parent.attrname.endswith("_")
+            and same
+            and isinstance(parent.parent, nodes.Call)
+        ):
+            return False  # self.n.add_(1)
+    return True
 
 
 def frame_input(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:

@@ -88,7 +88,10 @@ class TensorToPythonScalar(Rule):
     argument of the same call, which the resumed frame receives), or a 0-d
     tensor built from Python numbers and shapes alone
     (`torch.tensor(x.shape[1]) // 2`, `torch.div(n, 2)`), is not reported as
-    a size: Dynamo knows its value (measured on torch 2.13).
+    a size: Dynamo knows its value (measured on torch 2.13); nor is a
+    buffer or tensor attribute of the module (`torch.arange(self.n)`) that
+    the function does not update first, which Dynamo reads like an argument
+    (measured: no break).
     Also `torch._check_tensor_all(cond)` and
     `torch._check_tensor_all_with(error, cond, msg)` with a tensor `cond`:
     torch reads the condition back with `.item()` (GB0124, measured on
@@ -264,6 +267,10 @@ class TensorToPythonScalar(Rule):
         _HEADER + "    return torch.zeros((2, lengths)), x.new_zeros(2, lengths)\n",
         # integer arguments that are Python ints or frame inputs (measured: no break)
         _HEADER + "    return x.roll(n), x.topk(2), x.narrow(0, 0, n), torch.reshape(x, (n, -1)), x.chunk(lengths)\n",
+        # an integer buffer of the module: read like a frame argument, specialised on (measured)
+        "import torch\nfrom torch import nn\n\n\nclass Pos(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('n', torch.tensor(4))\n\n    def forward(self, x):\n"
+        "        return torch.arange(self.n), x.view(self.n, -1), x.new_zeros(self.n)\n\n\nmodel = torch.compile(Pos())\n",
         # a 0-d tensor of Python numbers and shapes alone: Dynamo knows its value (measured)
         _HEADER + "    half = torch.tensor(x.shape[1]) // 2\n"
         "    return torch.arange(half), x.view(torch.div(x.shape[0], 1, rounding_mode='floor'), -1)\n",

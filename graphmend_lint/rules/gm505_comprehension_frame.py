@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
+from graphmend_lint.analysis.host_values import bound_values
+from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic
@@ -18,6 +20,13 @@ COMPREHENSIONS = (nodes.ListComp, nodes.SetComp, nodes.DictComp)
 #: Callables whose result iterates as a tuple or range iterator, which Dynamo steps through.
 _TUPLE_LIKE_CALLS = frozenset({"tuple", "range"})
 _SKIPPED_BODY = (nodes.FunctionDef, nodes.ClassDef, nodes.Lambda)
+#: Methods whose result iterates a dict's keys, values or items.
+_MAPPING_VIEWS = frozenset({"items", "keys", "values"})
+#: Builtins whose iterator wraps another one.
+_PAIRING_CALLS = frozenset({"zip", "enumerate"})
+#: Module containers, which iterate a dict of submodules.
+_MODULE_CONTAINERS = frozenset({"ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict"})
+_DISPLAYS = (nodes.Dict, nodes.Set, nodes.DictComp, nodes.SetComp)
 _CAPTURING = "keys = {{f'output_{{k}}': getattr(self, f'output_{{k}}', False) for k in {flags}}}"
 _HEADER = (
     "import torch\nfrom torch import nn\n\nFLAGS = {{'hidden_states': 1}}\n\n\nclass Wrapped(nn.Module):\n"
@@ -32,7 +41,7 @@ _SIZES = (
     "    return [F.interpolate(x, size=(h, w)) for h, w in {pairs}]\n"
 )
 _ITEMS = (
-    "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, weights: list):\n"
+    "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, weights: list, scales: dict):\n"
     "    return [(x * w).sum().item() for w in {sizes}]\n"
 )
 
@@ -44,14 +53,52 @@ _LOOP = (
 
 
 def _steps_as_tuple(values: ValueOracle, iterable: nodes.NodeNG) -> bool:
-    """Dynamo can step the iterable's iterator in any frame: a tuple, a range or a tensor (measured)."""
-    if isinstance(iterable, nodes.Tuple):
+    """Dynamo can step the iterable's iterator in any frame: a tuple, a range or a tensor (measured).
+
+    A list display is one too: CPython compiles ``for v in [a, b]`` (in a
+    comprehension as in a loop) to iterate a tuple. So is a ``torch.Size``
+    (``x.shape``, ``x.size()``, a slice of either), a tuple subclass
+    (measured, torch 2.13: no GB4347 over ``[a, len(ws)]``, ``y.shape``,
+    ``y.size()[::-1]``).
+    """
+    if isinstance(iterable, (nodes.Tuple, nodes.List)):
         return True
-    if isinstance(iterable, nodes.List):
-        return all(isinstance(e, nodes.Const) for e in iterable.elts)  # compiled to a tuple constant
+    if isinstance(iterable, nodes.Subscript) and isinstance(iterable.slice, nodes.Slice):
+        iterable = iterable.value  # x.shape[1:]
+    if isinstance(iterable, nodes.Attribute) and iterable.attrname == "shape":
+        return True
+    if isinstance(iterable, nodes.Call) and isinstance(iterable.func, nodes.Attribute) and iterable.func.attrname == "size":
+        if not iterable.args and values.is_tensor(iterable.func.expr):
+            return True
     if isinstance(iterable, nodes.Call) and isinstance(iterable.func, nodes.Name):
         return iterable.func.name in _TUPLE_LIKE_CALLS
     return values.kind(iterable) is Kind.TENSOR
+
+
+def _iterates_mapping_or_set(values: ValueOracle, iterable: nodes.NodeNG) -> bool:
+    """*iterable* is a dict, a set, a view of a dict, ``zip``/``enumerate`` of anything, or a module container.
+
+    When the comprehension's own body breaks, Dynamo compiles its frame on
+    its own, and there it steps a list, ``sorted``/``reversed`` of one, a
+    tuple or a string (measured, torch 2.13: no GB4347), but not these
+    (GB4347 over dicts, ``.items()``/``.keys()``/``.values()``, sets,
+    ``zip``, ``nn.ModuleList``; ``enumerate`` breaks there too, GB8335). An
+    iterable of unknown type is not reported.
+    """
+    if isinstance(iterable, _DISPLAYS):
+        return True
+    if isinstance(iterable, nodes.Call):
+        func = iterable.func
+        if isinstance(func, nodes.Attribute):
+            return func.attrname in _MAPPING_VIEWS
+        return isinstance(func, nodes.Name) and func.name in _PAIRING_CALLS
+    if not isinstance(iterable, (nodes.Name, nodes.Attribute)):
+        return False
+    constructor = constructor_of(values, iterable)  # self.layers = nn.ModuleList(...)
+    if constructor is not None:
+        return constructor.rpartition(".")[2] in _MODULE_CONTAINERS or constructor in {"dict", "set"}
+    bound = bound_values(iterable) if isinstance(iterable, nodes.Name) else None
+    return bool(bound) and all(isinstance(value, _DISPLAYS) for value in bound)
 
 
 def _holds_module_or_tensor(values: ValueOracle, comprehension: nodes.NodeNG) -> bool:
@@ -92,13 +139,17 @@ def _version(text: str) -> tuple[int, ...]:
 
 class ComprehensionFrame(Rule):
     """## What it does
-    Flags a list, set or dict comprehension over anything but a tuple, a
-    `range` or a tensor (a dict, its `.items()`, a list, `zip(...)`,
-    `enumerate(...)`, ...) in compiled code, when Dynamo will compile the
+    Flags a list, set or dict comprehension over anything but a tuple (a
+    list display, a shape), a `range` or a tensor (a dict, its `.items()`, a
+    list, `zip(...)`, `enumerate(...)`, ...) in compiled code, when Dynamo will compile the
     comprehension's frame on its own:
 
     * the comprehension's body breaks the graph itself (`.item()`, a mask
-      read, a print...), or
+      read, a print...) and it iterates a dict, a set, a dict view
+      (`.items()`, `.keys()`, `.values()`), `zip(...)`, `enumerate(...)` or a
+      module container (`nn.ModuleList`): over a list, `sorted(...)`, a tuple
+      or a string Dynamo steps that frame (measured, no GB4347), and over
+      an iterable of unknown type the rule stays quiet, or
     * it closes over `self` or a tensor, and its function also holds what
       makes Dynamo give up on a whole frame: a `try` block calling code that
       breaks (or code this file does not show), or a loop whose body breaks
@@ -119,7 +170,11 @@ class ComprehensionFrame(Rule):
     separately, and there it can step only through tuple, range and tensor
     iterators: over anything else it breaks again (GB4347, "Missing
     tp_iternext"; measured on torch 2.13 / Python 3.11 for dicts, `.items()`,
-    `.keys()`, lists, sets, `zip`, `enumerate`, `sorted` and strings).
+    `.keys()`, lists, sets, `zip`, `enumerate`, `sorted` and strings when the
+    function runs eagerly; after a break in the body only for dicts, their
+    views, sets, `zip` and module containers). A list display
+    (`for v in [a, b]`) is compiled to a tuple, and a `torch.Size`
+    (`x.shape`, `x.size()`) is one: neither breaks.
 
     ## Example
     ```python
@@ -169,6 +224,9 @@ class ComprehensionFrame(Rule):
         _HEADER.format(layer="LSTM", comprehension="keys = {f'output_{k}': False for k in FLAGS}"),
         _HEADER.format(layer="Linear", comprehension=_CAPTURING.format(flags="FLAGS")),
         _ITEMS.format(sizes="tuple(weights)"),
+        # its own body breaks, but Dynamo steps a list, a sorted list, a shape in the comprehension's frame (measured)
+        _ITEMS.format(sizes="weights") + _ITEMS.format(sizes="sorted(weights)").replace("def f", "def g"),
+        _ITEMS.format(sizes="x.shape[1:]"),
     )
     invalid = (
         Example(
@@ -182,7 +240,7 @@ class ComprehensionFrame(Rule):
             _HEADER.format(layer="GRU", comprehension="keys = [x for _ in FLAGS.items()]"),
             fixed=_HEADER.format(layer="GRU", comprehension="keys = [x for _ in tuple(FLAGS.items())]"),
         ),
-        Example(_ITEMS.format(sizes="weights"), fixed=_ITEMS.format(sizes="tuple(weights)"), unsafe=True),
+        Example(_ITEMS.format(sizes="scales.values()"), fixed=_ITEMS.format(sizes="tuple(scales.values())"), unsafe=True),
         # the loop calls a helper that breaks: Dynamo runs f eagerly (torchaudio's RNN-T beam search, measured)
         Example(_LOOP.format(items="ITEMS"), fixed=_LOOP.format(items="tuple(ITEMS)")),
         # a tensor given as a size breaks inside the comprehension (ViLT's position embeddings, measured)
@@ -206,7 +264,7 @@ class ComprehensionFrame(Rule):
             if _steps_as_tuple(ctx.values, comprehension.generators[0].iter):
                 continue
             inside = breaks.breaking_node(comprehension)
-            if inside is not None:
+            if inside is not None and _iterates_mapping_or_set(ctx.values, comprehension.generators[0].iter):
                 why = f"the graph break inside it (line {inside.lineno}) makes Dynamo compile its frame on its own"
             else:
                 skipping = _holds_module_or_tensor(ctx.values, comprehension) and frame_skipping_construct(
