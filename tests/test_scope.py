@@ -338,6 +338,33 @@ def test_a_resolved_or_method_compile_does_not_fall_back() -> None:
     assert traced(MODEL + "def go(m):\n    m.compile()") == set()
 
 
+def test_an_isinstance_test_says_which_modules_a_loop_compiles() -> None:
+    """torchtune's ``compile_model``: the loop walks an unknown model's modules; the test picks the compiled ones."""
+    loop = "def compile_model(model):\n    for m in reversed(list(model.modules())):\n        if {test}:\n            m.compile(backend='inductor')"
+    assert traced(MODEL + loop.format(test="isinstance(m, Block)")) == {"Block.forward", "Block.act"}
+    assert traced(MODEL + loop.format(test="isinstance(m, Net) or isinstance(m, Block)")) == NET
+    assert traced(MODEL + loop.format(test="isinstance(m, (Net, Block)) and m.training")) == NET
+    derived = "class Wide(Block):\n    pass\n"
+    assert "Block.forward" in traced(MODEL + derived + loop.format(test="isinstance(m, Block)"))
+    as_function = "def go(model):\n    for m in model.modules():\n        if isinstance(m, Block):\n            c = torch.compile(m)"
+    assert traced(MODEL + as_function) == {"Block.forward", "Block.act"}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "def go(model):\n    for m in model.modules():\n        if not isinstance(m, Block):\n            m.compile()",
+        "def go(model):\n    for m in model.modules():\n        if isinstance(m, Block):\n            pass\n        else:\n            m.compile()",
+        "def go(model):\n    for m in model.modules():\n        if isinstance(m, Block) or m.training:\n            m.compile()",
+        "def go(model, other):\n    for m in model.modules():\n        if isinstance(other, Block):\n            m.compile()",
+        "def go(model):\n    for m in model.modules():\n        if isinstance(m, nn.Linear):\n            m.compile()",
+    ],
+    ids=["negated", "else-branch", "or-with-other-test", "other-name", "imported-class"],
+)
+def test_an_isinstance_test_that_does_not_pin_the_class_compiles_nothing(entry: str) -> None:
+    assert traced(MODEL + entry) == set()
+
+
 def test_compiled_objects_passed_into_compiled_code() -> None:
     direct = "@torch.compile\ndef step(model, x):\n    return model(x)\nstep(Net(), 1)"
     through_alias = "def step(model, x):\n    return model(x)\ncompiled = torch.compile(step)\ncompiled(Net(), 1)"

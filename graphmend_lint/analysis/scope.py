@@ -262,6 +262,8 @@ class ScopeAnalyzer:
                 continue
             origin = (f"{self.label}:{call.lineno} {_short(call)}",)
             targets = self.resolver.resolve(subject, scope)
+            if not targets and isinstance(subject, ast.Name):
+                targets = self.resolver.narrowed_instances(subject.id, call, scope)
             if not targets and not is_method_compile and _names_a_value(subject):
                 yield from self._unresolved_module_roots(origin)
             for target in targets:
