@@ -715,6 +715,40 @@ def test_self_attributes_come_from_the_bases_this_file_defines() -> None:
     assert kinds == {"self.mode": T, "self.k": S, "self.scale": T, "self.other": U}
 
 
+def test_items_a_class_stores_in_its_literal_container_have_the_stored_kinds() -> None:
+    """audiocraft's ``StreamingModule``: ``self._streaming_state = {}`` in a base class, tensors stored under
+    keys by a subclass (``int(self._streaming_state['offset'].item())`` breaks, GB0124). A key stored
+    under another key, a key nothing stores and a container that is not only a literal keep the old answer."""
+    kinds = kinds_of(
+        "import torch\nfrom torch import nn\n"
+        "class Streaming(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self._state = {}\n"
+        "        self.steps = [0]\n"
+        "        self.other = {}\n"
+        "        self.built = dict()\n"
+        "class Attention(Streaming):\n"
+        "    def _complete(self, k):\n"
+        "        self._state['past_keys'] = torch.cat([k, k])\n"
+        "        self._state['offset'] = torch.tensor(0)\n"
+        "        self._state['count'] = 3\n"
+        "        self.steps[0] = 1\n"
+        "        self.built['k'] = k\n"
+        "    def forward(self, x, key):\n"
+        "        self._complete(x)\n"
+        "        probe(self._state['offset'], self._state['past_keys'], self._state['count'], self._state[key],\n"
+        "              self._state, self.steps[0], self.other['a'], self.built['k'])\n"
+        "        return x\n"
+        "model = torch.compile(Attention())\n"
+    )
+    assert kinds == {
+        "self._state['offset']": T, "self._state['past_keys']": T, "self._state['count']": S,
+        "self._state[key]": U,  # any of the stored values: tensors and a Python int
+        "self._state": S, "self.steps[0]": S, "self.other['a']": S, "self.built['k']": S,
+    }  # fmt: skip
+
+
 def test_items_of_a_copy_of_a_tensor_are_tensors() -> None:
     """``for length in sorted(lengths, reverse=True)`` (torchaudio's HuBERT spans): iterating a tensor yields
     tensors, and ``sorted``/``list``/``tuple``/``reversed`` keep them; a shape's items are Python ints."""

@@ -157,6 +157,8 @@ class _ClassAttributes:
 
     assigned: dict[str, list[nodes.NodeNG]] = field(default_factory=dict)
     buffers: dict[str, list[nodes.NodeNG]] = field(default_factory=dict)
+    #: ``self.<attribute>[key] = value`` stores: the subscript target (its key) and the value, by attribute.
+    items: dict[str, list[tuple[nodes.Subscript, nodes.NodeNG]]] = field(default_factory=dict)
 
 
 _INDEX_ATTRIBUTE = "_graphmend_attributes"
@@ -173,8 +175,18 @@ def _class_attributes(klass: nodes.ClassDef) -> _ClassAttributes:
     if found is not None:
         return found
     found = _ClassAttributes()
-    for node in descendants(klass, (nodes.AssignAttr, nodes.Call)):
-        if isinstance(node, nodes.AssignAttr):
+    for node in descendants(klass, (nodes.AssignAttr, nodes.Call, nodes.Subscript)):
+        if isinstance(node, nodes.Subscript):
+            container = node.value
+            if (
+                isinstance(node.parent, nodes.Assign)
+                and node in node.parent.targets
+                and isinstance(container, nodes.Attribute)
+                and isinstance(container.expr, nodes.Name)
+                and container.expr.name == "self"
+            ):
+                found.items.setdefault(container.attrname, []).append((node, node.parent.value))
+        elif isinstance(node, nodes.AssignAttr):
             statement = node.parent
             if (
                 isinstance(node.expr, nodes.Name)
@@ -1372,9 +1384,49 @@ class ValueOracle:
             if element is not None:
                 return element  # ``self._pad(x)[1]``, ``(x, n)[0]``, ``self.step(...)["prev_sample"]``
         value = self._kind(node.value)
+        if value is Kind.STATIC:
+            stored = self._stored_items(node)
+            if stored:
+                return join(self._kind(item) for item in stored)
         if value in (Kind.TENSOR, Kind.STATIC):
             return value
         return Kind.TENSOR if _array_index(index) else Kind.UNKNOWN
+
+    def _stored_items(self, node: nodes.Subscript) -> list[nodes.NodeNG]:
+        """What ``self.state[key]`` can hold when ``self.state`` is a dict or list literal the class fills with
+        ``self.state[key] = value`` (stores under another constant key left out), with the literal's own items.
+
+        A container's truthiness and length are static, its items need not be: audiocraft's
+        ``StreamingModule`` starts ``self._streaming_state = {}`` and stores tensors in it
+        (``int(self._streaming_state['offset'].item())``, GB0124, measured). Empty when the class stores
+        nothing there, or the attribute is ever anything but a literal.
+        """
+        container = node.value
+        if not (isinstance(container, nodes.Attribute) and isinstance(container.expr, nodes.Name)
+                and container.expr.name == "self"):  # fmt: skip
+            return []
+        klass = enclosing_class(node)
+        if klass is None:
+            return []
+        literals = list(self._self_assignments(container))
+        if not literals or not all(isinstance(value, (nodes.Dict, nodes.List)) for value in literals):
+            return []
+        key = node.slice.value if isinstance(node.slice, nodes.Const) else None
+        stored = [
+            value
+            for owner in self._lineage(klass)
+            for target, value in _class_attributes(owner).items.get(container.attrname, ())
+            if key is None or not isinstance(target.slice, nodes.Const) or target.slice.value == key
+        ]
+        if not stored:
+            return []
+        for literal in literals:
+            if isinstance(literal, nodes.Dict):
+                stored += [value for item_key, value in literal.items
+                           if key is None or not isinstance(item_key, nodes.Const) or item_key.value == key]  # fmt: skip
+            else:
+                stored += literal.elts
+        return stored[:_MAX_LOOKUPS]
 
     def _element(self, value: nodes.NodeNG, index: int | str) -> Kind | None:
         """The kind of ``value[index]`` when *value* is a tuple, list or dict built in this module; ``None`` when unsure.
