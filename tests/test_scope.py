@@ -365,6 +365,47 @@ def test_an_isinstance_test_that_does_not_pin_the_class_compiles_nothing(entry: 
     assert traced(MODEL + entry) == set()
 
 
+def test_reading_a_property_in_traced_code_traces_its_body() -> None:
+    """torchtune's ``self.attn.kv_cache.size``: ``kv_cache`` is ``None`` in ``__init__`` and a ``KVCache`` that
+    ``setup_cache`` builds; ``size`` is a property whose body calls ``.item()`` (GB0124 logged there)."""
+    source = """
+import torch
+from torch import nn
+
+class KVCache(nn.Module):
+    @property
+    def size(self):
+        return self.cache_pos[0].item()
+    def capacity(self):
+        return 4
+    @size.setter
+    def size(self, value):
+        self.cache_pos[0] = value
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kv_cache = None
+    def setup_cache(self):
+        self.kv_cache = KVCache()
+
+class Layer(nn.Module):
+    def __init__(self, attn):
+        super().__init__()
+        self.attn = attn
+    def forward(self, x):
+        {body}
+        return x
+
+layer = torch.compile(Layer(Attention()))
+"""
+    assert "KVCache.size" in traced(source.replace("{body}", "empty = self.attn.kv_cache.size == 0"))
+    not_read = traced(source.replace("{body}", "self.attn.kv_cache.size = 0"))  # a store runs the setter
+    assert {"KVCache.size", "KVCache.capacity"}.isdisjoint(not_read)
+    eager = "if not torch.compiler.is_compiling():\n            n = self.attn.kv_cache.size"
+    assert "KVCache.size" not in traced(source.replace("{body}", eager))
+
+
 def test_compiled_objects_passed_into_compiled_code() -> None:
     direct = "@torch.compile\ndef step(model, x):\n    return model(x)\nstep(Net(), 1)"
     through_alias = "def step(model, x):\n    return model(x)\ncompiled = torch.compile(step)\ncompiled(Net(), 1)"

@@ -321,6 +321,9 @@ class ScopeAnalyzer:
         for decorator in function.decorator_list:
             self._reach_decorator(decorator, where, chain)
         for call in self._traced_calls(function.body):
+            if isinstance(call, ast.Attribute):
+                self._reach_property(call, qualname, chain)
+                continue
             for target in self._call_targets(call, qualname, chain):
                 callee = self.index.functions.get(target)
                 if callee is not None:
@@ -409,8 +412,29 @@ class ScopeAnalyzer:
             for node in ast.walk(self.index.functions[qualname])
         )
 
-    def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call]:
-        """Calls in *body*, skipping eager-only branches (and recording them)."""
+    @cached_property
+    def _properties(self) -> frozenset[str]:
+        """Methods of this module's classes decorated ``@property``: reading the attribute runs them."""
+        return frozenset(
+            qualname
+            for qualname, function in self.index.functions.items()
+            if qualname in self.index.owner and any(dotted_name(d) == "property" for d in function.decorator_list)
+        )
+
+    @cached_property
+    def _property_names(self) -> frozenset[str]:
+        return frozenset(qualname.rpartition(".")[2] for qualname in self._properties)
+
+    def _reach_property(self, read: ast.Attribute, caller: str, chain: tuple[str, ...]) -> None:
+        """``self.attn.kv_cache.size`` in traced code runs ``KVCache.size``'s body when ``size`` is a property
+        (torchtune's ``return self.cache_pos[0].item()``, GB0124 at the property's line, measured)."""
+        for target in self.resolver.resolve(read, caller):
+            if target.what is What.FUNCTION and target.name in self._properties:
+                self._enqueue(target.name, chain)
+
+    def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call | ast.Attribute]:
+        """Calls in *body*, and reads of attributes named like a property of this module, skipping
+        eager-only branches (and recording them)."""
         stack: list[ast.AST] = list(reversed(body))
         while stack:
             node = stack.pop()
@@ -425,7 +449,9 @@ class ScopeAnalyzer:
                     traced = node.orelse if branch == "body" else node.body
                     stack.extend(reversed(traced))
                     continue
-            if isinstance(node, ast.Call):
+            if isinstance(node, ast.Call) or (
+                isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in self._property_names
+            ):
                 yield node
             stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
