@@ -749,6 +749,25 @@ def test_items_a_class_stores_in_its_literal_container_have_the_stored_kinds() -
     }  # fmt: skip
 
 
+def test_the_padded_sequence_helpers_of_torch_nn_utils_rnn_return_tensors() -> None:
+    """ESPnet's RNNP: ``ys_pad, ilens = pad_packed_sequence(ys, batch_first=True)`` then
+    ``[int(i + 1) // sub for i in ilens]`` (GB0124 per length, measured); a packed sequence is no tensor."""
+    kinds = kinds_of(
+        "import torch\n"
+        "from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pad_sequence\n"
+        "@torch.compile\n"
+        "def f(xs, lengths, rnn):\n"
+        "    packed = pack_padded_sequence(xs, lengths, batch_first=True)\n"
+        "    ys, _ = rnn(packed)\n"
+        "    ys_pad, ilens = pad_packed_sequence(ys, batch_first=True)\n"
+        "    for i in ilens:\n"
+        "        probe(i)\n"
+        "    probe(ys_pad, packed, pad_sequence([xs, xs]))\n"
+        "    return ys_pad\n"
+    )
+    assert kinds == {"i": T, "ys_pad": T, "packed": U, "pad_sequence([xs, xs])": T}
+
+
 def test_items_of_a_copy_of_a_tensor_are_tensors() -> None:
     """``for length in sorted(lengths, reverse=True)`` (torchaudio's HuBERT spans): iterating a tensor yields
     tensors, and ``sorted``/``list``/``tuple``/``reversed`` keep them; a shape's items are Python ints."""
