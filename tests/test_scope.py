@@ -404,6 +404,9 @@ layer = torch.compile(Layer(Attention()))
     assert {"KVCache.size", "KVCache.capacity"}.isdisjoint(not_read)
     eager = "if not torch.compiler.is_compiling():\n            n = self.attn.kv_cache.size"
     assert "KVCache.size" not in traced(source.replace("{body}", eager))
+    # an attribute that holds what a property returned: the property ran in ``__init__``, not here
+    held = source.replace("        self.attn = attn\n", "        self.attn = attn\n        self.size = KVCache().size\n")
+    assert "KVCache.size" not in traced(held.replace("{body}", "n = self.size"))
 
 
 def test_compiled_objects_passed_into_compiled_code() -> None:

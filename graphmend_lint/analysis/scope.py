@@ -428,9 +428,12 @@ class ScopeAnalyzer:
     def _reach_property(self, read: ast.Attribute, caller: str, chain: tuple[str, ...]) -> None:
         """``self.attn.kv_cache.size`` in traced code runs ``KVCache.size``'s body when ``size`` is a property
         (torchtune's ``return self.cache_pos[0].item()``, GB0124 at the property's line, measured)."""
-        for target in self.resolver.resolve(read, caller):
-            if target.what is What.FUNCTION and target.name in self._properties:
-                self._enqueue(target.name, chain)
+        for base in self.resolver.resolve(read.value, caller):
+            # the property of the object read, not one whose result an attribute holds
+            # (``self.hop_length = config.encoder_hop_length`` ran the property at construction)
+            getter = self.index.method(base.name, read.attr) if base.what in (What.INSTANCE, What.CLASS) else None
+            if getter in self._properties:
+                self._enqueue(getter, chain)
 
     def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call | ast.Attribute]:
         """Calls in *body*, and reads of attributes named like a property of this module, skipping
