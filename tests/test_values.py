@@ -768,6 +768,37 @@ def test_the_padded_sequence_helpers_of_torch_nn_utils_rnn_return_tensors() -> N
     assert kinds == {"i": T, "ys_pad": T, "packed": U, "pad_sequence([xs, xs])": T}
 
 
+def test_a_parameter_passed_on_to_a_helper_that_uses_it_as_a_tensor_is_a_tensor() -> None:
+    """k-diffusion's ``sample_heun`` only indexes ``sigmas``; ``to_d(x, sigmas[i + 1], d)`` hands an item to
+    ``append_dims(sigma, x.ndim)``, which reads ``.ndim``. A helper that takes it as a number, an annotated
+    parameter, or a module's ``forward`` is no such evidence."""
+    kinds = kinds_of(
+        "import torch\nfrom torch import nn\n"
+        "def append_dims(x, target_dims):\n"
+        "    return x[(...,) + (None,) * (target_dims - x.ndim)]\n"
+        "def to_d(x, sigma, denoised):\n"
+        "    return (x - denoised) / append_dims(sigma, x.ndim)\n"
+        "def scale(v, factor):\n"
+        "    return v * factor\n"
+        "def typed(v: float, t):\n"
+        "    return t.sum() * v\n"
+        "class Inner(nn.Module):\n"
+        "    def forward(self, h):\n"
+        "        return h.sum()\n"
+        "def sample(model, x, sigmas, steps, weights, hint):\n"
+        "    for i in range(len(sigmas) - 1):\n"
+        "        probe(sigmas[i], steps[i], weights, hint)\n"
+        "        d = to_d(x, sigmas[i + 1], model(x))\n"
+        "        x = x + scale(steps[i], 2.0) + typed(weights, x) + model.inner(hint)\n"
+        "    return x\n"
+        "def build(model):\n"
+        "    def sample_fn(x, sigmas, steps, weights, hint):\n"
+        "        return sample(model, x, sigmas, steps, weights, hint)\n"
+        "    return torch.compile(sample_fn)\n"
+    )
+    assert kinds == {"sigmas[i]": T, "steps[i]": U, "weights": U, "hint": U}
+
+
 def test_items_of_a_copy_of_a_tensor_are_tensors() -> None:
     """``for length in sorted(lengths, reverse=True)`` (torchaudio's HuBERT spans): iterating a tensor yields
     tensors, and ``sorted``/``list``/``tuple``/``reversed`` keep them; a shape's items are Python ints."""

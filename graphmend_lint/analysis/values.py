@@ -117,6 +117,9 @@ _MAX_LOOKUPS = 16
 _MAX_LINEAGE = 8
 #: How many assignments evidence that a parameter is a tensor may pass through (``y = x * 2`` then ``y.sum()``).
 _EVIDENCE_DEPTH = 3
+#: How many calls deep evidence that a parameter is a tensor may be looked for (``to_d(x, sigmas[i], d)``
+#: passing ``sigma`` on to ``append_dims(sigma, x.ndim)``).
+_MAX_HANDOFFS = 3
 #: Classifications open at once before the oracle classifies the innermost one on its own first.
 _MAX_NESTING = 60
 #: How many times one question may be set aside for a deeper one (each time memoises at least one node).
@@ -272,6 +275,7 @@ class ValueOracle:
         self._partial_seen = 0
         self._uses: dict[nodes.NodeNG, dict[str, list[nodes.Name]]] = {}
         self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int, int], bool] = {}
+        self._handoffs = 0  # functions deep in :meth:`_passed_to_tensor_parameter`
         self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
         self._local_method_names: frozenset[str] | None = None
         self._derived: dict[str, dict[nodes.NodeNG, bool]] = {}
@@ -832,7 +836,42 @@ class ValueOracle:
             target = self._arithmetic_assignment_target(use)
             if target is not None and target != name and self._used_as_tensor(function, target, reach, depth + 1):
                 return True
+            if depth == 0 and self._passed_to_tensor_parameter(use):
+                return True
         return False
+
+    def _passed_to_tensor_parameter(self, use: nodes.Name) -> bool:
+        """*use* (or an item of it, ``sigmas[i + 1]``) is passed by position to a traced function of this
+        module whose body uses that parameter as a tensor (directly, or passing it on the same way).
+
+        k-diffusion's ``sample_heun(model, x, sigmas)`` only indexes ``sigmas``; what says its items are
+        tensors is ``to_d(x, sigmas[i + 1], denoised)``, whose ``sigma`` goes to ``append_dims(sigma,
+        x.ndim)``, which reads ``x.ndim`` (``if s_tmin <= sigmas[i] <= s_tmax`` breaks, GB0170, measured).
+        Calls of ``forward`` are left out: a module takes flags as often as tensors. At most
+        ``_MAX_HANDOFFS`` functions deep.
+        """
+        argument: nodes.NodeNG = use
+        if isinstance(use.parent, nodes.Subscript) and use.parent.value is use:
+            argument = use.parent
+        call = argument.parent
+        if not isinstance(call, nodes.Call) or argument not in call.args or self._handoffs >= _MAX_HANDOFFS:
+            return False
+        position = call.args.index(argument)
+        if any(isinstance(a, nodes.Starred) for a in call.args[: position + 1]):
+            return False
+        callee = self._project_function(call.func)
+        if callee is None or callee.name in {"forward", "__call__"} or not self._is_traced(callee):
+            return False
+        parameters = list(callee.args.args or [])
+        if parameters and parameters[0].name in {"self", "cls"} and isinstance(call.func, nodes.Attribute):
+            parameters = parameters[1:]
+        if position >= len(parameters) or self._annotation_of(parameters[position], callee.args) is not None:
+            return False  # an annotated parameter says what it takes; its body is no evidence then
+        self._handoffs += 1
+        try:
+            return self._used_as_tensor(callee, parameters[position].name, 0)
+        finally:
+            self._handoffs -= 1
 
     def _uses_of(self, function: nodes.NodeNG, name: str) -> list[nodes.Name]:
         """Reads of *name* in *function*, from an index built with one walk per function."""
