@@ -338,6 +338,77 @@ def test_a_resolved_or_method_compile_does_not_fall_back() -> None:
     assert traced(MODEL + "def go(m):\n    m.compile()") == set()
 
 
+def test_an_isinstance_test_says_which_modules_a_loop_compiles() -> None:
+    """torchtune's ``compile_model``: the loop walks an unknown model's modules; the test picks the compiled ones."""
+    loop = "def compile_model(model):\n    for m in reversed(list(model.modules())):\n        if {test}:\n            m.compile(backend='inductor')"
+    assert traced(MODEL + loop.format(test="isinstance(m, Block)")) == {"Block.forward", "Block.act"}
+    assert traced(MODEL + loop.format(test="isinstance(m, Net) or isinstance(m, Block)")) == NET
+    assert traced(MODEL + loop.format(test="isinstance(m, (Net, Block)) and m.training")) == NET
+    derived = "class Wide(Block):\n    pass\n"
+    assert "Block.forward" in traced(MODEL + derived + loop.format(test="isinstance(m, Block)"))
+    as_function = "def go(model):\n    for m in model.modules():\n        if isinstance(m, Block):\n            c = torch.compile(m)"
+    assert traced(MODEL + as_function) == {"Block.forward", "Block.act"}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "def go(model):\n    for m in model.modules():\n        if not isinstance(m, Block):\n            m.compile()",
+        "def go(model):\n    for m in model.modules():\n        if isinstance(m, Block):\n            pass\n        else:\n            m.compile()",
+        "def go(model):\n    for m in model.modules():\n        if isinstance(m, Block) or m.training:\n            m.compile()",
+        "def go(model, other):\n    for m in model.modules():\n        if isinstance(other, Block):\n            m.compile()",
+        "def go(model):\n    for m in model.modules():\n        if isinstance(m, nn.Linear):\n            m.compile()",
+    ],
+    ids=["negated", "else-branch", "or-with-other-test", "other-name", "imported-class"],
+)
+def test_an_isinstance_test_that_does_not_pin_the_class_compiles_nothing(entry: str) -> None:
+    assert traced(MODEL + entry) == set()
+
+
+def test_reading_a_property_in_traced_code_traces_its_body() -> None:
+    """torchtune's ``self.attn.kv_cache.size``: ``kv_cache`` is ``None`` in ``__init__`` and a ``KVCache`` that
+    ``setup_cache`` builds; ``size`` is a property whose body calls ``.item()`` (GB0124 logged there)."""
+    source = """
+import torch
+from torch import nn
+
+class KVCache(nn.Module):
+    @property
+    def size(self):
+        return self.cache_pos[0].item()
+    def capacity(self):
+        return 4
+    @size.setter
+    def size(self, value):
+        self.cache_pos[0] = value
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kv_cache = None
+    def setup_cache(self):
+        self.kv_cache = KVCache()
+
+class Layer(nn.Module):
+    def __init__(self, attn):
+        super().__init__()
+        self.attn = attn
+    def forward(self, x):
+        {body}
+        return x
+
+layer = torch.compile(Layer(Attention()))
+"""
+    assert "KVCache.size" in traced(source.replace("{body}", "empty = self.attn.kv_cache.size == 0"))
+    not_read = traced(source.replace("{body}", "self.attn.kv_cache.size = 0"))  # a store runs the setter
+    assert {"KVCache.size", "KVCache.capacity"}.isdisjoint(not_read)
+    eager = "if not torch.compiler.is_compiling():\n            n = self.attn.kv_cache.size"
+    assert "KVCache.size" not in traced(source.replace("{body}", eager))
+    # an attribute that holds what a property returned: the property ran in ``__init__``, not here
+    held = source.replace("        self.attn = attn\n", "        self.attn = attn\n        self.size = KVCache().size\n")
+    assert "KVCache.size" not in traced(held.replace("{body}", "n = self.size"))
+
+
 def test_compiled_objects_passed_into_compiled_code() -> None:
     direct = "@torch.compile\ndef step(model, x):\n    return model(x)\nstep(Net(), 1)"
     through_alias = "def step(model, x):\n    return model(x)\ncompiled = torch.compile(step)\ncompiled(Net(), 1)"

@@ -715,6 +715,90 @@ def test_self_attributes_come_from_the_bases_this_file_defines() -> None:
     assert kinds == {"self.mode": T, "self.k": S, "self.scale": T, "self.other": U}
 
 
+def test_items_a_class_stores_in_its_literal_container_have_the_stored_kinds() -> None:
+    """audiocraft's ``StreamingModule``: ``self._streaming_state = {}`` in a base class, tensors stored under
+    keys by a subclass (``int(self._streaming_state['offset'].item())`` breaks, GB0124). A key stored
+    under another key, a key nothing stores and a container that is not only a literal keep the old answer."""
+    kinds = kinds_of(
+        "import torch\nfrom torch import nn\n"
+        "class Streaming(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self._state = {}\n"
+        "        self.steps = [0]\n"
+        "        self.other = {}\n"
+        "        self.built = dict()\n"
+        "class Attention(Streaming):\n"
+        "    def _complete(self, k):\n"
+        "        self._state['past_keys'] = torch.cat([k, k])\n"
+        "        self._state['offset'] = torch.tensor(0)\n"
+        "        self._state['count'] = 3\n"
+        "        self.steps[0] = 1\n"
+        "        self.built['k'] = k\n"
+        "    def forward(self, x, key):\n"
+        "        self._complete(x)\n"
+        "        probe(self._state['offset'], self._state['past_keys'], self._state['count'], self._state[key],\n"
+        "              self._state, self.steps[0], self.other['a'], self.built['k'])\n"
+        "        return x\n"
+        "model = torch.compile(Attention())\n"
+    )
+    assert kinds == {
+        "self._state['offset']": T, "self._state['past_keys']": T, "self._state['count']": S,
+        "self._state[key]": U,  # any of the stored values: tensors and a Python int
+        "self._state": S, "self.steps[0]": S, "self.other['a']": S, "self.built['k']": S,
+    }  # fmt: skip
+
+
+def test_the_padded_sequence_helpers_of_torch_nn_utils_rnn_return_tensors() -> None:
+    """ESPnet's RNNP: ``ys_pad, ilens = pad_packed_sequence(ys, batch_first=True)`` then
+    ``[int(i + 1) // sub for i in ilens]`` (GB0124 per length, measured); a packed sequence is no tensor."""
+    kinds = kinds_of(
+        "import torch\n"
+        "from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pad_sequence\n"
+        "@torch.compile\n"
+        "def f(xs, lengths, rnn):\n"
+        "    packed = pack_padded_sequence(xs, lengths, batch_first=True)\n"
+        "    ys, _ = rnn(packed)\n"
+        "    ys_pad, ilens = pad_packed_sequence(ys, batch_first=True)\n"
+        "    for i in ilens:\n"
+        "        probe(i)\n"
+        "    probe(ys_pad, packed, pad_sequence([xs, xs]))\n"
+        "    return ys_pad\n"
+    )
+    assert kinds == {"i": T, "ys_pad": T, "packed": U, "pad_sequence([xs, xs])": T}
+
+
+def test_a_parameter_passed_on_to_a_helper_that_uses_it_as_a_tensor_is_a_tensor() -> None:
+    """k-diffusion's ``sample_heun`` only indexes ``sigmas``; ``to_d(x, sigmas[i + 1], d)`` hands an item to
+    ``append_dims(sigma, x.ndim)``, which reads ``.ndim``. A helper that takes it as a number, an annotated
+    parameter, or a module's ``forward`` is no such evidence."""
+    kinds = kinds_of(
+        "import torch\nfrom torch import nn\n"
+        "def append_dims(x, target_dims):\n"
+        "    return x[(...,) + (None,) * (target_dims - x.ndim)]\n"
+        "def to_d(x, sigma, denoised):\n"
+        "    return (x - denoised) / append_dims(sigma, x.ndim)\n"
+        "def scale(v, factor):\n"
+        "    return v * factor\n"
+        "def typed(v: float, t):\n"
+        "    return t.sum() * v\n"
+        "class Inner(nn.Module):\n"
+        "    def forward(self, h):\n"
+        "        return h.sum()\n"
+        "def sample(model, x, sigmas, steps, weights, hint):\n"
+        "    for i in range(len(sigmas) - 1):\n"
+        "        probe(sigmas[i], steps[i], weights, hint)\n"
+        "        d = to_d(x, sigmas[i + 1], model(x))\n"
+        "        x = x + scale(steps[i], 2.0) + typed(weights, x) + model.inner(hint)\n"
+        "    return x\n"
+        "def build(model):\n"
+        "    def sample_fn(x, sigmas, steps, weights, hint):\n"
+        "        return sample(model, x, sigmas, steps, weights, hint)\n"
+        "    return torch.compile(sample_fn)\n"
+    )
+    assert kinds == {"sigmas[i]": T, "steps[i]": U, "weights": U, "hint": U}
+
+
 def test_items_of_a_copy_of_a_tensor_are_tensors() -> None:
     """``for length in sorted(lengths, reverse=True)`` (torchaudio's HuBERT spans): iterating a tensor yields
     tensors, and ``sorted``/``list``/``tuple``/``reversed`` keep them; a shape's items are Python ints."""

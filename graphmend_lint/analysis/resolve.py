@@ -419,6 +419,25 @@ class Resolver:
             for subclass in self._subclasses(klass):
                 yield Target(What.INSTANCE, subclass)
 
+    def narrowed_instances(self, name: str, use: ast.AST, scope: str) -> frozenset[Target]:
+        """Instances of this module's classes *name* holds at *use* because an enclosing ``if`` tested it.
+
+        ``for m in reversed(list(model.modules())): if isinstance(m, Layer) or
+        isinstance(m, CrossLayer): m.compile()`` (torchtune's ``compile_model``):
+        the loop walks modules of an unknown model, and the test is the only
+        thing that says which of them get compiled. Each tested class counts
+        with its subclasses in this module, as ``isinstance`` does; a negated
+        test or one in the ``else`` branch says nothing.
+        """
+        found: set[Target] = set()
+        for test in _enclosing_tests(self.index.scope_body(scope), use):
+            for classinfo in _isinstance_classinfos(test, name):
+                members = classinfo.elts if isinstance(classinfo, ast.Tuple) else [classinfo]
+                for member in members:
+                    for klass in self._annotated_classes(member, scope):
+                        found.update(Target(What.INSTANCE, subclass) for subclass in self._subclasses(klass))
+        return frozenset(found)
+
     def _annotated_classes(self, annotation: ast.expr, scope: str) -> list[str]:
         """This module's classes an annotation names: ``C``, ``"C"``, ``Optional[C]``, ``C | None``, ``Union[C, D]``."""
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
@@ -596,6 +615,42 @@ class Resolver:
             return False
         imported = self.imported_name(value.func, scope)
         return imported is not None and imported.startswith("torch.") and imported not in SEQUENTIAL_CONTAINERS
+
+
+def _enclosing_tests(body: list[ast.stmt], use: ast.AST) -> list[ast.expr]:
+    """The tests of the ``if`` statements of *body* (nested ones too, not inside functions or classes)
+    whose ``body`` holds *use*."""
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if not any(node is use for node in ast.walk(statement)):
+            continue
+        if isinstance(statement, ast.If) and any(node is use for s in statement.body for node in ast.walk(s)):
+            return [statement.test, *_enclosing_tests(statement.body, use)]
+        children = [s for field in ("body", "orelse", "finalbody") for s in getattr(statement, field, [])]
+        children += [s for handler in getattr(statement, "handlers", []) for s in handler.body]
+        return _enclosing_tests(children, use)
+    return []
+
+
+def _isinstance_classinfos(test: ast.expr, name: str) -> list[ast.expr]:
+    """The class arguments of the ``isinstance(name, C)`` calls that must hold for *test* to be true:
+    the test itself, an ``or`` of such calls (each one), or an ``and`` that has one."""
+    if isinstance(test, ast.BoolOp):
+        parts = [_isinstance_classinfos(value, name) for value in test.values]
+        if isinstance(test.op, ast.Or):
+            return [c for part in parts for c in part] if all(parts) else []
+        return [c for part in parts for c in part]
+    if (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[0], ast.Name)
+        and test.args[0].id == name
+    ):
+        return [test.args[1]]
+    return []
 
 
 def _unpacks(call: ast.Call) -> bool:

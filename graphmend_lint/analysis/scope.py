@@ -262,6 +262,8 @@ class ScopeAnalyzer:
                 continue
             origin = (f"{self.label}:{call.lineno} {_short(call)}",)
             targets = self.resolver.resolve(subject, scope)
+            if not targets and isinstance(subject, ast.Name):
+                targets = self.resolver.narrowed_instances(subject.id, call, scope)
             if not targets and not is_method_compile and _names_a_value(subject):
                 yield from self._unresolved_module_roots(origin)
             for target in targets:
@@ -319,6 +321,9 @@ class ScopeAnalyzer:
         for decorator in function.decorator_list:
             self._reach_decorator(decorator, where, chain)
         for call in self._traced_calls(function.body):
+            if isinstance(call, ast.Attribute):
+                self._reach_property(call, qualname, chain)
+                continue
             for target in self._call_targets(call, qualname, chain):
                 callee = self.index.functions.get(target)
                 if callee is not None:
@@ -407,8 +412,32 @@ class ScopeAnalyzer:
             for node in ast.walk(self.index.functions[qualname])
         )
 
-    def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call]:
-        """Calls in *body*, skipping eager-only branches (and recording them)."""
+    @cached_property
+    def _properties(self) -> frozenset[str]:
+        """Methods of this module's classes decorated ``@property``: reading the attribute runs them."""
+        return frozenset(
+            qualname
+            for qualname, function in self.index.functions.items()
+            if qualname in self.index.owner and any(dotted_name(d) == "property" for d in function.decorator_list)
+        )
+
+    @cached_property
+    def _property_names(self) -> frozenset[str]:
+        return frozenset(qualname.rpartition(".")[2] for qualname in self._properties)
+
+    def _reach_property(self, read: ast.Attribute, caller: str, chain: tuple[str, ...]) -> None:
+        """``self.attn.kv_cache.size`` in traced code runs ``KVCache.size``'s body when ``size`` is a property
+        (torchtune's ``return self.cache_pos[0].item()``, GB0124 at the property's line, measured)."""
+        for base in self.resolver.resolve(read.value, caller):
+            # the property of the object read, not one whose result an attribute holds
+            # (``self.hop_length = config.encoder_hop_length`` ran the property at construction)
+            getter = self.index.method(base.name, read.attr) if base.what in (What.INSTANCE, What.CLASS) else None
+            if getter in self._properties:
+                self._enqueue(getter, chain)
+
+    def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call | ast.Attribute]:
+        """Calls in *body*, and reads of attributes named like a property of this module, skipping
+        eager-only branches (and recording them)."""
         stack: list[ast.AST] = list(reversed(body))
         while stack:
             node = stack.pop()
@@ -423,7 +452,9 @@ class ScopeAnalyzer:
                     traced = node.orelse if branch == "body" else node.body
                     stack.extend(reversed(traced))
                     continue
-            if isinstance(node, ast.Call):
+            if isinstance(node, ast.Call) or (
+                isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in self._property_names
+            ):
                 yield node
             stack.extend(reversed(list(ast.iter_child_nodes(node))))
 

@@ -117,6 +117,9 @@ _MAX_LOOKUPS = 16
 _MAX_LINEAGE = 8
 #: How many assignments evidence that a parameter is a tensor may pass through (``y = x * 2`` then ``y.sum()``).
 _EVIDENCE_DEPTH = 3
+#: How many calls deep evidence that a parameter is a tensor may be looked for (``to_d(x, sigmas[i], d)``
+#: passing ``sigma`` on to ``append_dims(sigma, x.ndim)``).
+_MAX_HANDOFFS = 3
 #: Classifications open at once before the oracle classifies the innermost one on its own first.
 _MAX_NESTING = 60
 #: How many times one question may be set aside for a deeper one (each time memoises at least one node).
@@ -157,6 +160,8 @@ class _ClassAttributes:
 
     assigned: dict[str, list[nodes.NodeNG]] = field(default_factory=dict)
     buffers: dict[str, list[nodes.NodeNG]] = field(default_factory=dict)
+    #: ``self.<attribute>[key] = value`` stores: the subscript target (its key) and the value, by attribute.
+    items: dict[str, list[tuple[nodes.Subscript, nodes.NodeNG]]] = field(default_factory=dict)
 
 
 _INDEX_ATTRIBUTE = "_graphmend_attributes"
@@ -173,8 +178,18 @@ def _class_attributes(klass: nodes.ClassDef) -> _ClassAttributes:
     if found is not None:
         return found
     found = _ClassAttributes()
-    for node in descendants(klass, (nodes.AssignAttr, nodes.Call)):
-        if isinstance(node, nodes.AssignAttr):
+    for node in descendants(klass, (nodes.AssignAttr, nodes.Call, nodes.Subscript)):
+        if isinstance(node, nodes.Subscript):
+            container = node.value
+            if (
+                isinstance(node.parent, nodes.Assign)
+                and node in node.parent.targets
+                and isinstance(container, nodes.Attribute)
+                and isinstance(container.expr, nodes.Name)
+                and container.expr.name == "self"
+            ):
+                found.items.setdefault(container.attrname, []).append((node, node.parent.value))
+        elif isinstance(node, nodes.AssignAttr):
             statement = node.parent
             if (
                 isinstance(node.expr, nodes.Name)
@@ -260,6 +275,7 @@ class ValueOracle:
         self._partial_seen = 0
         self._uses: dict[nodes.NodeNG, dict[str, list[nodes.Name]]] = {}
         self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int, int], bool] = {}
+        self._handoffs = 0  # functions deep in :meth:`_passed_to_tensor_parameter`
         self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
         self._local_method_names: frozenset[str] | None = None
         self._derived: dict[str, dict[nodes.NodeNG, bool]] = {}
@@ -820,7 +836,42 @@ class ValueOracle:
             target = self._arithmetic_assignment_target(use)
             if target is not None and target != name and self._used_as_tensor(function, target, reach, depth + 1):
                 return True
+            if depth == 0 and self._passed_to_tensor_parameter(use):
+                return True
         return False
+
+    def _passed_to_tensor_parameter(self, use: nodes.Name) -> bool:
+        """*use* (or an item of it, ``sigmas[i + 1]``) is passed by position to a traced function of this
+        module whose body uses that parameter as a tensor (directly, or passing it on the same way).
+
+        k-diffusion's ``sample_heun(model, x, sigmas)`` only indexes ``sigmas``; what says its items are
+        tensors is ``to_d(x, sigmas[i + 1], denoised)``, whose ``sigma`` goes to ``append_dims(sigma,
+        x.ndim)``, which reads ``x.ndim`` (``if s_tmin <= sigmas[i] <= s_tmax`` breaks, GB0170, measured).
+        Calls of ``forward`` are left out: a module takes flags as often as tensors. At most
+        ``_MAX_HANDOFFS`` functions deep.
+        """
+        argument: nodes.NodeNG = use
+        if isinstance(use.parent, nodes.Subscript) and use.parent.value is use:
+            argument = use.parent
+        call = argument.parent
+        if not isinstance(call, nodes.Call) or argument not in call.args or self._handoffs >= _MAX_HANDOFFS:
+            return False
+        position = call.args.index(argument)
+        if any(isinstance(a, nodes.Starred) for a in call.args[: position + 1]):
+            return False
+        callee = self._project_function(call.func)
+        if callee is None or callee.name in {"forward", "__call__"} or not self._is_traced(callee):
+            return False
+        parameters = list(callee.args.args or [])
+        if parameters and parameters[0].name in {"self", "cls"} and isinstance(call.func, nodes.Attribute):
+            parameters = parameters[1:]
+        if position >= len(parameters) or self._annotation_of(parameters[position], callee.args) is not None:
+            return False  # an annotated parameter says what it takes; its body is no evidence then
+        self._handoffs += 1
+        try:
+            return self._used_as_tensor(callee, parameters[position].name, 0)
+        finally:
+            self._handoffs -= 1
 
     def _uses_of(self, function: nodes.NodeNG, name: str) -> list[nodes.Name]:
         """Reads of *name* in *function*, from an index built with one walk per function."""
@@ -1372,9 +1423,49 @@ class ValueOracle:
             if element is not None:
                 return element  # ``self._pad(x)[1]``, ``(x, n)[0]``, ``self.step(...)["prev_sample"]``
         value = self._kind(node.value)
+        if value is Kind.STATIC:
+            stored = self._stored_items(node)
+            if stored:
+                return join(self._kind(item) for item in stored)
         if value in (Kind.TENSOR, Kind.STATIC):
             return value
         return Kind.TENSOR if _array_index(index) else Kind.UNKNOWN
+
+    def _stored_items(self, node: nodes.Subscript) -> list[nodes.NodeNG]:
+        """What ``self.state[key]`` can hold when ``self.state`` is a dict or list literal the class fills with
+        ``self.state[key] = value`` (stores under another constant key left out), with the literal's own items.
+
+        A container's truthiness and length are static, its items need not be: audiocraft's
+        ``StreamingModule`` starts ``self._streaming_state = {}`` and stores tensors in it
+        (``int(self._streaming_state['offset'].item())``, GB0124, measured). Empty when the class stores
+        nothing there, or the attribute is ever anything but a literal.
+        """
+        container = node.value
+        if not (isinstance(container, nodes.Attribute) and isinstance(container.expr, nodes.Name)
+                and container.expr.name == "self"):  # fmt: skip
+            return []
+        klass = enclosing_class(node)
+        if klass is None:
+            return []
+        literals = list(self._self_assignments(container))
+        if not literals or not all(isinstance(value, (nodes.Dict, nodes.List)) for value in literals):
+            return []
+        key = node.slice.value if isinstance(node.slice, nodes.Const) else None
+        stored = [
+            value
+            for owner in self._lineage(klass)
+            for target, value in _class_attributes(owner).items.get(container.attrname, ())
+            if key is None or not isinstance(target.slice, nodes.Const) or target.slice.value == key
+        ]
+        if not stored:
+            return []
+        for literal in literals:
+            if isinstance(literal, nodes.Dict):
+                stored += [value for item_key, value in literal.items
+                           if key is None or not isinstance(item_key, nodes.Const) or item_key.value == key]  # fmt: skip
+            else:
+                stored += literal.elts
+        return stored[:_MAX_LOOKUPS]
 
     def _element(self, value: nodes.NodeNG, index: int | str) -> Kind | None:
         """The kind of ``value[index]`` when *value* is a tuple, list or dict built in this module; ``None`` when unsure.

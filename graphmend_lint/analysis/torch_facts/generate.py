@@ -144,7 +144,7 @@ _WRAPPERS: dict[str, tuple[int | str, ...]] = {
 #: Modules that are generated copies of another.
 _CANONICAL_MODULES = {"torch._VF": "torch._C._VariableFunctions"}
 #: Namespaces whose functions the table lists.
-_PUBLIC_MODULES = ("torch", "torch.nn.functional", "torch._dynamo", "torch.compiler")
+_PUBLIC_MODULES = ("torch", "torch.nn.functional", "torch.nn.utils.rnn", "torch._dynamo", "torch.compiler")
 _TENSOR_BASE = "torch._C.TensorBase"
 _TENSOR = "torch._tensor.Tensor"
 _MODULE_CLASS = "torch.nn.modules.module.Module"
