@@ -402,6 +402,8 @@ def python_use(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, float
         return None if is_torch_op(values, call) else _argument_use(values, call, parent, depth, float_casts=float_casts)
     if isinstance(parent, nodes.IfExp) and child is not parent.test:
         return python_use(values, parent, depth + 1, float_casts=float_casts)  # ``v if c else 1.0`` is v
+    if isinstance(parent, nodes.Return) and isinstance(function := parent.scope(), nodes.FunctionDef):
+        return _returned_use(values, parent, function, depth, float_casts=float_casts)
     target = single_target(child)
     if target is not None:
         reads = reads_of(target) or ()
@@ -409,12 +411,27 @@ def python_use(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, float
     return _decided_by_python(child, parent)
 
 
+def _returned_use(
+    values: ValueOracle, statement: nodes.Return, function: nodes.FunctionDef, depth: int, *, float_casts: bool
+) -> nodes.NodeNG | None:
+    """The returned value when a caller of *function* in this file takes it in Python.
+
+    reformer's ``_get_least_common_mult_chunk_len`` returns ``np.lcm(...)`` and
+    ``forward`` tests ``seq_len % lcm != 0``: Dynamo breaks at the caller's
+    test (GB0170), and a fix of the returned value removes that break, so
+    that is where it is reported. A value callers only carry breaks nothing;
+    callers outside this file are not known: quiet.
+    """
+    calls = values.calls_of(function)
+    return statement.value if any(python_use(values, call, depth + 1, float_casts=float_casts) for call in calls) else None
+
+
 def _decided_by_python(child: nodes.NodeNG, parent: nodes.NodeNG) -> nodes.NodeNG | None:
     """*parent* when Python itself needs *child*'s number: a comparison or ``and``/``or`` (what a branch
     tests), the test of an ``if``/``while``/conditional expression, a slice bound or an index of a
     container; ``None`` otherwise.
 
-    Anything else (returned to callers, kept in a list, tuple or dict, an
+    Anything else (kept in a list, tuple or dict, an
     augmented assignment, a rebound name, a value never read) does not show
     where Python takes the value, and Dynamo does not break where it is only
     carried (measured, torch 2.13: ``return x, np.lcm(k, 4)``,

@@ -992,8 +992,7 @@ class ValueOracle:
         if is_method:
             positional = positional[1:]
         arguments: list[nodes.NodeNG] = []
-        calls = self._instance_calls(function) if function.name in {"forward", "__call__"} else self._sites(function.name)
-        for call in calls[:_MAX_LOOKUPS]:
+        for call in self.calls_of(function):
             for keyword in call.keywords or []:
                 if keyword.arg == parameter:
                     arguments.append(keyword.value)
@@ -1014,6 +1013,12 @@ class ValueOracle:
     def calls_named(self, name: str) -> list[nodes.Call]:
         """Calls in this module whose callee is spelled *name* (``name(...)`` or ``obj.name(...)``)."""
         return self._sites(name)
+
+    def calls_of(self, function: nodes.FunctionDef) -> list[nodes.Call]:
+        """The calls of *function* in this module, found as :meth:`call_site_arguments` says (at most
+        ``_MAX_LOOKUPS``)."""
+        calls = self._instance_calls(function) if function.name in {"forward", "__call__"} else self._sites(function.name)
+        return calls[:_MAX_LOOKUPS]
 
     def _sites(self, function_name: str) -> list[nodes.Call]:
         return self._call_index()[0].get(function_name, [])

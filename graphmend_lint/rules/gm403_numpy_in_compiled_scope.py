@@ -98,11 +98,15 @@ class NumpyInCompiledScope(Rule):
     break, measured). A result
     that only feeds tensor arithmetic or torch ops (`x / np.sqrt(d)`,
     `t.uniform_(-r, r)`, `x.reshape(-1, np.lcm(k, 4))`, `x.clamp(min=np.log(k))`) stays in
-    the graph and is not reported (measured: no break), nor is one only carried (returned,
-    kept in a list or dict, mixed with a value of unknown kind, passed to a function of
-    another file): no break is logged there, and where Python finally takes it is not
-    shown. A value passed to a function of this file is followed into it (reformer's
-    `self._len_and_dim_norm(vectors, np.sqrt(d))` only divides a tensor: no break).
+    the graph and is not reported (measured: no break), nor is one only carried (returned
+    from a function no caller in the file takes it from, kept in a list or dict, mixed with
+    a value of unknown kind, passed to a function of another file): no break is logged
+    there, and where Python finally takes it is not shown. A value passed to a function of
+    this file is followed into it (reformer's `self._len_and_dim_norm(vectors, np.sqrt(d))`
+    only divides a tensor: no break), and one returned is followed to the callers in the
+    file: reformer's `_get_least_common_mult_chunk_len` returns `np.lcm(...)` that
+    `forward` tests, so Dynamo breaks at that test and the returned call is reported,
+    where the fix goes.
 
     ## Why is this bad
     Dynamo traces NumPy as tensor code (`torch._numpy`), even on constants:
