@@ -97,6 +97,20 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "def f(x: torch.Tensor, m):\n    return loss(x, ...) + loss(x[None], ...).sum()\n",
         set(),
     ),
+    # a row of a mask parameter per loop step is a mask (vector-quantize-pytorch's `samples[seq_mask[ind]]`, the
+    # mask passed on from a parameter named as one); the same row of an integer tensor gathers
+    "row-of-a-mask-parameter": (
+        "def pick(rows, seq_mask=None):\n    out = []\n    for ind, row in enumerate(rows):\n"
+        "        if seq_mask is not None:\n            row = row[seq_mask[ind]]\n        out.append(row.sum())\n"
+        "    return out\n\n\ndef f(x: torch.Tensor, keep_mask):\n    return pick(x.view(2, 4), keep_mask.view(2, 4))\n",
+        {9},
+    ),
+    "row-of-an-integer-mask-parameter": (
+        "def pick(rows, seq_mask=None):\n    out = []\n    for ind, row in enumerate(rows):\n"
+        "        if seq_mask is not None:\n            row = row[seq_mask[ind]]\n        out.append(row.sum())\n"
+        "    return out\n\n\ndef f(x: torch.Tensor, m):\n    return pick(x.view(2, 4), (x > 0).view(2, 4).long())\n",
+        set(),
+    ),
     "helper-given-an-integer-tensor": (
         "def pick(h, sel_mask):\n    return h[sel_mask] * 2\n\n\ndef f(x: torch.Tensor, m):\n    return pick(x, (x > 0).long())\n",
         set(),

@@ -44,18 +44,19 @@ _ATTENTION_WORDS = frozenset({"attention", "attn"})
 _MAX_DEPTH = 4
 
 
-def mask_behind(node: nodes.NodeNG, depth: int = 0) -> nodes.NodeNG:
+def mask_behind(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nodes.NodeNG:
     """What *node* keeps a mask's dtype from: ``mask`` behind ``~mask``, ``mask.to(h.device)``,
-    ``mask[:, None]`` or a name bound once to one of those (``visual_pos_masks = visual_pos_masks.to(h.device)``
-    then ``h[visual_pos_masks, :]``, Qwen3-VL's deepstack); *node* itself when nothing is behind it."""
+    ``mask[:, None]``, ``seq_mask[ind]`` (a row per loop step, vector-quantize-pytorch's code expiry) or a name
+    bound once to one of those (``visual_pos_masks = visual_pos_masks.to(h.device)`` then
+    ``h[visual_pos_masks, :]``, Qwen3-VL's deepstack); *node* itself when nothing is behind it."""
     if depth > _MAX_DEPTH:
         return node
     if isinstance(node, nodes.UnaryOp) and node.op == "~":
-        return mask_behind(node.operand, depth + 1)
-    if isinstance(node, nodes.Subscript) and _plain_slice(node):
-        return mask_behind(node.value, depth + 1)
+        return mask_behind(values, node.operand, depth + 1)
+    if isinstance(node, nodes.Subscript) and _plain_slice(values, node):
+        return mask_behind(values, node.value, depth + 1)
     if isinstance(node, nodes.Call) and (receiver := bool_keeping_receiver(node)) is not None:
-        return mask_behind(receiver, depth + 1)
+        return mask_behind(values, receiver, depth + 1)
     if isinstance(node, nodes.Name):
         try:
             bindings = reaching_bindings(node)
@@ -63,16 +64,22 @@ def mask_behind(node: nodes.NodeNG, depth: int = 0) -> nodes.NodeNG:
             return node
         assigned = bindings[0].parent if len(bindings) == 1 else None
         if isinstance(assigned, nodes.Assign) and assigned.targets == [bindings[0]]:
-            behind = mask_behind(assigned.value, depth + 1)
+            behind = mask_behind(values, assigned.value, depth + 1)
             return node if behind is assigned.value else behind
     return node
 
 
-def _plain_slice(node: nodes.Subscript) -> bool:
-    """``m[:, None]``, ``m[..., 0]``: an index of slices, ``None``, ``...`` and integer constants, which keeps
-    the dtype (Qwen3-VL's ``image_mask[..., 0]``)."""
+def _plain_slice(values: ValueOracle, node: nodes.Subscript) -> bool:
+    """``m[:, None]``, ``m[..., 0]``, ``m[ind]``: an index of slices, ``None``, ``...``, integer constants and
+    names or attributes of Python values (an ``enumerate`` counter), which keeps the dtype (Qwen3-VL's
+    ``image_mask[..., 0]``)."""
     parts = node.slice.elts if isinstance(node.slice, nodes.Tuple) else [node.slice]
-    return all(isinstance(part, nodes.Slice) or _keeping_constant(part) for part in parts)
+    return all(
+        isinstance(part, nodes.Slice)
+        or _keeping_constant(part)
+        or isinstance(part, (nodes.Name, nodes.Attribute)) and values.kind(part) is Kind.STATIC
+        for part in parts
+    )
 
 
 def _keeping_constant(part: nodes.NodeNG) -> bool:
@@ -109,7 +116,7 @@ def _assigns_a_mask(values: ValueOracle, binding: nodes.NodeNG, name: str) -> bo
     assigned = binding.parent
     if not (isinstance(assigned, nodes.Assign) and assigned.targets == [binding]):
         return False
-    behind = mask_behind(assigned.value)
+    behind = mask_behind(values, assigned.value)
     return is_bool_tensor(values, assigned.value) or (
         behind is not assigned.value and isinstance(behind, nodes.Name) and behind.name == name
     )
@@ -118,7 +125,7 @@ def _assigns_a_mask(values: ValueOracle, binding: nodes.NodeNG, name: str) -> bo
 def _may_pass_a_mask(values: ValueOracle, argument: nodes.NodeNG, depth: int) -> bool:
     """A call passes a mask, or a tensor that may be one: not ``...``, ``None``, a number, a list or an
     integer or floating tensor."""
-    if is_bool_tensor(values, argument) or mask_parameter_index(values, mask_behind(argument), depth + 1):
+    if is_bool_tensor(values, argument) or mask_parameter_index(values, mask_behind(values, argument), depth + 1):
         return True
     return (
         values.is_tensor(argument)

@@ -267,7 +267,7 @@ def _compared(values: ValueOracle, part: nodes.NodeNG, depth: int = 0) -> bool:
 def _named_mask(values: ValueOracle, part: nodes.NodeNG) -> bool:
     """*part* is a parameter its name calls a mask (:func:`mask_named_parameter`, :func:`mask_parameter_index`),
     or keeps its dtype from one (``~mask``, ``mask.to(h.device)``, :func:`mask_behind`)."""
-    behind = mask_behind(part)
+    behind = mask_behind(values, part)
     return mask_named_parameter(values, behind) or mask_parameter_index(values, behind)
 
 
