@@ -111,6 +111,25 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "    return out\n\n\ndef f(x: torch.Tensor, m):\n    return pick(x.view(2, 4), (x > 0).view(2, 4).long())\n",
         set(),
     ),
+    # a mask read of an instance of a class of this file runs its `__getitem__`, which Dynamo inlines: the read
+    # of `item` selects (detectron2's Boxes), though other reads pass an index tensor or an int (the int branch
+    # reads an int); with no read passing a mask, nothing selects
+    "getitem-given-a-mask": (
+        "class Boxes:\n    def __init__(self, tensor: torch.Tensor):\n        self.tensor = tensor\n\n"
+        "    def __getitem__(self, item):\n        if isinstance(item, int):\n"
+        "            return Boxes(self.tensor[item].view(1, -1))\n        return Boxes(self.tensor[item])\n\n\n"
+        "def f(x: torch.Tensor, m):\n    boxes = Boxes(x.view(4, 2))\n    order = x.view(4, 2)[:, 1].argsort()\n"
+        "    return boxes[x.view(4, 2)[:, 0] > 0].tensor.sum(), boxes[order].tensor, boxes[0].tensor\n",
+        {12},
+    ),
+    "getitem-given-indices": (
+        "class Boxes:\n    def __init__(self, tensor: torch.Tensor):\n        self.tensor = tensor\n\n"
+        "    def __getitem__(self, item):\n        if isinstance(item, int):\n"
+        "            return Boxes(self.tensor[item].view(1, -1))\n        return Boxes(self.tensor[item])\n\n\n"
+        "def f(x: torch.Tensor, m):\n    boxes = Boxes(x.view(4, 2))\n    order = x.view(4, 2)[:, 1].argsort()\n"
+        "    return boxes[order].tensor, boxes[0].tensor\n",
+        set(),
+    ),
     "helper-given-an-integer-tensor": (
         "def pick(h, sel_mask):\n    return h[sel_mask] * 2\n\n\ndef f(x: torch.Tensor, m):\n    return pick(x, (x > 0).long())\n",
         set(),

@@ -23,7 +23,11 @@ Detection only: the dtype is not proven, so no rewrite may rely on it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from astroid import nodes
+from astroid.bases import Instance
+from astroid.util import Uninferable
 
 from graphmend_lint.analysis.host_values import (
     bool_keeping_receiver,
@@ -132,3 +136,56 @@ def _may_pass_a_mask(values: ValueOracle, argument: nodes.NodeNG, depth: int) ->
         and not is_integer_tensor(values, argument)
         and not is_float_tensor(values, argument)
     )
+
+
+def item_mask_index(values: ValueOracle, node: nodes.NodeNG, reads: Iterable[nodes.Subscript]) -> bool:
+    """*node* is the ``item`` parameter of a ``__getitem__`` of a class in this file, never rebound nor
+    tested by an enclosing branch, and one of *reads* (the traced subscripts) on an instance of that class
+    passes a proven bool tensor for it.
+
+    detectron2's ``Boxes.__getitem__`` reads ``self.tensor[item]``; ``boxes[valid_mask]`` in compiled code
+    runs it with the mask, and Dynamo logs GB0036 there (measured). Other reads of the same class may pass
+    integers or index tensors (``boxes[keep]`` after ``argsort``): they do not undo the one that selects.
+    """
+    if not isinstance(node, nodes.Name):
+        return False
+    try:
+        bindings = reaching_bindings(node)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+        return False
+    if len(bindings) != 1 or not isinstance(bindings[0].parent, nodes.Arguments):
+        return False
+    method = bindings[0].parent.parent
+    positional = method.args.args or []
+    if not (
+        isinstance(method, nodes.FunctionDef)
+        and method.name == "__getitem__"
+        and isinstance(method.parent, nodes.ClassDef)
+        and len(positional) == 2
+        and positional[1] is bindings[0]
+    ):
+        return False
+    if _under_test_of(node, method):
+        return False
+    return any(_instance_of(read.value, method.parent) and is_bool_tensor(values, read.slice) for read in reads)
+
+
+def _under_test_of(node: nodes.Name, method: nodes.FunctionDef) -> bool:
+    """*node* sits in a branch whose test reads its name: ``if isinstance(item, int): self.tensor[item]``
+    reads an integer, whatever the mask reads elsewhere pass."""
+    child, parent = node, node.parent
+    while parent is not None and parent is not method:
+        if isinstance(parent, (nodes.If, nodes.IfExp)) and child is not parent.test:
+            if any(name.name == node.name for name in parent.test.nodes_of_class(nodes.Name)):
+                return True
+        child, parent = parent, parent.parent
+    return False
+
+
+def _instance_of(node: nodes.NodeNG, klass: nodes.ClassDef) -> bool:
+    """*node* infers to instances of *klass* only."""
+    try:
+        inferred = [value for value in node.infer() if value is not Uninferable]
+    except Exception:  # astroid inference can fail on odd code; then nothing is proven
+        return False
+    return bool(inferred) and all(isinstance(value, Instance) and value._proxied is klass for value in inferred)

@@ -319,6 +319,10 @@ class ScopeAnalyzer:
         for decorator in function.decorator_list:
             self._reach_decorator(decorator, where, chain)
         for call in self._traced_calls(function.body):
+            if isinstance(call, ast.Subscript):
+                for target in self._item_reads(call, qualname):
+                    self._enqueue(target, chain)
+                continue
             for target in self._call_targets(call, qualname, chain):
                 callee = self.index.functions.get(target)
                 if callee is not None:
@@ -407,8 +411,10 @@ class ScopeAnalyzer:
             for node in ast.walk(self.index.functions[qualname])
         )
 
-    def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call]:
-        """Calls in *body*, skipping eager-only branches (and recording them)."""
+    def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call | ast.Subscript]:
+        """Calls in *body*, and reads ``obj[item]`` where a local class defines ``__getitem__``, skipping
+        eager-only branches (and recording them)."""
+        reads = "__getitem__" in self.index.method_names
         stack: list[ast.AST] = list(reversed(body))
         while stack:
             node = stack.pop()
@@ -423,9 +429,19 @@ class ScopeAnalyzer:
                     traced = node.orelse if branch == "body" else node.body
                     stack.extend(reversed(traced))
                     continue
-            if isinstance(node, ast.Call):
+            if isinstance(node, ast.Call) or (
+                isinstance(node, ast.Subscript) and reads and isinstance(node.ctx, ast.Load)
+            ):
                 yield node
             stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    def _item_reads(self, read: ast.Subscript, caller: str) -> Iterator[str]:
+        """``boxes[keep]`` on an instance of a local class runs its ``__getitem__``, which Dynamo inlines
+        (detectron2's ``Boxes``, whose ``self.tensor[item]`` is the mask read, measured)."""
+        for target in self.resolver.resolve(read.value, caller):
+            method = self.index.method(target.name, "__getitem__") if target.what is What.INSTANCE else None
+            if method is not None:  # an imported base's ``__getitem__`` (``nn.ModuleList``'s) is no project code
+                yield method
 
     def _call_targets(self, call: ast.Call, caller: str, chain: tuple[str, ...]) -> Iterator[str]:
         """The functions a call in traced code runs: what its callee resolves to, or a seed for imported ones."""
