@@ -130,6 +130,21 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "    return boxes[order].tensor, boxes[0].tensor\n",
         set(),
     ),
+    # functions called through `checkpoint` and `map` run in the compiled frame: their mask reads break there
+    "checkpointed-helper": (
+        "def sel(h: torch.Tensor):\n    return h[h > 0] * 2\n\n\n"
+        "def f(x: torch.Tensor, m):\n    return torch.utils.checkpoint.checkpoint(sel, x, use_reentrant=False)\n",
+        {6},
+    ),
+    "mapped-helper": (
+        "def sel(h: torch.Tensor):\n    return h[h > 0] * 2\n\n\ndef f(x: torch.Tensor, m):\n    return list(map(sel, [x, x + 1]))\n",
+        {6},
+    ),
+    "checkpointed-gather": (
+        "def sel(h: torch.Tensor):\n    return h[(h > 0).long()] * 2\n\n\n"
+        "def f(x: torch.Tensor, m):\n    return torch.utils.checkpoint.checkpoint(sel, x, use_reentrant=False)\n",
+        set(),
+    ),
     "helper-given-an-integer-tensor": (
         "def pick(h, sel_mask):\n    return h[sel_mask] * 2\n\n\ndef f(x: torch.Tensor, m):\n    return pick(x, (x > 0).long())\n",
         set(),

@@ -40,6 +40,9 @@ COMPILING_PREDICATES = frozenset({"is_compiling", "is_dynamo_compiling", "is_tor
 #: Predicates Dynamo folds to ``False``: the TorchScript scripting and tracing checks (measured, torch 2.13:
 #: ``t.sum() if torch.jit.is_tracing() else 3`` and ``if torch.jit.is_tracing(): print(...)`` compile with
 #: ``fullgraph=True``), so their branches never run compiled (transformers' ``torch_int``, Swin's windows).
+#: Imported functions that call their first argument with the rest: Dynamo traces into it (measured, torch 2.13:
+#: a mask read in a checkpointed function logs GB0036 at that read).
+ARGUMENT_CALLING = frozenset({"torch.utils.checkpoint.checkpoint"})
 SCRIPTING_PREDICATES = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing"})
 _COMPILE_CALL_HINT = re.compile(r"\b(compile|optimize|optimize_assert)\b")
 #: Imported callees never worth routing to another file.
@@ -323,6 +326,12 @@ class ScopeAnalyzer:
                 for target in self._item_reads(call, qualname):
                     self._enqueue(target, chain)
                 continue
+            if call.args and self._calls_its_argument(call.func, qualname):
+                # not a call of the argument in ``_calls_into``: its arguments are shifted by one
+                for called in self.resolver.resolve(call.args[0], qualname):
+                    for target in self._targets_of(called, chain):
+                        self._enqueue(target, chain)
+                continue
             for target in self._call_targets(call, qualname, chain):
                 callee = self.index.functions.get(target)
                 if callee is not None:
@@ -456,6 +465,12 @@ class ScopeAnalyzer:
         for target in self.resolver.resolve(func, caller):
             if target.what is not What.CLASS:  # constructing an object: Dynamo traces __init__, rarely interesting
                 yield from self._targets_of(target, chain)
+
+    def _calls_its_argument(self, func: ast.expr, caller: str) -> bool:
+        """``checkpoint(self.block, h)``, ``map(helper, rows)``: the first argument runs in traced code."""
+        if isinstance(func, ast.Name) and func.id == "map":
+            return self.resolver.lookup("map", caller) is None  # the builtin, not a local ``map``
+        return self.resolver.imported_name(func, caller) in ARGUMENT_CALLING
 
     def _may_be_local(self, func: ast.Attribute, caller: str) -> bool:
         """Could ``<expr>.attr(...)`` run project code? (Saves resolving every tensor method call.)"""
