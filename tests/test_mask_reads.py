@@ -145,6 +145,19 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "def f(x: torch.Tensor, m):\n    return torch.utils.checkpoint.checkpoint(sel, x, use_reentrant=False)\n",
         set(),
     ),
+    # reading a `@property` runs its getter in the compiled frame; a plain method read without a call runs nothing
+    "property-getter": (
+        "class Keep:\n    def __init__(self, t: torch.Tensor):\n        self.t = t\n\n    @property\n"
+        "    def kept(self):\n        return self.t[self.t > 0]\n\n\n"
+        "def f(x: torch.Tensor, m):\n    return Keep(x).kept * 2\n",
+        {11},
+    ),
+    "method-not-called": (
+        "class Keep:\n    def __init__(self, t: torch.Tensor):\n        self.t = t\n\n"
+        "    def kept(self):\n        return self.t[self.t > 0]\n\n\ndef f(x: torch.Tensor, m):\n"
+        "    return x * 2 if callable(Keep(x).kept) else x\n",
+        set(),
+    ),
     "helper-given-an-integer-tensor": (
         "def pick(h, sel_mask):\n    return h[sel_mask] * 2\n\n\ndef f(x: torch.Tensor, m):\n    return pick(x, (x > 0).long())\n",
         set(),

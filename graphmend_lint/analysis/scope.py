@@ -322,7 +322,7 @@ class ScopeAnalyzer:
         for decorator in function.decorator_list:
             self._reach_decorator(decorator, where, chain)
         for call in self._traced_calls(function.body):
-            if isinstance(call, ast.Subscript):
+            if isinstance(call, (ast.Subscript, ast.Attribute)):
                 for target in self._item_reads(call, qualname):
                     self._enqueue(target, chain)
                 continue
@@ -424,6 +424,7 @@ class ScopeAnalyzer:
         """Calls in *body*, and reads ``obj[item]`` where a local class defines ``__getitem__``, skipping
         eager-only branches (and recording them)."""
         reads = "__getitem__" in self.index.method_names
+        properties = self._property_names
         stack: list[ast.AST] = list(reversed(body))
         while stack:
             node = stack.pop()
@@ -442,15 +443,30 @@ class ScopeAnalyzer:
                 isinstance(node, ast.Subscript) and reads and isinstance(node.ctx, ast.Load)
             ):
                 yield node
+            elif isinstance(node, ast.Attribute) and node.attr in properties and isinstance(node.ctx, ast.Load):
+                yield node
             stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
-    def _item_reads(self, read: ast.Subscript, caller: str) -> Iterator[str]:
-        """``boxes[keep]`` on an instance of a local class runs its ``__getitem__``, which Dynamo inlines
-        (detectron2's ``Boxes``, whose ``self.tensor[item]`` is the mask read, measured)."""
+    def _item_reads(self, read: ast.Subscript | ast.Attribute, caller: str) -> Iterator[str]:
+        """``boxes[keep]`` on an instance of a local class runs its ``__getitem__``, and ``self.kept`` its
+        ``@property`` getter, which Dynamo inlines (detectron2's ``Boxes``, whose ``self.tensor[item]`` is the
+        mask read; a property's mask read, measured)."""
+        name = "__getitem__" if isinstance(read, ast.Subscript) else read.attr
         for target in self.resolver.resolve(read.value, caller):
-            method = self.index.method(target.name, "__getitem__") if target.what is What.INSTANCE else None
-            if method is not None:  # an imported base's ``__getitem__`` (``nn.ModuleList``'s) is no project code
+            method = self.index.method(target.name, name) if target.what is What.INSTANCE else None
+            if method is None:  # an imported base's ``__getitem__`` (``nn.ModuleList``'s) is no project code
+                continue
+            if isinstance(read, ast.Subscript) or _is_property(self.index.functions[method]):
                 yield method
+
+    @cached_property
+    def _property_names(self) -> frozenset[str]:
+        """Names of the ``@property`` getters local classes define."""
+        return frozenset(
+            qualname.rpartition(".")[2]
+            for qualname in self.index.owner
+            if _is_property(self.index.functions[qualname])
+        )
 
     def _call_targets(self, call: ast.Call, caller: str, chain: tuple[str, ...]) -> Iterator[str]:
         """The functions a call in traced code runs: what its callee resolves to, or a seed for imported ones."""
@@ -507,6 +523,11 @@ class ScopeAnalyzer:
 
     def _add_seed(self, qualname: str, via_decorator: bool, chain: tuple[str, ...]) -> None:
         self._seeds.setdefault((qualname, via_decorator), Seed(qualname, via_decorator, chain))
+
+
+def _is_property(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A plain ``@property`` getter (not a setter, not ``cached_property``)."""
+    return any(isinstance(d, ast.Name) and d.id == "property" for d in function.decorator_list)
 
 
 def _decorator_callee(decorator: ast.expr) -> ast.expr:
