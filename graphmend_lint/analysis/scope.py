@@ -4,7 +4,9 @@ Starting from entry points (``@torch.compile``, ``torch.compile(fn)``,
 ``torch.compile(Model())``, ``m.compile()``...), follow what Dynamo would
 inline: calls to project functions and methods, ``self.sub(x)`` where
 ``self.sub = Block(...)``, iteration over ``nn.ModuleList``, ``super()``
-calls and the inner wrapper of project decorators. Stop at functions marked
+calls, the inner wrapper of project decorators, functions handed to
+``checkpoint`` or ``map``, and the ``__getitem__`` and ``@property`` getters
+of local classes that subscripts and attribute reads run. Stop at functions marked
 ``torch.compiler.disable`` and at code that only runs eagerly
 (``if not torch.compiler.is_compiling():``).
 
