@@ -97,6 +97,67 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "def f(x: torch.Tensor, m):\n    return loss(x, ...) + loss(x[None], ...).sum()\n",
         set(),
     ),
+    # a row of a mask parameter per loop step is a mask (vector-quantize-pytorch's `samples[seq_mask[ind]]`, the
+    # mask passed on from a parameter named as one); the same row of an integer tensor gathers
+    "row-of-a-mask-parameter": (
+        "def pick(rows, seq_mask=None):\n    out = []\n    for ind, row in enumerate(rows):\n"
+        "        if seq_mask is not None:\n            row = row[seq_mask[ind]]\n        out.append(row.sum())\n"
+        "    return out\n\n\ndef f(x: torch.Tensor, keep_mask):\n    return pick(x.view(2, 4), keep_mask.view(2, 4))\n",
+        {9},
+    ),
+    "row-of-an-integer-mask-parameter": (
+        "def pick(rows, seq_mask=None):\n    out = []\n    for ind, row in enumerate(rows):\n"
+        "        if seq_mask is not None:\n            row = row[seq_mask[ind]]\n        out.append(row.sum())\n"
+        "    return out\n\n\ndef f(x: torch.Tensor, m):\n    return pick(x.view(2, 4), (x > 0).view(2, 4).long())\n",
+        set(),
+    ),
+    # a mask read of an instance of a class of this file runs its `__getitem__`, which Dynamo inlines: the read
+    # of `item` selects (detectron2's Boxes), though other reads pass an index tensor or an int (the int branch
+    # reads an int); with no read passing a mask, nothing selects
+    "getitem-given-a-mask": (
+        "class Boxes:\n    def __init__(self, tensor: torch.Tensor):\n        self.tensor = tensor\n\n"
+        "    def __getitem__(self, item):\n        if isinstance(item, int):\n"
+        "            return Boxes(self.tensor[item].view(1, -1))\n        return Boxes(self.tensor[item])\n\n\n"
+        "def f(x: torch.Tensor, m):\n    boxes = Boxes(x.view(4, 2))\n    order = x.view(4, 2)[:, 1].argsort()\n"
+        "    return boxes[x.view(4, 2)[:, 0] > 0].tensor.sum(), boxes[order].tensor, boxes[0].tensor\n",
+        {12},
+    ),
+    "getitem-given-indices": (
+        "class Boxes:\n    def __init__(self, tensor: torch.Tensor):\n        self.tensor = tensor\n\n"
+        "    def __getitem__(self, item):\n        if isinstance(item, int):\n"
+        "            return Boxes(self.tensor[item].view(1, -1))\n        return Boxes(self.tensor[item])\n\n\n"
+        "def f(x: torch.Tensor, m):\n    boxes = Boxes(x.view(4, 2))\n    order = x.view(4, 2)[:, 1].argsort()\n"
+        "    return boxes[order].tensor, boxes[0].tensor\n",
+        set(),
+    ),
+    # functions called through `checkpoint` and `map` run in the compiled frame: their mask reads break there
+    "checkpointed-helper": (
+        "def sel(h: torch.Tensor):\n    return h[h > 0] * 2\n\n\n"
+        "def f(x: torch.Tensor, m):\n    return torch.utils.checkpoint.checkpoint(sel, x, use_reentrant=False)\n",
+        {6},
+    ),
+    "mapped-helper": (
+        "def sel(h: torch.Tensor):\n    return h[h > 0] * 2\n\n\ndef f(x: torch.Tensor, m):\n    return list(map(sel, [x, x + 1]))\n",
+        {6},
+    ),
+    "checkpointed-gather": (
+        "def sel(h: torch.Tensor):\n    return h[(h > 0).long()] * 2\n\n\n"
+        "def f(x: torch.Tensor, m):\n    return torch.utils.checkpoint.checkpoint(sel, x, use_reentrant=False)\n",
+        set(),
+    ),
+    # reading a `@property` runs its getter in the compiled frame; a plain method read without a call runs nothing
+    "property-getter": (
+        "class Keep:\n    def __init__(self, t: torch.Tensor):\n        self.t = t\n\n    @property\n"
+        "    def kept(self):\n        return self.t[self.t > 0]\n\n\n"
+        "def f(x: torch.Tensor, m):\n    return Keep(x).kept * 2\n",
+        {11},
+    ),
+    "method-not-called": (
+        "class Keep:\n    def __init__(self, t: torch.Tensor):\n        self.t = t\n\n"
+        "    def kept(self):\n        return self.t[self.t > 0]\n\n\ndef f(x: torch.Tensor, m):\n"
+        "    return x * 2 if callable(Keep(x).kept) else x\n",
+        set(),
+    ),
     "helper-given-an-integer-tensor": (
         "def pick(h, sel_mask):\n    return h[sel_mask] * 2\n\n\ndef f(x: torch.Tensor, m):\n    return pick(x, (x > 0).long())\n",
         set(),

@@ -23,7 +23,11 @@ Detection only: the dtype is not proven, so no rewrite may rely on it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from astroid import nodes
+from astroid.bases import Instance
+from astroid.util import Uninferable
 
 from graphmend_lint.analysis.host_values import (
     bool_keeping_receiver,
@@ -44,18 +48,19 @@ _ATTENTION_WORDS = frozenset({"attention", "attn"})
 _MAX_DEPTH = 4
 
 
-def mask_behind(node: nodes.NodeNG, depth: int = 0) -> nodes.NodeNG:
+def mask_behind(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nodes.NodeNG:
     """What *node* keeps a mask's dtype from: ``mask`` behind ``~mask``, ``mask.to(h.device)``,
-    ``mask[:, None]`` or a name bound once to one of those (``visual_pos_masks = visual_pos_masks.to(h.device)``
-    then ``h[visual_pos_masks, :]``, Qwen3-VL's deepstack); *node* itself when nothing is behind it."""
+    ``mask[:, None]``, ``seq_mask[ind]`` (a row per loop step, vector-quantize-pytorch's code expiry) or a name
+    bound once to one of those (``visual_pos_masks = visual_pos_masks.to(h.device)`` then
+    ``h[visual_pos_masks, :]``, Qwen3-VL's deepstack); *node* itself when nothing is behind it."""
     if depth > _MAX_DEPTH:
         return node
     if isinstance(node, nodes.UnaryOp) and node.op == "~":
-        return mask_behind(node.operand, depth + 1)
-    if isinstance(node, nodes.Subscript) and _plain_slice(node):
-        return mask_behind(node.value, depth + 1)
+        return mask_behind(values, node.operand, depth + 1)
+    if isinstance(node, nodes.Subscript) and _plain_slice(values, node):
+        return mask_behind(values, node.value, depth + 1)
     if isinstance(node, nodes.Call) and (receiver := bool_keeping_receiver(node)) is not None:
-        return mask_behind(receiver, depth + 1)
+        return mask_behind(values, receiver, depth + 1)
     if isinstance(node, nodes.Name):
         try:
             bindings = reaching_bindings(node)
@@ -63,16 +68,22 @@ def mask_behind(node: nodes.NodeNG, depth: int = 0) -> nodes.NodeNG:
             return node
         assigned = bindings[0].parent if len(bindings) == 1 else None
         if isinstance(assigned, nodes.Assign) and assigned.targets == [bindings[0]]:
-            behind = mask_behind(assigned.value, depth + 1)
+            behind = mask_behind(values, assigned.value, depth + 1)
             return node if behind is assigned.value else behind
     return node
 
 
-def _plain_slice(node: nodes.Subscript) -> bool:
-    """``m[:, None]``, ``m[..., 0]``: an index of slices, ``None``, ``...`` and integer constants, which keeps
-    the dtype (Qwen3-VL's ``image_mask[..., 0]``)."""
+def _plain_slice(values: ValueOracle, node: nodes.Subscript) -> bool:
+    """``m[:, None]``, ``m[..., 0]``, ``m[ind]``: an index of slices, ``None``, ``...``, integer constants and
+    names or attributes of Python values (an ``enumerate`` counter), which keeps the dtype (Qwen3-VL's
+    ``image_mask[..., 0]``)."""
     parts = node.slice.elts if isinstance(node.slice, nodes.Tuple) else [node.slice]
-    return all(isinstance(part, nodes.Slice) or _keeping_constant(part) for part in parts)
+    return all(
+        isinstance(part, nodes.Slice)
+        or _keeping_constant(part)
+        or isinstance(part, (nodes.Name, nodes.Attribute)) and values.kind(part) is Kind.STATIC
+        for part in parts
+    )
 
 
 def _keeping_constant(part: nodes.NodeNG) -> bool:
@@ -109,7 +120,7 @@ def _assigns_a_mask(values: ValueOracle, binding: nodes.NodeNG, name: str) -> bo
     assigned = binding.parent
     if not (isinstance(assigned, nodes.Assign) and assigned.targets == [binding]):
         return False
-    behind = mask_behind(assigned.value)
+    behind = mask_behind(values, assigned.value)
     return is_bool_tensor(values, assigned.value) or (
         behind is not assigned.value and isinstance(behind, nodes.Name) and behind.name == name
     )
@@ -118,10 +129,63 @@ def _assigns_a_mask(values: ValueOracle, binding: nodes.NodeNG, name: str) -> bo
 def _may_pass_a_mask(values: ValueOracle, argument: nodes.NodeNG, depth: int) -> bool:
     """A call passes a mask, or a tensor that may be one: not ``...``, ``None``, a number, a list or an
     integer or floating tensor."""
-    if is_bool_tensor(values, argument) or mask_parameter_index(values, mask_behind(argument), depth + 1):
+    if is_bool_tensor(values, argument) or mask_parameter_index(values, mask_behind(values, argument), depth + 1):
         return True
     return (
         values.is_tensor(argument)
         and not is_integer_tensor(values, argument)
         and not is_float_tensor(values, argument)
     )
+
+
+def item_mask_index(values: ValueOracle, node: nodes.NodeNG, reads: Iterable[nodes.Subscript]) -> bool:
+    """*node* is the ``item`` parameter of a ``__getitem__`` of a class in this file, never rebound nor
+    tested by an enclosing branch, and one of *reads* (the traced subscripts) on an instance of that class
+    passes a proven bool tensor for it.
+
+    detectron2's ``Boxes.__getitem__`` reads ``self.tensor[item]``; ``boxes[valid_mask]`` in compiled code
+    runs it with the mask, and Dynamo logs GB0036 there (measured). Other reads of the same class may pass
+    integers or index tensors (``boxes[keep]`` after ``argsort``): they do not undo the one that selects.
+    """
+    if not isinstance(node, nodes.Name):
+        return False
+    try:
+        bindings = reaching_bindings(node)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+        return False
+    if len(bindings) != 1 or not isinstance(bindings[0].parent, nodes.Arguments):
+        return False
+    method = bindings[0].parent.parent
+    positional = method.args.args or []
+    if not (
+        isinstance(method, nodes.FunctionDef)
+        and method.name == "__getitem__"
+        and isinstance(method.parent, nodes.ClassDef)
+        and len(positional) == 2
+        and positional[1] is bindings[0]
+    ):
+        return False
+    if _under_test_of(node, method):
+        return False
+    return any(_instance_of(read.value, method.parent) and is_bool_tensor(values, read.slice) for read in reads)
+
+
+def _under_test_of(node: nodes.Name, method: nodes.FunctionDef) -> bool:
+    """*node* sits in a branch whose test reads its name: ``if isinstance(item, int): self.tensor[item]``
+    reads an integer, whatever the mask reads elsewhere pass."""
+    child, parent = node, node.parent
+    while parent is not None and parent is not method:
+        if isinstance(parent, (nodes.If, nodes.IfExp)) and child is not parent.test:
+            if any(name.name == node.name for name in parent.test.nodes_of_class(nodes.Name)):
+                return True
+        child, parent = parent, parent.parent
+    return False
+
+
+def _instance_of(node: nodes.NodeNG, klass: nodes.ClassDef) -> bool:
+    """*node* infers to instances of *klass* only."""
+    try:
+        inferred = [value for value in node.infer() if value is not Uninferable]
+    except Exception:  # astroid inference can fail on odd code; then nothing is proven
+        return False
+    return bool(inferred) and all(isinstance(value, Instance) and value._proxied is klass for value in inferred)

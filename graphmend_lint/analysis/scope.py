@@ -4,7 +4,9 @@ Starting from entry points (``@torch.compile``, ``torch.compile(fn)``,
 ``torch.compile(Model())``, ``m.compile()``...), follow what Dynamo would
 inline: calls to project functions and methods, ``self.sub(x)`` where
 ``self.sub = Block(...)``, iteration over ``nn.ModuleList``, ``super()``
-calls and the inner wrapper of project decorators. Stop at functions marked
+calls, the inner wrapper of project decorators, functions handed to
+``checkpoint`` or ``map``, and the ``__getitem__`` and ``@property`` getters
+of local classes that subscripts and attribute reads run. Stop at functions marked
 ``torch.compiler.disable`` and at code that only runs eagerly
 (``if not torch.compiler.is_compiling():``).
 
@@ -40,6 +42,9 @@ COMPILING_PREDICATES = frozenset({"is_compiling", "is_dynamo_compiling", "is_tor
 #: Predicates Dynamo folds to ``False``: the TorchScript scripting and tracing checks (measured, torch 2.13:
 #: ``t.sum() if torch.jit.is_tracing() else 3`` and ``if torch.jit.is_tracing(): print(...)`` compile with
 #: ``fullgraph=True``), so their branches never run compiled (transformers' ``torch_int``, Swin's windows).
+#: Imported functions that call their first argument with the rest: Dynamo traces into it (measured, torch 2.13:
+#: a mask read in a checkpointed function logs GB0036 at that read).
+ARGUMENT_CALLING = frozenset({"torch.utils.checkpoint.checkpoint"})
 SCRIPTING_PREDICATES = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing"})
 _COMPILE_CALL_HINT = re.compile(r"\b(compile|optimize|optimize_assert)\b")
 #: Imported callees never worth routing to another file.
@@ -324,6 +329,16 @@ class ScopeAnalyzer:
             if isinstance(call, ast.Attribute):
                 self._reach_property(call, qualname, chain)
                 continue
+            if isinstance(call, ast.Subscript):
+                for target in self._item_reads(call, qualname):
+                    self._enqueue(target, chain)
+                continue
+            if call.args and self._calls_its_argument(call.func, qualname):
+                # not a call of the argument in ``_calls_into``: its arguments are shifted by one
+                for called in self.resolver.resolve(call.args[0], qualname):
+                    for target in self._targets_of(called, chain):
+                        self._enqueue(target, chain)
+                continue
             for target in self._call_targets(call, qualname, chain):
                 callee = self.index.functions.get(target)
                 if callee is not None:
@@ -435,9 +450,11 @@ class ScopeAnalyzer:
             if getter in self._properties:
                 self._enqueue(getter, chain)
 
-    def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call | ast.Attribute]:
-        """Calls in *body*, and reads of attributes named like a property of this module, skipping
-        eager-only branches (and recording them)."""
+    def _traced_calls(self, body: list[ast.stmt]) -> Iterator[ast.Call | ast.Attribute | ast.Subscript]:
+        """Calls in *body*, reads of attributes named like a property of this module, and reads
+        ``obj[item]`` where a local class defines ``__getitem__``, skipping eager-only branches (and
+        recording them)."""
+        reads = "__getitem__" in self.index.method_names
         stack: list[ast.AST] = list(reversed(body))
         while stack:
             node = stack.pop()
@@ -454,9 +471,17 @@ class ScopeAnalyzer:
                     continue
             if isinstance(node, ast.Call) or (
                 isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in self._property_names
-            ):
+            ) or (isinstance(node, ast.Subscript) and reads and isinstance(node.ctx, ast.Load)):
                 yield node
             stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    def _item_reads(self, read: ast.Subscript, caller: str) -> Iterator[str]:
+        """``boxes[keep]`` on an instance of a local class runs its ``__getitem__``, which Dynamo inlines
+        (detectron2's ``Boxes``, whose ``self.tensor[item]`` is the mask read, measured)."""
+        for target in self.resolver.resolve(read.value, caller):
+            method = self.index.method(target.name, "__getitem__") if target.what is What.INSTANCE else None
+            if method is not None:  # an imported base's ``__getitem__`` (``nn.ModuleList``'s) is no project code
+                yield method
 
     def _call_targets(self, call: ast.Call, caller: str, chain: tuple[str, ...]) -> Iterator[str]:
         """The functions a call in traced code runs: what its callee resolves to, or a seed for imported ones."""
@@ -471,6 +496,12 @@ class ScopeAnalyzer:
         for target in self.resolver.resolve(func, caller):
             if target.what is not What.CLASS:  # constructing an object: Dynamo traces __init__, rarely interesting
                 yield from self._targets_of(target, chain)
+
+    def _calls_its_argument(self, func: ast.expr, caller: str) -> bool:
+        """``checkpoint(self.block, h)``, ``map(helper, rows)``: the first argument runs in traced code."""
+        if isinstance(func, ast.Name) and func.id == "map":
+            return self.resolver.lookup("map", caller) is None  # the builtin, not a local ``map``
+        return self.resolver.imported_name(func, caller) in ARGUMENT_CALLING
 
     def _may_be_local(self, func: ast.Attribute, caller: str) -> bool:
         """Could ``<expr>.attr(...)`` run project code? (Saves resolving every tensor method call.)"""

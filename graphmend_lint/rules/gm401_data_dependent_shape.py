@@ -9,7 +9,7 @@ from astroid.const import Context
 
 from graphmend_lint.analysis.captured_values import dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
-from graphmend_lint.analysis.mask_parameters import mask_behind, mask_parameter_index
+from graphmend_lint.analysis.mask_parameters import item_mask_index, mask_behind, mask_parameter_index
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
 from graphmend_lint.analysis.host_values import (
     COMPARISONS,
@@ -267,7 +267,7 @@ def _compared(values: ValueOracle, part: nodes.NodeNG, depth: int = 0) -> bool:
 def _named_mask(values: ValueOracle, part: nodes.NodeNG) -> bool:
     """*part* is a parameter its name calls a mask (:func:`mask_named_parameter`, :func:`mask_parameter_index`),
     or keeps its dtype from one (``~mask``, ``mask.to(h.device)``, :func:`mask_behind`)."""
-    behind = mask_behind(part)
+    behind = mask_behind(values, part)
     return mask_named_parameter(values, behind) or mask_parameter_index(values, behind)
 
 
@@ -705,7 +705,7 @@ class DataDependentOutputShape(Rule):
             mask = boolean_index(values, node)
             found = None
             if mask is None:
-                mask = named_mask_index(values, node)
+                mask = named_mask_index(values, node) or self._item_mask(ctx, node)
                 if mask is None:
                     continue
             elif values.is_tensor(node.value):
@@ -717,6 +717,19 @@ class DataDependentOutputShape(Rule):
             )
             yield ctx.report(node, message, traced, fix or capture_fix())
             yield from self._interrupted_call(ctx, node, traced)
+
+    @staticmethod
+    def _item_mask(ctx: RuleContext, subscript: nodes.Subscript) -> nodes.NodeNG | None:
+        """The ``item`` of a ``__getitem__`` that indexes a tensor, when a traced read of its class passes a
+        mask (:func:`item_mask_index`; detectron2's ``self.tensor[item]`` behind ``boxes[valid_mask]``)."""
+        if subscript.ctx is not Context.Load or not ctx.values.is_tensor(subscript.value):
+            return None
+
+        def reads() -> list[nodes.Subscript]:
+            return [node for node, _ in ctx.traced_nodes(nodes.Subscript) if node.ctx is Context.Load]
+
+        traced = ctx.analysis.shared("gm401-traced-reads", reads)
+        return subscript.slice if item_mask_index(ctx.values, subscript.slice, traced) else None
 
     @staticmethod
     def _switch_blocker(ctx: RuleContext) -> nodes.Call | None:
