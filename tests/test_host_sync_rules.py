@@ -86,6 +86,11 @@ def test_capture_switch_only_when_no_use_needs_the_number(uses: str, switch: boo
         ("    return x[tuple(idx)]\n", False),  # one row per hit: Python needs the count
         ("    return [x[i] for i in idx]\n", False),
         ("    rows = idx.t() if k else idx\n    return x[tuple(rows)]\n", False),
+        # sizes unpacked from the shape (Mistral's `N_txt, D_txt = text_features.shape`): an assert with a
+        # formatted message is no runtime check, it breaks on the unbacked count (GB0170, measured switch on)...
+        ("    hits, dims = idx.shape\n    assert hits < x.shape[0], f'{hits} hits'\n    return idx\n", False),
+        # ...tensor math with them does not
+        ("    hits, dims = idx.shape\n    return idx * dims\n", True),
     ],
 )
 def test_dynamic_switch_iterates_only_over_static_rows(uses: str, switch: bool) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import bound_values, condition_operands
+from graphmend_lint.analysis.host_values import bound_values, condition_operands, unpacked_from
 
 if TYPE_CHECKING:
     from graphmend_lint.analysis.scope import TracedFunction
@@ -37,11 +37,20 @@ def _origin(
         if is_origin(node):
             return node
         if isinstance(node, nodes.Name):
-            for value in bound_values(node) or ():
+            for value in bound_values(node) or _unpacked_sizes(node):
                 found = _origin(value, is_origin, depth + 1)
                 if found is not None:
                     return found
     return None
+
+
+def _unpacked_sizes(name: nodes.Name) -> list[nodes.NodeNG]:
+    """``t.shape`` for ``n, d = t.shape`` (or ``t.size()``): each element is one of ``t``'s sizes, as
+    unbacked as ``t``'s. Mistral's ``N_txt, D_txt = text_features.shape`` of a masked read, then
+    ``assert seq_len == N_txt + N_img, f"..."``, still breaks with ``capture_dynamic_output_shape_ops`` on
+    (GB0170: an assert with a formatted message is not turned into a runtime check, measured). Other
+    unpacked values are not followed: which element a name takes is not known."""
+    return [value for value in unpacked_from(name) or () if _size_receiver(value) is not None]
 
 
 def captured_origin(expression: nodes.NodeNG, is_capture: Callable[[nodes.NodeNG], bool]) -> nodes.NodeNG | None:

@@ -506,7 +506,7 @@ def bound_values(name: nodes.Name) -> list[nodes.NodeNG] | None:
     """The expressions assigned to *name* (``None`` when any binding is not a plain assignment).
 
     Unpacking (``a, b = x.shape``), loops and parameters are not plain
-    assignments; :func:`_unpacked_from` covers the first for shapes.
+    assignments; :func:`unpacked_from` covers the first.
     """
     try:
         assignments = reaching_bindings(name)
@@ -523,7 +523,7 @@ def bound_values(name: nodes.Name) -> list[nodes.NodeNG] | None:
     return result
 
 
-def _unpacked_from(name: nodes.Name) -> list[nodes.NodeNG] | None:
+def unpacked_from(name: nodes.Name) -> list[nodes.NodeNG] | None:
     """For ``a, b = <value>``: the ``<value>`` of each binding of *name*, else ``None``."""
     try:
         assignments = reaching_bindings(name)
@@ -981,7 +981,7 @@ def _is_number_name(values: ValueOracle, name: nodes.Name, depth: int, allow_flo
     bound = bound_values(name)
     if bound is not None:
         return all(_is_number(values, value, depth + 1, allow_float) for value in bound)
-    unpacked = _unpacked_from(name)
+    unpacked = unpacked_from(name)
     if unpacked is not None:
         return all(_is_shape(values, source) or _is_shape_slice(values, source) for source in unpacked)
     return _annotated_parameter(name) in ({"int", "float"} if allow_float else {"int"})

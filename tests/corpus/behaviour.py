@@ -60,11 +60,17 @@ def _observed(outcome: Outcome) -> Iterator[None]:
         root.removeHandler(collector)
         outcome.stdout = buffer.getvalue()
         outcome.records = collector.records
-        outcome.warned = [
-            (w.category.__name__, str(w.message))
-            for w in caught
-            if not w.filename.replace("\\", "/").split("/site-packages/")[-1].startswith("torch/")
-        ]
+        outcome.warned = [(w.category.__name__, str(w.message)) for w in caught if not _torch_warning(w)]
+
+
+def _torch_warning(caught: warnings.WarningMessage) -> bool:
+    """A warning torch itself raised, not the program: from a file of the torch package, or from its C++
+    core (``... (Triggered internally at .../python_variable_methods.cpp)``), which blames the Python frame
+    that called into it. Many C++ warnings are ``TORCH_WARN_ONCE``, once per process: the program measured
+    first in a worker shows ``.item()``'s "Converting a tensor with requires_grad=True to a scalar", and
+    its fixed copy, measured next in the same process, does not."""
+    in_torch = caught.filename.replace("\\", "/").split("/site-packages/")[-1].startswith("torch/")
+    return in_torch or "(Triggered internally at " in str(caught.message)
 
 
 def observe(fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
