@@ -134,3 +134,23 @@ def test_over_inputs_merges_splitting_sites_and_reseeds(tmp_path):
     report = capture_breaks_over(mod.f, [((X,), {}), ((-X,), {})], before_each=lambda: seeds.append(1))
     assert lines(report.splitting_sites) == tagged(path, "SPLIT")
     assert seeds == [1, 1]
+
+
+def test_breaks_inside_the_standard_library_are_sited_at_each_calling_line(tmp_path):
+    """Module-level ``logging.debug`` breaks (GB4841) inside ``logging/__init__.py``, at one line for
+    every caller, and Dynamo logs the second caller's break without a user stack unless told not to."""
+    mod, path = load(tmp_path, """
+        import logging
+
+        def g(x):
+            logging.debug("g %s", x.shape)  # LOGGED
+            return x + 1
+
+        def f(x):
+            x = g(x)
+            logging.debug("f %s", x.shape)  # SPLIT
+            return x * 2
+    """)
+    report = capture_breaks(mod.f, X)
+    assert {(s.filename, s.line) for s in report.sites} == {(str(path), n) for n in tagged(path, "LOGGED") | tagged(path, "SPLIT")}
+    assert lines(report.splitting_sites) == tagged(path, "SPLIT")

@@ -32,6 +32,7 @@ import logging
 import os
 import re
 import sys
+import sysconfig
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,15 @@ Location = tuple[str, int]
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _THIS_FILE = os.path.abspath(__file__)
+# The standard library, but not the site-packages that may sit below it. A break Dynamo logs inside
+# stdlib code (module-level ``logging.debug`` logs GB4841 in ``logging/__init__.py``) is the user's
+# call into it: that call is the line a user can change.
+_STDLIB_DIRS = tuple(
+    {os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("stdlib", "platstdlib")}
+)
+_PACKAGE_DIRS = tuple(
+    {os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("purelib", "platlib")}
+)
 # torch registers one logger per emitting module, named "<module>.__graph_breaks"
 # (torch 2.13: symbolic_convert, convert_frame and exc).
 _ARTIFACT_LOGGER_SUFFIX = ".__graph_breaks"
@@ -234,10 +244,28 @@ class _MessageCollector(logging.Handler):
 
 @contextlib.contextmanager
 def _captured_graph_break_log() -> Iterator[_MessageCollector]:
-    """Collect graph_breaks messages, then put the loggers back as they were."""
+    """Collect graph_breaks messages, each with its user stack, then put the loggers back as they were."""
     collector = _MessageCollector()
-    with artifact_log_to(collector, _graph_break_loggers()):
+    with artifact_log_to(collector, _graph_break_loggers()), _every_user_stack_logged():
         yield collector
+
+
+@contextlib.contextmanager
+def _every_user_stack_logged() -> Iterator[None]:
+    """Make Dynamo log the user stack of a break it has logged before.
+
+    Dynamo logs a repeated break (same GB type, same chain of frame locations) as "user stack
+    suppressed" with only its own location. When that location is library code, two user lines
+    calling into it cannot be told apart: module-level ``logging.debug`` at two lines of a model both
+    break at one line of ``logging/__init__.py`` (measured, torch 2.13). ``config.verbose`` would log
+    them but also changes the messages, so only the duplicate check is bypassed.
+    """
+    checker = dynamo_utils.graph_break_dup_warning_checker
+    checker.add = lambda key: True  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del checker.add
 
 
 @contextlib.contextmanager
@@ -266,8 +294,12 @@ def _skipped_frames(metrics: Iterable[Any]) -> tuple[str, ...]:
 
 
 def _is_user_file(filename: str) -> bool:
-    """User code is anything that is neither torch itself nor generated (``<...>``)."""
-    return not filename.startswith("<") and not os.path.abspath(filename).startswith(_TORCH_DIR)
+    """User code is anything that is neither torch itself, the standard library, nor generated (``<...>``)."""
+    if filename.startswith("<"):
+        return False
+    path = os.path.abspath(filename)
+    in_stdlib = path.startswith(_STDLIB_DIRS) and not path.startswith(_PACKAGE_DIRS)
+    return not in_stdlib and not path.startswith(_TORCH_DIR)
 
 
 def _innermost_user_frame(frames: Iterable[Location]) -> Location | None:
@@ -335,7 +367,8 @@ def _occurrences_from_log(
 
     A repeated break is logged as "user stack suppressed" with only Dynamo's
     location, which can be a torch frame; it is mapped to the user frame an
-    earlier full message gave for the same location.
+    earlier full message gave for the same location. (Breaks measured here log
+    every stack, see ``_every_user_stack_logged``; logs read from elsewhere may not.)
     """
     user_frame_of: dict[Location, Location] = {}
     occurrences = []
