@@ -308,7 +308,7 @@ class TransitionGPT(nn.Module):
         if kv_cache is not None:
             k_cache, v_cache = kv_cache.get_layer_cache(0)
             k, v = self.kv_proj(logits).view(B, T, 1, 2, -1).unbind(3)
-            pos = kv_cache.get_pos() if hasattr(kv_cache, "get_pos") else kv_cache.pos
+            pos = kv_cache.pos
             k_cache[:, pos:pos + T] = k
             v_cache[:, pos:pos + T] = v
             kv_cache.advance(T)
