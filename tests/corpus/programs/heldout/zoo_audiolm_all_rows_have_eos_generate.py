@@ -29,7 +29,7 @@ def eval_decorator(fn):
 
 
 def log(t, eps = 1e-20):
-    return torch.log(t.clamp(min = eps))
+    return torch.log(t + eps)
 
 
 def gumbel_noise(t):
