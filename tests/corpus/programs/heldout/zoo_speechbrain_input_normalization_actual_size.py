@@ -1,6 +1,6 @@
 """SpeechBrain's InputNormalization: each sentence is sliced to `torch.round(lengths[snt_id] * x.shape[1]).int()` frames, speaker mode keys dicts by `int(spk_ids[snt_id][0])`, and global mode updates `self.count`/`self.glob_mean` in training.
 
-Source: speechbrain/speechbrain@v1.0.0:speechbrain/processing/features.py:InputNormalization (read from a verbatim vendored copy of that file)
+Source: speechbrain/speechbrain@79c4fd16978bec74329c04bf682b10bbe5672d59:speechbrain/processing/features.py:997-1231 (ddp_all_reduce from speechbrain/utils/distributed.py:231-256)
 Kept: the constructor's statistics attributes, forward with the per-sentence
 loop, sentence/speaker/batch/global branches and their moving averages,
 ddp_all_reduce on the batch statistics, _compute_current_stats; an encoder
@@ -14,7 +14,7 @@ import torch
 
 def ddp_all_reduce(communication_object, reduce_op):
     """In DDP mode, this function will perform an all_reduce on the object."""
-    # If DDP not initialised or not in DDP mode, return the object unchanged.
+    # If DDP not initialised or executed with a main process barrier
     if not torch.distributed.is_available() or not torch.distributed.is_initialized():
         return communication_object
 
