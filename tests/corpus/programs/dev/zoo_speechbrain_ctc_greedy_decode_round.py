@@ -1,6 +1,6 @@
 """SpeechBrain's ctc_greedy_decode: each utterance is narrowed to `int(torch.round(seq_len * batch_max_len))` frames and its argmax path goes through `predictions.tolist()` into filter_ctc_output (itertools.groupby plus a filter lambda).
 
-Source: speechbrain/speechbrain@012d051f3737e1ab1e469b26c5ce7e434e5fe63f:speechbrain/decoders/ctc.py:filter_ctc_output,ctc_greedy_decode (EncoderASR.encode_batch/transcribe_batch from speechbrain/inference/ASR.py, CTCTextEncoder.decode_ndim from speechbrain/dataio/encoder.py)
+Source: speechbrain/speechbrain@012d051f3737e1ab1e469b26c5ce7e434e5fe63f:speechbrain/decoders/ctc.py:319-398 (EncoderASR.encode_batch/transcribe_batch from speechbrain/pretrained/interfaces.py:733-862, CTCTextEncoder.decode_ndim from speechbrain/dataio/encoder.py:543-567, same commit)
 Kept: the negative blank_id convention, the per-utterance relative-length
 narrow, groupby repetition filtering and blank removal; an EncoderASR whose
 decoding_function is a functools.partial of ctc_greedy_decode, whose

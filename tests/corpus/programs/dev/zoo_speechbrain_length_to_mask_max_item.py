@@ -1,6 +1,6 @@
 """SpeechBrain's TransformerASR encoder masks: `make_masks` turns relative `wav_len` into `abs_len` and calls `length_to_mask(abs_len)`, whose `max_len is None` path reads `length.max().long().item()`.
 
-Source: speechbrain/speechbrain@008055bf2c173949783b26165f35a1e7a6ded8d3:speechbrain/lobes/models/transformer/TransformerASR.py:186-270,306-345,390-420 (length_to_mask from speechbrain/dataio/dataio.py@0fe19d71b772aecc221e448e1d90682942c9a6a8; get_lookahead_mask, get_key_padding_mask, PositionalEncoding from Transformer.py)
+Source: speechbrain/speechbrain@008055bf2c173949783b26165f35a1e7a6ded8d3:speechbrain/lobes/models/transformer/TransformerASR.py:249-300,351-390,427-460 (length_to_mask from speechbrain/dataio/dataio.py, get_key_padding_mask/get_lookahead_mask/PositionalEncoding from Transformer.py, same commit)
 Kept: make_masks with its wav_len/causal/tgt branches, encode() with the 4-d
 reshape, custom_src_module and fixed_abs_sine positional encoding,
 EncoderWrapper whose forward is encode(), and length_to_mask's dtype/device
