@@ -162,6 +162,22 @@ def test_arithmetic_over_parameters_then_a_tensor_method_types_the_parameters() 
 
 
 
+def test_nested_unpacking_types_each_name() -> None:
+    """YOLOv5's ``bbox_iou``: ``(x1, y1, w1, h1), (x2, ...) = box1.chunk(4, -1), box2.chunk(4, -1)``."""
+    kinds = kinds_of(
+        "import torch\n"
+        "def helper(t):\n"
+        "    return (t, t.shape[0]), 'name'\n"
+        "@torch.compile\n"
+        "def iou(box1, box2: torch.Tensor, shape):\n"
+        "    (x1, y1), (x2, y2) = box1.chunk(2, -1), box2.chunk(2, -1)\n"
+        "    (b, h), (left, right) = box2.shape[:2], shape\n"
+        "    (t, n), label = helper(box2)\n"
+        "    probe(x1, y2, b, left, t, n, label)\n"
+        "    return x1\n"
+    )
+    assert kinds == {"x1": T, "y2": T, "b": S, "left": U, "t": T, "n": S, "label": S}
+
 def test_an_isinstance_tensor_branch_makes_the_name_a_tensor_there() -> None:
     """transformers' ``torch_compilable_check``: ``if isinstance(cond, torch.Tensor): torch._check_tensor_all(cond)``."""
     kinds = kinds_of(

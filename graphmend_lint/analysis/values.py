@@ -639,21 +639,35 @@ class ValueOracle:
         return Kind.UNKNOWN
 
     def _unpacked(self, target: nodes.AssignName, container: nodes.Tuple | nodes.List) -> Kind | None:
-        statement = container.parent
-        index = container.elts.index(target)
-        if isinstance(statement, (nodes.Assign,)):
-            value = statement.value
-            if isinstance(value, (nodes.Tuple, nodes.List)) and len(value.elts) == len(container.elts):
-                return self._kind(value.elts[index])
+        """The kind of a name an assignment unpacks, at any depth: ``(x1, y1), (x2, y2) = a.chunk(2), b.chunk(2)``
+        (YOLOv5's ``bbox_iou``)."""
+        steps = [(container, container.elts.index(target))]  # each enclosing target and the position in it
+        while isinstance(steps[-1][0].parent, (nodes.Tuple, nodes.List)):
+            outer = steps[-1][0].parent
+            steps.append((outer, outer.elts.index(steps[-1][0])))
+        statement = steps[-1][0].parent
+        if not isinstance(statement, nodes.Assign):
+            return Kind.UNKNOWN
+        return self._unpacked_from(statement.value, steps[::-1])
+
+    def _unpacked_from(self, value: nodes.NodeNG, steps: list[tuple[nodes.Tuple | nodes.List, int]]) -> Kind | None:
+        """The kind of the part of *value* that *steps* (target containers and positions, outermost first) pick."""
+        (container, index), rest = steps[0], steps[1:]
+        if isinstance(value, (nodes.Tuple, nodes.List)) and len(value.elts) == len(container.elts):
+            return self._unpacked_from(value.elts[index], rest) if rest else self._kind(value.elts[index])
+        if not rest:
             element = self._element(value, index)
             if element is not None:
                 return element  # ``n, x, mask = self._pad(...)``: what the helper returns at that position
-            kind = self._kind(value)
-            if kind is Kind.TENSOR:
-                return Kind.TENSOR  # unpacking a tensor, or a call returning tensors
-            if kind is Kind.STATIC:
-                return Kind.STATIC  # ``b, c, h, w = x.shape``: the items of a Python value Dynamo specialises on
-            return Kind.UNKNOWN
+        else:
+            elements = self.element_values(value, index)
+            if elements is not None:
+                return join(self._unpacked_from(element, rest) for element in elements)
+        kind = self._kind(value)
+        if kind is Kind.TENSOR:
+            return Kind.TENSOR  # unpacking a tensor, or a call returning tensors
+        if kind is Kind.STATIC:
+            return Kind.STATIC  # ``b, c, h, w = x.shape``: the items of a Python value Dynamo specialises on
         return Kind.UNKNOWN
 
     def loop_iterable(self, binding: nodes.NodeNG) -> nodes.NodeNG | None:
