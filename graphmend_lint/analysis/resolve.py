@@ -34,6 +34,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from graphmend_lint.analysis.duck_typing import DuckTyping, opaque_argument
 from graphmend_lint.analysis.imports import ImportTable, dotted_name
 from graphmend_lint.analysis.module_index import ELEMENTS, MODULE, Binding, ModuleIndex
 
@@ -106,6 +107,7 @@ class Resolver:
         self._alias_candidates: dict[str, list[str]] | None = None
         self._lookups: dict[tuple[str, str], _Lookup | None] = {}
         self._compilers: dict[tuple[int, str], Compiler | None] = {}
+        self.duck_typing = DuckTyping(index, imports)
 
     # -- names ----------------------------------------------------------------------
 
@@ -380,15 +382,20 @@ class Resolver:
         offset = 1 if self.index.is_method(function) else 0
         index = next((i for i, p in enumerate(positional) if p.arg == name), None)
         is_keyword = any(p.arg == name for p in parameters)
+        passed: list[ast.expr] = []
         for call, site_scope in self._call_sites(function, depth):
             argument = _argument(call, name, None if index is None else index - offset, is_keyword)
             if argument is not None:
+                passed.append(argument)
                 for target in self.resolve(argument, site_scope, path, depth):
                     found = True
                     yield target
         if not found and not path:
             parameter = next(p for p in parameters if p.arg == name)
-            yield from self._declared_instances(function, parameter)
+            declared = list(self._declared_instances(function, parameter))
+            if not declared and all(opaque_argument(argument) for argument in passed):
+                declared = [Target(What.INSTANCE, klass) for klass in self.duck_typing.classes(function, name)]
+            yield from declared
 
     def _declared_instances(self, function: str, parameter: ast.arg) -> Iterator[Target]:
         """Instances of this module's classes a parameter no call site or default explains is declared to hold.
