@@ -172,3 +172,17 @@ def test_scope_follows_method_calls_into_the_duck_typed_class() -> None:
     tree = ast.parse(called_with_a_plan)
     traced = {f.qualname for f in analyze_scope(tree, ImportTable.from_tree(tree, "c"), "c.py").functions}
     assert traced == {"step"}  # the call says ``Plan``, which has no ``advance``
+
+
+def test_a_duck_typed_parameter_is_no_tensor_whatever_tensor_methods_it_shares() -> None:
+    """TAPAS's ``gather(values, index)`` reads ``index.indices`` (a tensor method's name too) and
+    ``index.batch_dims``: only its ``IndexMap`` has both, so ``index`` is no tensor and ``if index:`` no break."""
+    source = (
+        "import torch\n\n\nclass IndexMap:\n    def __init__(self, indices, batch_dims=0):\n"
+        "        self.indices = torch.as_tensor(indices)\n        self.batch_dims = batch_dims\n\n\n"
+        "@torch.compile\ndef gather_cells(values, index):\n    probe(index, index.indices)\n"
+        "    return values.gather(index.batch_dims, index.indices)\n"
+    )
+    assert kinds_of(source) == {"index": Kind.UNKNOWN, "index.indices": Kind.TENSOR}
+    untyped = source.replace("        self.batch_dims = batch_dims\n", "")  # ``batch_dims`` names no local class's
+    assert kinds_of(untyped)["index"] is Kind.TENSOR  # ``index.indices(...)``-like use: evidence of a tensor

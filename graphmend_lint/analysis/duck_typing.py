@@ -40,6 +40,7 @@ call in the file says what the parameter holds.
 from __future__ import annotations
 
 import ast
+import re
 from functools import cached_property
 
 from graphmend_lint.analysis.imports import ImportTable, dotted_name
@@ -68,6 +69,8 @@ _BUILTIN_ATTRIBUTES = frozenset(
 )
 #: Builtins that ask what an object is: a function calling them on the parameter expects several kinds.
 _TYPE_QUERIES = frozenset({"isinstance", "hasattr", "getattr", "setattr", "delattr", "type", "vars"})
+#: Calls that give ``self`` an attribute by its name as a string (a module whose text has none skips the walk).
+_REGISTRATIONS = re.compile(r"\b(register_buffer|register_parameter|setattr)\(")
 #: Imported bases whose attributes are known: an ``nn.Module`` subclass has the module's.
 _KNOWN_BASES = {"torch.nn.Module": _MODULE_ATTRIBUTES, "object": frozenset()}
 
@@ -106,7 +109,7 @@ class DuckTyping:
     def _classes(self, function: str, parameter: str) -> tuple[str, ...]:
         """See :meth:`classes`: the family of the one root class providing every attribute read."""
         node = self.index.functions.get(function)
-        if node is None or node.name == "__init__" or not self._untyped(node, parameter):
+        if node is None or node.name == "__init__":
             return ()
         read = self._reads(function).get(parameter)
         if not read or self._generic(read):
@@ -122,14 +125,18 @@ class DuckTyping:
     def classes_of_parameters(self, function: str) -> set[str]:
         """Every local class some parameter of *function* is duck-typed to (their ``__init__`` says what
         the instance's attributes hold, so the pruned astroid tree keeps it)."""
-        if function not in self.index.functions:
-            return set()
         return {klass for name in self._reads(function) for klass in self.classes(function, name)}
 
     def _reads(self, function: str) -> dict[str, frozenset[str] | None]:
-        """:func:`_attributes_read` of *function*, found once."""
+        """:func:`_attributes_read` of *function*'s untyped parameters, found once (no walk when it has none:
+        most parameters of library code are annotated)."""
         if function not in self._read_memo:
-            self._read_memo[function] = _attributes_read(self.index.functions[function])
+            node = self.index.functions.get(function)
+            untyped = frozenset(p.arg for p in self.index.parameters(function) if self._untyped(node, p.arg)) if node else frozenset()
+            text = self.index.lines_of(node) if untyped and node else None
+            if text is not None:  # only names the text reads an attribute of
+                untyped = frozenset(name for name in untyped if re.search(rf"\b{name}\s*\.", text))
+            self._read_memo[function] = _attributes_read(node, untyped) if untyped and node else {}
         return self._read_memo[function]
 
     def _untyped(self, node: ast.FunctionDef | ast.AsyncFunctionDef, parameter: str) -> bool:
@@ -164,6 +171,11 @@ class DuckTyping:
         unknown = {klass for klass in self.index.classes if any(name not in _KNOWN_BASES for name in self._imported_bases(klass))}
         return frozenset(klass for klass in self.index.classes if unknown.intersection(self.index.mro(klass)))
 
+    @cached_property
+    def _registers(self) -> bool:
+        """The module may name ``self`` attributes in strings (one search of its text)."""
+        return self.index.text is None or _REGISTRATIONS.search(self.index.text) is not None
+
     def _imported_bases(self, klass: str) -> list[str]:
         """The bases of *klass* that are not local classes, by qualified name (``?`` when not a plain name)."""
         found = []
@@ -189,9 +201,10 @@ class DuckTyping:
                 names.add(statement.target.id)
         names.update(self.index.self_assignments(klass))
         names.update(self.index.self_unpackings(klass))
-        for statement in node.body:
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                names.update(_registered_names(statement))
+        if self._registers:
+            for statement in node.body:
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    names.update(_registered_names(statement))
         for base in self._imported_bases(klass):
             names.update(_KNOWN_BASES.get(base, _MODULE_ATTRIBUTES if base.startswith("torch.nn.") else ()))
         return frozenset(names)
@@ -208,36 +221,31 @@ def opaque_argument(node: object) -> bool:
     return kind in {"Name", "Attribute", "Subscript"} or kind in {"Constant", "Const"} and getattr(node, "value", 0) is None
 
 
-def _attributes_read(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, frozenset[str] | None]:
-    """The attribute names *function*'s own body reads (or writes) on each name, from one walk; ``None`` for a
-    name the body rebinds, asks the type of, or that a nested function, class or lambda uses."""
-    found: dict[str, set[str]] = {}
+def _attributes_read(function: ast.FunctionDef | ast.AsyncFunctionDef, names: frozenset[str]) -> dict[str, frozenset[str] | None]:
+    """The attribute names *function*'s own body reads (or writes) on each of *names*, from one walk; ``None``
+    for a name the body rebinds, asks the type of, or that a nested function, class or lambda uses."""
+    found: dict[str, set[str]] = {name: set() for name in names}
     spoiled: set[str] = set()
-    parents: dict[int, ast.AST] = {}
     stack: list[ast.AST] = [*function.body]
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             spoiled.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
             continue  # another scope uses the name: it may rebind or read more of it
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in found:
+            found[node.value.id].add(node.attr)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            spoiled.add(node.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _TYPE_QUERIES:
+            spoiled.update(a.id for a in node.args if isinstance(a, ast.Name))
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
             spoiled.update(node.names)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             spoiled.add(node.name)
         elif isinstance(node, ast.alias):
             spoiled.add((node.asname or node.name).partition(".")[0])
-        elif isinstance(node, ast.Name):
-            parent = parents.get(id(node))
-            if not isinstance(node.ctx, ast.Load):
-                spoiled.add(node.id)
-            elif isinstance(parent, ast.Attribute):
-                found.setdefault(node.id, set()).add(parent.attr)
-            elif isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in _TYPE_QUERIES:
-                spoiled.add(node.id)
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-            stack.append(child)
-    return {name: None if name in spoiled else frozenset(names) for name, names in found.items()}
+        stack.extend(ast.iter_child_nodes(node))
+    return {name: None if name in spoiled else frozenset(attributes) for name, attributes in found.items()}
 
 
 def _registered_names(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:

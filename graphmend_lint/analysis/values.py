@@ -764,6 +764,8 @@ class ValueOracle:
         # assignments (``half = n // 2`` ... ``emb = emb.exp()``) is too weak against them (measured on
         # transformers: fsmt's ``embedding_dim``, vitdet's ``q_size``).
         reach = 0 if from_calls else _EVIDENCE_DEPTH
+        if self._duck_instances(name, 0):
+            return Kind.UNKNOWN  # an instance of a class of this module, by the attributes read on it
         if (
             self.assume_tensor_parameters
             and self._is_traced(function)
@@ -1108,25 +1110,31 @@ class ValueOracle:
         """The instances of this module's classes the parameter *expr* names holds, by the attributes its function
         reads on it (:mod:`~graphmend_lint.analysis.duck_typing`), when no call of the function in this file
         passes anything that says otherwise: a construction of another class, a literal, a call."""
-        resolver = self.scope.resolver
-        if resolver is None or not isinstance(expr, nodes.Name):
+        if not isinstance(expr, nodes.Name):
             return None
         try:
             bindings = reaching_bindings(expr)
         except Exception:  # astroid lookups can fail on odd code; stay quiet
             return None
-        if len(bindings) != 1 or not isinstance(bindings[0].parent, nodes.Arguments):
+        if len(bindings) != 1 or not isinstance(bindings[0], nodes.AssignName):
             return None
-        function = bindings[0].parent.parent
+        return self._duck_instances(bindings[0], depth)
+
+    def _duck_instances(self, parameter: nodes.AssignName, depth: int) -> list[tuple[None, nodes.ClassDef]] | None:
+        """:meth:`_duck_typed` of the parameter *parameter* binds."""
+        resolver = self.scope.resolver
+        if resolver is None or not isinstance(parameter.parent, nodes.Arguments):
+            return None
+        function = parameter.parent.parent
         duck = resolver.duck_typing
         qualname = duck.function_at(*def_position(function)) if isinstance(function, nodes.FunctionDef) else None
-        classes = duck.classes(qualname, expr.name) if qualname is not None else ()
+        classes = duck.classes(qualname, parameter.name) if qualname is not None else ()
         if self._class_positions is None:
             self._class_positions = {def_position(k): k for k in descendants(self.module, nodes.ClassDef)}  # type: ignore[arg-type]
         found = {self._class_positions.get(duck.class_position(klass)) for klass in classes}
         if not classes or None in found:
             return None
-        for argument in self.call_site_arguments(function, expr.name):
+        for argument in self.call_site_arguments(function, parameter.name):
             built = self._constructions(argument, depth + 1)
             if built is None and opaque_argument(argument):
                 continue
