@@ -156,7 +156,7 @@ class DuckTyping:
     def _generic(self, read: frozenset[str]) -> bool:
         """Every name in *read* is an attribute of one of the values a parameter usually holds."""
         facts = load_facts()
-        tensor = read <= facts.tensor_attributes.keys() | facts.tensor_methods.keys()
+        tensor = all(name in facts.tensor_attributes or name in facts.tensor_methods for name in read)
         return tensor or any(read <= names for names in (_ARRAY_ATTRIBUTES, _BUILTIN_ATTRIBUTES, _MODULE_ATTRIBUTES))
 
     @cached_property

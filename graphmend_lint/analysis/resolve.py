@@ -13,7 +13,9 @@ scope and its enclosing ones, tuple unpacking, factories' ``return``
 statements, ``nn.Module`` methods that return ``self``, parameters through
 the call sites of their function (and, where no call or default says, their
 annotation or a name that spells a local class: ``logits_processor`` for
-``LogitsProcessor``), ``self.attr`` through the class's assignments. It also
+``LogitsProcessor``, and else the one local class that has every attribute the
+function reads on them: :mod:`~graphmend_lint.analysis.duck_typing`),
+``self.attr`` through the class's assignments. It also
 recognises compile functions in all their spellings
 (``torch.compile(backend="eager")``, ``functools.partial(torch.compile, ...)``,
 ``torch._dynamo.optimize(...)``, a local alias of any of them), and the
@@ -363,7 +365,9 @@ class Resolver:
 
     def _parameter(self, function: str, name: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
         """What a parameter may hold: its default, the arguments its function's call sites pass, and else
-        what it is declared to be (its annotation, or its name: see :meth:`_declared_instances`)."""
+        what it is declared to be (its annotation, or its name: see :meth:`_declared_instances`), and else,
+        when the call sites pass nothing but names the file does not explain, the class the attributes the
+        function reads on it identify (:class:`~graphmend_lint.analysis.duck_typing.DuckTyping`)."""
         parameters = self.index.parameters(function)
         node = self.index.functions[function]
         positional = [*node.args.posonlyargs, *node.args.args]
