@@ -25,7 +25,16 @@ from graphmend_lint.analysis.scope import ScopeFacts
 from graphmend_lint.analysis.torch_stubs import preload_torch_stubs
 
 
-def _constructed_classes(tree: ast.Module, traced: set[tuple[int, int]]) -> set[str]:
+def _duck_typed_classes(scope: ScopeFacts) -> set[str]:
+    """Names of the file's classes that parameters of traced functions hold by the attributes read on them
+    (:mod:`~graphmend_lint.analysis.duck_typing`): their ``__init__`` says what those attributes are."""
+    if scope.resolver is None:
+        return set()
+    duck = scope.resolver.duck_typing
+    return {klass.rpartition(".")[2] for f in scope.functions for klass in duck.classes_of_parameters(f.qualname)}
+
+
+def _constructed_classes(tree: ast.Module, traced: set[tuple[int, int]], duck_typed: set[str]) -> set[str]:
     """Names of the file's classes that traced code calls or that have traced methods, and their base
     classes named in the file.
 
@@ -36,7 +45,7 @@ def _constructed_classes(tree: ast.Module, traced: set[tuple[int, int]]) -> set[
     their expressions.
     """
     bases: dict[str, set[str]] = {}
-    called: set[str] = set()
+    called: set[str] = set(duck_typed)
     stack = list(child_statements(tree))
     while stack:
         node = stack.pop()
@@ -73,7 +82,7 @@ def _is_cached_property(function: ast.FunctionDef | ast.AsyncFunctionDef, import
 def _functions_to_keep(tree: ast.Module, scope: ScopeFacts, imports: ImportTable) -> set[int]:
     """ids of function nodes whose bodies astroid must see."""
     traced = {(f.line, f.col) for f in scope.functions}
-    constructed = _constructed_classes(tree, traced)
+    constructed = _constructed_classes(tree, traced, _duck_typed_classes(scope))
     keep: set[int] = set()
 
     def visit(node: ast.AST, owner_has_traced: bool) -> bool:

@@ -154,6 +154,14 @@ class ModuleIndex:
             found = self._calls_named[name] = list(self._calls_on_lines(name, lines)) if lines else []
         return found
 
+    def lines_of(self, node: ast.stmt) -> str | None:
+        """The source text of the lines *node* spans, when the text is known."""
+        if self.text is None:
+            return None
+        starts = self._line_starts
+        end = node.end_lineno or node.lineno
+        return self.text[starts[node.lineno - 1] : starts[end] if end < len(starts) else len(self.text)]
+
     @cached_property
     def _line_starts(self) -> list[int]:
         """Offsets where each line of the text starts (line ``n`` starts at index ``n - 1``)."""

@@ -13,7 +13,9 @@ scope and its enclosing ones, tuple unpacking, factories' ``return``
 statements, ``nn.Module`` methods that return ``self``, parameters through
 the call sites of their function (and, where no call or default says, their
 annotation or a name that spells a local class: ``logits_processor`` for
-``LogitsProcessor``), ``self.attr`` through the class's assignments. It also
+``LogitsProcessor``, and else the one local class that has every attribute the
+function reads on them: :mod:`~graphmend_lint.analysis.duck_typing`),
+``self.attr`` through the class's assignments. It also
 recognises compile functions in all their spellings
 (``torch.compile(backend="eager")``, ``functools.partial(torch.compile, ...)``,
 ``torch._dynamo.optimize(...)``, a local alias of any of them), and the
@@ -34,6 +36,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from graphmend_lint.analysis.duck_typing import DuckTyping, opaque_argument
 from graphmend_lint.analysis.imports import ImportTable, dotted_name
 from graphmend_lint.analysis.module_index import ELEMENTS, MODULE, Binding, ModuleIndex
 
@@ -106,6 +109,7 @@ class Resolver:
         self._alias_candidates: dict[str, list[str]] | None = None
         self._lookups: dict[tuple[str, str], _Lookup | None] = {}
         self._compilers: dict[tuple[int, str], Compiler | None] = {}
+        self.duck_typing = DuckTyping(index, imports)
 
     # -- names ----------------------------------------------------------------------
 
@@ -361,7 +365,9 @@ class Resolver:
 
     def _parameter(self, function: str, name: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
         """What a parameter may hold: its default, the arguments its function's call sites pass, and else
-        what it is declared to be (its annotation, or its name: see :meth:`_declared_instances`)."""
+        what it is declared to be (its annotation, or its name: see :meth:`_declared_instances`), and else,
+        when the call sites pass nothing but names the file does not explain, the class the attributes the
+        function reads on it identify (:class:`~graphmend_lint.analysis.duck_typing.DuckTyping`)."""
         parameters = self.index.parameters(function)
         node = self.index.functions[function]
         positional = [*node.args.posonlyargs, *node.args.args]
@@ -380,15 +386,20 @@ class Resolver:
         offset = 1 if self.index.is_method(function) else 0
         index = next((i for i, p in enumerate(positional) if p.arg == name), None)
         is_keyword = any(p.arg == name for p in parameters)
+        passed: list[ast.expr] = []
         for call, site_scope in self._call_sites(function, depth):
             argument = _argument(call, name, None if index is None else index - offset, is_keyword)
             if argument is not None:
+                passed.append(argument)
                 for target in self.resolve(argument, site_scope, path, depth):
                     found = True
                     yield target
         if not found and not path:
             parameter = next(p for p in parameters if p.arg == name)
-            yield from self._declared_instances(function, parameter)
+            declared = list(self._declared_instances(function, parameter))
+            if not declared and all(opaque_argument(argument) for argument in passed):
+                declared = [Target(What.INSTANCE, klass) for klass in self.duck_typing.classes(function, name)]
+            yield from declared
 
     def _declared_instances(self, function: str, parameter: ast.arg) -> Iterator[Target]:
         """Instances of this module's classes a parameter no call site or default explains is declared to hold.

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from astroid import nodes
 
 from graphmend_lint.analysis.astroid_tree import def_position
+from graphmend_lint.analysis.duck_typing import opaque_argument
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.scope import COMPILING_PREDICATES, SCRIPTING_PREDICATES, ScopeFacts
@@ -280,6 +281,7 @@ class ValueOracle:
         self._local_method_names: frozenset[str] | None = None
         self._derived: dict[str, dict[nodes.NodeNG, bool]] = {}
         self._lineages: dict[nodes.ClassDef, list[nodes.ClassDef]] = {}
+        self._class_positions: dict[tuple[int, int], nodes.ClassDef] | None = None
 
     # -- public -------------------------------------------------------------------
 
@@ -776,6 +778,8 @@ class ValueOracle:
         # assignments (``half = n // 2`` ... ``emb = emb.exp()``) is too weak against them (measured on
         # transformers: fsmt's ``embedding_dim``, vitdet's ``q_size``).
         reach = 0 if from_calls else _EVIDENCE_DEPTH
+        if self._duck_instances(name, 0):
+            return Kind.UNKNOWN  # an instance of a class of this module, by the attributes read on it
         if (
             self.assume_tensor_parameters
             and self._is_traced(function)
@@ -1094,8 +1098,12 @@ class ValueOracle:
             found += values
         return found
 
-    def _constructions(self, expr: nodes.NodeNG, depth: int = 0) -> list[tuple[nodes.Call, nodes.ClassDef]] | None:
-        """The calls that build every instance *expr* can be, each with its class of this module."""
+    def _constructions(
+        self, expr: nodes.NodeNG, depth: int = 0
+    ) -> list[tuple[nodes.Call | None, nodes.ClassDef]] | None:
+        """The calls that build every instance *expr* can be, each with its class of this module; the call is
+        ``None`` for an instance built elsewhere whose class the attributes read on a parameter tell
+        (:meth:`_duck_typed`)."""
         if depth > 4:
             return None
         klass = self._constructed_class(expr)
@@ -1104,15 +1112,49 @@ class ValueOracle:
         if isinstance(expr, nodes.Attribute) and not (isinstance(expr.expr, nodes.Name) and expr.expr.name == "self"):
             return None
         sources = self.value_sources(expr)
-        if not sources:
-            return None
-        found: list[tuple[nodes.Call, nodes.ClassDef]] = []
-        for source in sources:
+        found: list[tuple[nodes.Call | None, nodes.ClassDef]] = []
+        for source in sources or ():
             built = self._constructions(source, depth + 1)
             if built is None:
-                return None
+                return self._duck_typed(expr, depth)
             found += built
-        return found
+        return found or self._duck_typed(expr, depth)
+
+    def _duck_typed(self, expr: nodes.NodeNG, depth: int) -> list[tuple[nodes.Call | None, nodes.ClassDef]] | None:
+        """The instances of this module's classes the parameter *expr* names holds, by the attributes its function
+        reads on it (:mod:`~graphmend_lint.analysis.duck_typing`), when no call of the function in this file
+        passes anything that says otherwise: a construction of another class, a literal, a call."""
+        if not isinstance(expr, nodes.Name):
+            return None
+        try:
+            bindings = reaching_bindings(expr)
+        except Exception:  # astroid lookups can fail on odd code; stay quiet
+            return None
+        if len(bindings) != 1 or not isinstance(bindings[0], nodes.AssignName):
+            return None
+        return self._duck_instances(bindings[0], depth)
+
+    def _duck_instances(self, parameter: nodes.AssignName, depth: int) -> list[tuple[None, nodes.ClassDef]] | None:
+        """:meth:`_duck_typed` of the parameter *parameter* binds."""
+        resolver = self.scope.resolver
+        if resolver is None or not isinstance(parameter.parent, nodes.Arguments):
+            return None
+        function = parameter.parent.parent
+        duck = resolver.duck_typing
+        qualname = duck.function_at(*def_position(function)) if isinstance(function, nodes.FunctionDef) else None
+        classes = duck.classes(qualname, parameter.name) if qualname is not None else ()
+        if self._class_positions is None:
+            self._class_positions = {def_position(k): k for k in descendants(self.module, nodes.ClassDef)}  # type: ignore[arg-type]
+        found = {self._class_positions.get(duck.class_position(klass)) for klass in classes}
+        if not classes or None in found:
+            return None
+        for argument in self.call_site_arguments(function, parameter.name):
+            built = self._constructions(argument, depth + 1)
+            if built is None and opaque_argument(argument):
+                continue
+            if built is None or not {klass for _, klass in built} <= found:
+                return None  # a call passes a literal, a call's result or another class's instance: the call wins
+        return [(None, klass) for klass in found if klass is not None]
 
     @staticmethod
     def _constructed_class(expr: nodes.NodeNG) -> nodes.ClassDef | None:
@@ -1125,9 +1167,13 @@ class ValueOracle:
             return None
         return found[0] if len(found) == 1 and isinstance(found[0], nodes.ClassDef) else None
 
-    def _class_field(self, klass: nodes.ClassDef, call: nodes.Call, name: str) -> list[nodes.NodeNG] | None:
+    def _class_field(self, klass: nodes.ClassDef, call: nodes.Call | None, name: str) -> list[nodes.NodeNG] | None:
+        """What *name* of an instance of *klass* that *call* built holds; with no call (an instance built
+        elsewhere), only what the class itself assigns, never what its constructor was passed."""
         fields = _declared_fields(klass, self.imports)
         if fields is not None and name in fields:
+            if call is None:
+                return None
             passed = _argument_for(call, list(fields), name, skip_first=False)
             default = fields[name]
             if passed is not None:
@@ -1144,6 +1190,8 @@ class ValueOracle:
             if parameter is None:
                 found.append(value)
                 continue
+            if call is None:
+                return None
             parameters = [a.name for a in init.args.args or []]
             passed = _argument_for(call, parameters, parameter.name, skip_first=True)
             default = self._default_of(parameter, init.args)
