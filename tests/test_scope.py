@@ -780,3 +780,34 @@ def test_calls_into_record_which_traced_call_runs_which_function() -> None:
     )
     assert set(facts.calls_of(6, 4)) == {(15, 12), (17, 16)}
     assert facts.calls_of(14, 4) == ()  # nothing in the file calls Net's forward
+
+
+def test_a_callable_object_a_parameter_keeps_is_followed() -> None:
+    """NeMo's ``transcribe_step(model, ...)`` calls ``model.decoding(...)``: an instance of a plain class
+    whose ``__call__`` runs ``forward`` (its ``.tolist()`` logs GB0124, measured). ``decoding`` is an
+    attribute, no method, of any local class."""
+    source = """
+        import torch
+        from torch import nn
+
+        class Decoder:
+            def forward(self, x):
+                return x.tolist()
+
+            def __call__(self, *args):
+                return self.forward(*args)
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.decoding = Decoder()
+
+            def forward(self, x):
+                return x
+
+        def step(model, x):
+            return model.decoding(model(x))
+
+        compiled = torch.compile(step)
+    """
+    assert traced(source) == {"step", "Model.forward", "Decoder.__call__", "Decoder.forward"}

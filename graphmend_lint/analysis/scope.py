@@ -514,8 +514,8 @@ class ScopeAnalyzer:
             root = root.func if isinstance(root, ast.Call) else root.value
         if not isinstance(root, ast.Name):
             return False
-        if root.id == "self":
-            return func.attr in self.index.attribute_names
+        if func.attr in self.index.attribute_names:
+            return True  # ``self.head(h)``, ``model.decoding(out)``: an object a local class keeps may be callable
         # ``utils.helper(x)``: an imported module's function may be a seed
         return self.imports.is_imported(root.id) and self.resolver.imported_name(func, caller) is not None
 
