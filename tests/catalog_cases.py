@@ -33,8 +33,6 @@ class Case:
     #: ``(line, GB id)``; the id is ``None`` for a failed guard, which Dynamo logs without one.
     breaks: frozenset[tuple[int, str | None]] = field(default_factory=frozenset)
     frame_skipped: bool = False
-    #: Breaks Dynamo logs in another file (``copy.py:153 GB4198``), as the worker words them.
-    outside: frozenset[str] = field(default_factory=frozenset)
 
 
 def case(
@@ -42,9 +40,8 @@ def case(
     breaks: Iterable[tuple[int, str | None]] = (),
     *,
     frame_skipped: bool = False,
-    outside: Iterable[str] = (),
 ) -> Case:
-    return Case(frozenset(findings), frozenset(breaks), frame_skipped, frozenset(outside))
+    return Case(frozenset(findings), frozenset(breaks), frame_skipped)
 
 
 def catalog_programs(codes: Iterable[str]) -> list[str]:

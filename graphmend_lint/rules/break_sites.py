@@ -103,6 +103,14 @@ class BreakFinder:
                 return current
         return None
 
+    def breaking_call(self, node: nodes.NodeNG) -> nodes.Call | None:
+        """The first call under *node* (this function only) that runs code of this file which breaks the graph
+        (a few levels down, see :meth:`verdict`), else ``None``."""
+        for call in (n for n in _walk(node) if isinstance(n, nodes.Call)):
+            if any(callee is not None and self.verdict(callee) is Verdict.BREAKS for callee in self._callees(call)):
+                return call
+        return None
+
     def data_dependent_node(self, function: nodes.FunctionDef) -> nodes.NodeNG | None:
         """The first construct of *function*'s body (not what it calls) that needs a tensor's data, else ``None``.
 

@@ -53,6 +53,7 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB6297": "autograd.Function.apply: duplicate tensor input",
     "GB7312": "failed to bind arguments when attempting to inline",
     "GB7650": "torch.Generator method",
+    "GB8335": "Generator reconstruction with mutations",
     "GB8977": "Invalid call to __build_class__",
     "GB8985": "requires_grad_() intermediate leaked as output",
     "GB9186": "using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`",

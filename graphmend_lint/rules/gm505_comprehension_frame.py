@@ -45,6 +45,11 @@ _ITEMS = (
     "    return [(x * w).sum().item() for w in {sizes}]\n"
 )
 
+_HELPER = (
+    "import torch\n\n\ndef helper(t):\n    return t.tolist()\n\n\n@torch.compile\n"
+    "def f(x: torch.Tensor, sizes: list):\n    return [helper(c) for i, c in {pairs}]\n"
+)
+
 _LOOP = (
     "import torch\n\nITEMS = [1.0, 2.0]\n\n\ndef helper(t):\n    return float(t.sum())\n\n\n@torch.compile\n"
     "def f(x: torch.Tensor):\n    h = x.abs()\n    for _ in range(2):\n        h = h + helper(x)\n"
@@ -144,8 +149,10 @@ class ComprehensionFrame(Rule):
     list, `zip(...)`, `enumerate(...)`, ...) in compiled code, when Dynamo will compile the
     comprehension's frame on its own:
 
-    * the comprehension's body breaks the graph itself (`.item()`, a mask
-      read, a print...) and it iterates a dict, a set, a dict view
+    * the comprehension's body breaks the graph (`.item()`, a mask
+      read, a print..., itself or in a function of this file it calls:
+      DETR's `[linear_sum_assignment(c[i]) for i, c in enumerate(C.split(sizes, -1))]`,
+      GB8335, measured) and it iterates a dict, a set, a dict view
       (`.items()`, `.keys()`, `.values()`), `zip(...)`, `enumerate(...)` or a
       module container (`nn.ModuleList`): over a list, `sorted(...)`, a tuple
       or a string Dynamo steps that frame (measured, no GB4347), and over
@@ -211,7 +218,7 @@ class ComprehensionFrame(Rule):
     code = "GM505"
     name = "comprehension-frame-iterator"
     summary = "a comprehension over a non-tuple breaks in its own frame when Dynamo skips the function"
-    dynamo_gb = gb_types("GB4347")
+    dynamo_gb = gb_types("GB4347", "GB8335")
     options = {
         "target-version": RuleOption(
             "3.11",
@@ -241,6 +248,12 @@ class ComprehensionFrame(Rule):
             fixed=_HEADER.format(layer="GRU", comprehension="keys = [x for _ in tuple(FLAGS.items())]"),
         ),
         Example(_ITEMS.format(sizes="scales.values()"), fixed=_ITEMS.format(sizes="tuple(scales.values())"), unsafe=True),
+        # the body calls a helper that breaks: GB8335 over enumerate (DETR's Hungarian matcher, measured)
+        Example(
+            _HELPER.format(pairs="enumerate(x.split(sizes, -1))"),
+            fixed=_HELPER.format(pairs="tuple(enumerate(x.split(sizes, -1)))"),
+            unsafe=True,
+        ),
         # the loop calls a helper that breaks: Dynamo runs f eagerly (torchaudio's RNN-T beam search, measured)
         Example(_LOOP.format(items="ITEMS"), fixed=_LOOP.format(items="tuple(ITEMS)")),
         # a tensor given as a size breaks inside the comprehension (ViLT's position embeddings, measured)
@@ -264,8 +277,10 @@ class ComprehensionFrame(Rule):
             if _steps_as_tuple(ctx.values, comprehension.generators[0].iter):
                 continue
             inside = breaks.breaking_node(comprehension)
-            if inside is not None and _iterates_mapping_or_set(ctx.values, comprehension.generators[0].iter):
-                why = f"the graph break inside it (line {inside.lineno}) makes Dynamo compile its frame on its own"
+            called = breaks.breaking_call(comprehension) if inside is None else None
+            if (inside or called) is not None and _iterates_mapping_or_set(ctx.values, comprehension.generators[0].iter):
+                where = f"inside it (line {inside.lineno})" if inside is not None else f"in the code it calls (line {called.lineno})"
+                why = f"the graph break {where} makes Dynamo compile its frame on its own"
             else:
                 skipping = _holds_module_or_tensor(ctx.values, comprehension) and frame_skipping_construct(
                     breaks, function
