@@ -8,7 +8,8 @@ loss_fn_config switch (torch_crossentropy with reduction='none'),
 forward(batch) with its batch.get plumbing and loss(outputs, batch) with the
 shift_labels attribute; MPTForCausalLM.forward's logits post-processing.
 Simplified: the transformer under MPTForCausalLM is an embedding + LayerNorm
-returning `last_hidden_state` (the real MPTModel is elsewhere in the corpus);
+returning `last_hidden_state` (the real MPTModel is elsewhere in the corpus),
+so forward passes it only the arguments it reads;
 no MegaBlocks, metrics or tokenizer; CausalLMOutputWithPast is a local
 dataclass; the compiled entry is the usual custom loop step
 `loss = model.loss(model(batch), batch)`; vocab 12, d_model 8.
@@ -93,24 +94,10 @@ class MPTForCausalLM(nn.Module):
         inputs_embeds: Optional[torch.FloatTensor] = None,
         position_ids: Optional[torch.LongTensor] = None,
     ) -> CausalLMOutputWithPast:
-        return_dict = (
-            return_dict if return_dict is not None else self.config.return_dict
-        )
-        use_cache = (
-            use_cache if use_cache is not None else self.config.use_cache
-        )
-
         outputs = self.transformer(
             input_ids=input_ids,
-            past_key_values=past_key_values,
             attention_mask=attention_mask,
-            sequence_id=sequence_id,
-            return_dict=return_dict,
-            output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states,
-            use_cache=use_cache,
             inputs_embeds=inputs_embeds,
-            position_ids=position_ids,
         )
 
         logits = self.lm_head(outputs.last_hidden_state)

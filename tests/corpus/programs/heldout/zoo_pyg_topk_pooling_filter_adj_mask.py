@@ -5,7 +5,8 @@ Also: torch_geometric/nn/pool/topk_pool.py (TopKPooling.forward),
 torch_geometric/nn/pool/select/base.py (SelectOutput), torch_geometric/nn/pool/connect/
 filter_edges.py and connect/base.py (filter_adj, FilterEdges, get_pooled_batch),
 torch_geometric/nn/pool/glob.py (global_max_pool, global_mean_pool),
-torch_geometric/utils/_scatter.py (scatter sum/mean/max without torch_scatter),
+torch_geometric/utils/_scatter.py and functions.py (scatter sum/mean/max without
+torch_scatter, and cumsum, both written compactly),
 torch_geometric/nn/conv/graph_conv.py (GraphConv), examples/proteins_topk_pool.py (Net).
 Kept: topk's ratio branch (float ratio -> ceil of ratio * num_nodes) and the
 min_score branch, SelectTopK.forward's tanh score, SelectOutput's checks,
@@ -23,11 +24,8 @@ from torch import Tensor
 
 
 def cumsum(x: Tensor, dim: int = 0) -> Tensor:
-    size = x.size()[:dim] + (x.size(dim) + 1, ) + x.size()[dim + 1:]
-    out = x.new_empty(size)
-    out.narrow(dim, 0, 1).zero_()
-    torch.cumsum(x, dim=dim, out=out.narrow(dim, 1, x.size(dim)))
-    return out
+    # torch_geometric.utils.cumsum: an exclusive prefix sum with a leading zero.
+    return torch.cat([x.new_zeros(1), torch.cumsum(x, dim=dim)], dim=dim)
 
 
 def maybe_num_nodes(edge_index: Tensor, num_nodes: Optional[int] = None) -> int:
@@ -36,40 +34,27 @@ def maybe_num_nodes(edge_index: Tensor, num_nodes: Optional[int] = None) -> int:
     return int(edge_index.max()) + 1 if edge_index.numel() > 0 else 0
 
 
-def broadcast(src: Tensor, ref: Tensor, dim: int) -> Tensor:
-    dim = ref.dim() + dim if dim < 0 else dim
-    size = ((1, ) * dim) + (-1, ) + ((1, ) * (ref.dim() - dim - 1))
-    return src.view(size).expand_as(ref)
-
-
 def scatter(src: Tensor, index: Tensor, dim: int = 0,
             dim_size: Optional[int] = None, reduce: str = 'sum') -> Tensor:
+    # torch_geometric.utils.scatter without torch_scatter: sum, mean and
+    # max through scatter_add_/scatter_reduce_ on a broadcast index.
     dim = src.dim() + dim if dim < 0 else dim
-
     if dim_size is None:
         dim_size = int(index.max()) + 1 if index.numel() > 0 else 0
-
     size = src.size()[:dim] + (dim_size, ) + src.size()[dim + 1:]
-
-    if reduce == 'sum' or reduce == 'add':
-        index = broadcast(index, src, dim)
-        return src.new_zeros(size).scatter_add_(dim, index, src)
-
-    if reduce == 'mean':
-        count = src.new_zeros(dim_size)
-        count.scatter_add_(0, index, src.new_ones(src.size(dim)))
-        count = count.clamp(min=1)
-
-        index = broadcast(index, src, dim)
-        out = src.new_zeros(size).scatter_add_(dim, index, src)
-
-        return out / broadcast(count, out, dim)
+    view = ((1, ) * dim) + (-1, ) + ((1, ) * (src.dim() - dim - 1))
+    expanded = index.view(view).expand_as(src)
 
     if reduce in ['min', 'max', 'amin', 'amax']:
-        index = broadcast(index, src, dim)
         return src.new_zeros(size).scatter_reduce_(
-            dim, index, src, reduce=f'a{reduce[-3:]}',
-            include_self=False)
+            dim, expanded, src, reduce=f'a{reduce[-3:]}', include_self=False)
+
+    out = src.new_zeros(size).scatter_add_(dim, expanded, src)
+    if reduce == 'mean':
+        count = src.new_zeros(dim_size).scatter_add_(0, index, src.new_ones(src.size(dim)))
+        return out / count.clamp(min=1).view(view)
+    if reduce == 'sum' or reduce == 'add':
+        return out
 
     raise ValueError(f"Encountered invalid `reduce` argument '{reduce}'")
 
