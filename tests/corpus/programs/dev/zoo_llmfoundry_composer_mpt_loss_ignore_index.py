@@ -83,16 +83,10 @@ class MPTForCausalLM(nn.Module):
     def forward(
         self,
         input_ids: Optional[torch.LongTensor] = None,
-        past_key_values=None,
         attention_mask: Optional[torch.ByteTensor] = None,
-        sequence_id: Optional[torch.LongTensor] = None,
         labels: Optional[torch.LongTensor] = None,
-        return_dict: Optional[bool] = None,
-        output_attentions: Optional[bool] = None,
-        output_hidden_states: Optional[bool] = None,
-        use_cache: Optional[bool] = None,
         inputs_embeds: Optional[torch.FloatTensor] = None,
-        position_ids: Optional[torch.LongTensor] = None,
+        **kwargs: Any,
     ) -> CausalLMOutputWithPast:
         outputs = self.transformer(
             input_ids=input_ids,

@@ -28,12 +28,6 @@ def cumsum(x: Tensor, dim: int = 0) -> Tensor:
     return torch.cat([x.new_zeros(1), torch.cumsum(x, dim=dim)], dim=dim)
 
 
-def maybe_num_nodes(edge_index: Tensor, num_nodes: Optional[int] = None) -> int:
-    if num_nodes is not None:
-        return num_nodes
-    return int(edge_index.max()) + 1 if edge_index.numel() > 0 else 0
-
-
 def scatter(src: Tensor, index: Tensor, dim: int = 0,
             dim_size: Optional[int] = None, reduce: str = 'sum') -> Tensor:
     # torch_geometric.utils.scatter without torch_scatter: sum, mean and
@@ -41,8 +35,10 @@ def scatter(src: Tensor, index: Tensor, dim: int = 0,
     dim = src.dim() + dim if dim < 0 else dim
     if dim_size is None:
         dim_size = int(index.max()) + 1 if index.numel() > 0 else 0
-    size = src.size()[:dim] + (dim_size, ) + src.size()[dim + 1:]
-    view = ((1, ) * dim) + (-1, ) + ((1, ) * (src.dim() - dim - 1))
+    size = list(src.size())
+    size[dim] = dim_size
+    view = [1] * src.dim()
+    view[dim] = -1
     expanded = index.view(view).expand_as(src)
 
     if reduce in ['min', 'max', 'amin', 'amax']:
@@ -198,6 +194,12 @@ class SelectTopK(torch.nn.Module):
             num_clusters=node_index.size(0),
             weight=score[node_index],
         )
+
+
+def maybe_num_nodes(edge_index: Tensor, num_nodes: Optional[int] = None) -> int:
+    if num_nodes is not None:
+        return num_nodes
+    return int(edge_index.max()) + 1 if edge_index.numel() > 0 else 0
 
 
 def filter_adj(edge_index, edge_attr, node_index, cluster_index=None, num_nodes=None):
