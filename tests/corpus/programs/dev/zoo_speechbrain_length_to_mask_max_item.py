@@ -180,4 +180,4 @@ def make():
     torch.manual_seed(0)
     feats = torch.randn(2, 5, 6)
     feats4d = torch.randn(2, 5, 3, 2)
-    return build_encoder(), [(feats, torch.tensor([1.0, 0.6])), (feats,), (feats4d, torch.tensor([0.8, 0.8]))]
+    return build_encoder(), [(feats, torch.tensor([1.0, 0.6])), (feats,), (feats4d, torch.tensor([0.8, 1.0]))]
