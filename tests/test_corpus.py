@@ -29,24 +29,24 @@ from tests.corpus.acid import acid  # noqa: E402
 
 #: The size issue 14 asks for.
 CORPUS_SIZE_FLOOR = 300
-#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 281 of 392 on 2026-11-29 05:15 UTC, 321 dev
+#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 314 of 442 on 2026-11-29 07:55 UTC, 345 dev
 #: programs, breaks in library code counted), plus a margin for flakes. Reset only when the corpus grows.
-UNSAFE_SITES_AFTER_CEILING = 284
-#: Precision/recall floors per split and scope: the values measured on main at the s10 merges
-#: (2026-11-29 05:15 UTC, 489 programs, docs/corpus.md "Current") minus 0.03, so a change that loses
+UNSAFE_SITES_AFTER_CEILING = 317
+#: Precision/recall floors per split and scope: the values measured on main at the s11 merges
+#: (2026-11-29 07:55 UTC, 537 programs, docs/corpus.md "Current") minus 0.03, so a change that loses
 #: detection fails here. "precision" is strict (a finding on a line Dynamo never traced counts as
 #: wrong); "precision_observed" leaves those lines out. Truth counts breaks in eval and train mode.
 DETECTION_FLOORS: dict[tuple[str, str], dict[str, float]] = {
-    ("dev", "compiled"): {"precision": 0.74, "precision_observed": 0.95, "recall": 0.93},  # 0.77 (368/479) / 0.98 / 0.96 (368/383)
-    ("dev", "modules"): {"precision": 0.74, "precision_observed": 0.95, "recall": 0.93},  # 0.77 (369/480) / 0.98 / 0.96 (369/383)
-    # 12 unseen held-out programs joined (38 lines, 25 found before any work on them): recall fell 0.82 -> 0.80
-    ("heldout", "compiled"): {"precision": 0.70, "precision_observed": 0.94, "recall": 0.77},  # 0.73 (164/224) / 0.97 / 0.80 (164/205)
-    ("heldout", "modules"): {"precision": 0.70, "precision_observed": 0.93, "recall": 0.79},  # 0.73 (168/229) / 0.97 / 0.82 (168/205)
+    ("dev", "compiled"): {"precision": 0.70, "precision_observed": 0.96, "recall": 0.91},  # 0.73 (408/559) / 0.99 / 0.94 (408/434)
+    ("dev", "modules"): {"precision": 0.70, "precision_observed": 0.96, "recall": 0.91},  # 0.73 (409/560) / 0.99 / 0.94 (409/434)
+    # 24 unseen held-out programs joined (48 lines, 30 found before any work on them): recall fell 0.80 -> 0.77
+    ("heldout", "compiled"): {"precision": 0.66, "precision_observed": 0.94, "recall": 0.74},  # 0.69 (196/284) / 0.97 / 0.77 (196/254)
+    ("heldout", "modules"): {"precision": 0.66, "precision_observed": 0.94, "recall": 0.76},  # 0.69 (200/289) / 0.97 / 0.79 (200/254)
 }
 #: Modules that make() builds with a submodule in eval mode are measured again after .train()
-#: (docs/corpus.md "Both modes"): 60 dev + 22 held-out programs on 2026-11-29 05:15 UTC, which logged
+#: (docs/corpus.md "Both modes"): 61 dev + 26 held-out programs on 2026-11-29 07:55 UTC, which logged
 #: 10 + 4 lines only in training.
-TRAINING_RUNS_FLOOR = 82
+TRAINING_RUNS_FLOOR = 87
 TRAINING_ONLY_LINES_FLOOR = 13
 #: Known wrong outputs after a fix, per (split, mode): none. (GM104's old `torch._assert_async`
 #: rewrite changed torchvision normalize's ValueError into a RuntimeError eagerly; GM104 now keeps
