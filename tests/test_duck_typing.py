@@ -12,16 +12,13 @@ from __future__ import annotations
 import ast
 
 import pytest
-from astroid import nodes
+from value_probes import kinds_of
 
 from graphmend_lint.analysis.duck_typing import DuckTyping
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.module_index import ModuleIndex
 from graphmend_lint.analysis.scope import analyze_scope
 from graphmend_lint.analysis.values import Kind
-from graphmend_lint.config import Settings
-from graphmend_lint.pipeline import _file_analysis
-from graphmend_lint.source import SourceFile
 
 CLASSES = """
 import torch
@@ -106,19 +103,6 @@ def test_a_base_and_its_local_subclasses_are_one_family_and_imported_bases_may_h
     # a class copying its configuration onto ``self`` is not its ``__init__``'s configuration
     assert duck_classes(CLASSES, "DecodeCache.__init__", "batch") == ()
 
-
-def kinds_of(source: str) -> dict[str, Kind]:
-    """The kind of every argument of ``probe(...)`` calls in *source*, keyed by its text."""
-    tree = ast.parse(source)
-    imports = ImportTable.from_tree(tree, "duck_case")
-    scope = analyze_scope(tree, imports, "duck_case.py")
-    analysis = _file_analysis(tree, SourceFile(source), "duck_case.py", "duck_case", False, imports, scope, Settings())
-    return {
-        argument.as_string(): analysis.values.kind(argument)
-        for call in analysis.module.nodes_of_class(nodes.Call)
-        if isinstance(call.func, nodes.Name) and call.func.name == "probe"
-        for argument in call.args
-    }
 
 
 FORWARD = CLASSES + """

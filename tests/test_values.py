@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import ast
-
 import pytest
 from astroid import nodes
+from value_probes import file_analysis, kinds_of
 
-from graphmend_lint.analysis.imports import ImportTable
-from graphmend_lint.analysis.scope import analyze_scope
 from graphmend_lint.analysis.values import Kind
-from graphmend_lint.config import Settings
-from graphmend_lint.pipeline import _file_analysis
-from graphmend_lint.source import SourceFile
 
 T, S, U = Kind.TENSOR, Kind.STATIC, Kind.UNKNOWN
 
@@ -109,10 +103,7 @@ CASES: list[tuple[str, Kind]] = [
 def classified() -> dict[str, Kind]:
     body = "".join(f"        _v{index} = {expression}\n" for index, (expression, _) in enumerate(CASES))
     source = PRELUDE + body + "        return h\n\n\nmodel = torch.compile(Net(None))\n"
-    tree = ast.parse(source)
-    imports = ImportTable.from_tree(tree, "values_table")
-    scope = analyze_scope(tree, imports, "values_table.py")
-    analysis = _file_analysis(tree, SourceFile(source), "values_table.py", "values_table", False, imports, scope, Settings())
+    analysis = file_analysis(source, "values_table")
     kinds: dict[str, Kind] = {}
     for assign in analysis.module.nodes_of_class(nodes.Assign):
         target = assign.targets[0]
@@ -132,19 +123,6 @@ def test_expression_kind(classified: dict[str, Kind], expression: str, expected:
 
 # -- issue 14 §2: typing through real code --------------------------------------------------------------------
 
-
-def kinds_of(source: str) -> dict[str, Kind]:
-    """The kind of every argument of ``probe(...)`` calls in *source*, keyed by its text."""
-    tree = ast.parse(source)
-    imports = ImportTable.from_tree(tree, "typing_case")
-    scope = analyze_scope(tree, imports, "typing_case.py")
-    analysis = _file_analysis(tree, SourceFile(source), "typing_case.py", "typing_case", False, imports, scope, Settings())
-    return {
-        argument.as_string(): analysis.values.kind(argument)
-        for call in analysis.module.nodes_of_class(nodes.Call)
-        if isinstance(call.func, nodes.Name) and call.func.name == "probe"
-        for argument in call.args
-    }
 
 
 def test_arithmetic_over_parameters_then_a_tensor_method_types_the_parameters() -> None:
@@ -578,10 +556,7 @@ def test_tensors_of_some_paths_only_are_partial_so_fixes_are_only_shown() -> Non
         "    probe(packed(x), packed(x) & prev, prev >= 0, x.sum() > prev)\n"
         "    return x\n"
     )
-    tree = ast.parse(source)
-    imports = ImportTable.from_tree(tree, "partial_case")
-    scope = analyze_scope(tree, imports, "partial_case.py")
-    analysis = _file_analysis(tree, SourceFile(source), "partial_case.py", "partial_case", False, imports, scope, Settings())
+    analysis = file_analysis(source, "partial_case")
     probe = next(c for c in analysis.module.nodes_of_class(nodes.Call) if getattr(c.func, "name", "") == "probe")
     assert [analysis.values.kind(a) for a in probe.args] == [T, T, T, T]
     assert [analysis.values.partial(a) for a in probe.args] == [True, True, True, False]
@@ -621,10 +596,7 @@ model = torch.compile(Model())
 
 def test_value_sources_follow_bindings_helpers_parameters_and_attributes() -> None:
     """What dtype facts follow: a helper's returned tuple element, a parameter's call-site arguments, ``self.x``."""
-    tree = ast.parse(SOURCES)
-    imports = ImportTable.from_tree(tree, "sources_case")
-    scope = analyze_scope(tree, imports, "sources_case.py")
-    analysis = _file_analysis(tree, SourceFile(SOURCES), "sources_case.py", "sources_case", False, imports, scope, Settings())
+    analysis = file_analysis(SOURCES, "sources_case")
     values = analysis.values
 
     def sources(node: nodes.NodeNG) -> list[str] | None:
