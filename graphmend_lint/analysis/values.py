@@ -1143,18 +1143,23 @@ class ValueOracle:
         duck = resolver.duck_typing
         qualname = duck.function_at(*def_position(function)) if isinstance(function, nodes.FunctionDef) else None
         classes = duck.classes(qualname, parameter.name) if qualname is not None else ()
+        if not classes:
+            return None
         if self._class_positions is None:
             self._class_positions = {def_position(k): k for k in descendants(self.module, nodes.ClassDef)}  # type: ignore[arg-type]
-        found = {self._class_positions.get(duck.class_position(klass)) for klass in classes}
-        if not classes or None in found:
-            return None
+        found: set[nodes.ClassDef] = set()
+        for klass in classes:
+            node = self._class_positions.get(duck.class_position(klass))
+            if node is None:
+                return None  # a class the astroid tree does not hold as the index does
+            found.add(node)
         for argument in self.call_site_arguments(function, parameter.name):
             built = self._constructions(argument, depth + 1)
             if built is None and opaque_argument(argument):
                 continue
             if built is None or not {klass for _, klass in built} <= found:
                 return None  # a call passes a literal, a call's result or another class's instance: the call wins
-        return [(None, klass) for klass in found if klass is not None]
+        return [(None, klass) for klass in found]
 
     @staticmethod
     def _constructed_class(expr: nodes.NodeNG) -> nodes.ClassDef | None:

@@ -276,11 +276,14 @@ class ComprehensionFrame(Rule):
                 continue
             if _steps_as_tuple(ctx.values, comprehension.generators[0].iter):
                 continue
-            inside = breaks.breaking_node(comprehension)
-            called = breaks.breaking_call(comprehension) if inside is None else None
-            if (inside or called) is not None and _iterates_mapping_or_set(ctx.values, comprehension.generators[0].iter):
-                where = f"inside it (line {inside.lineno})" if inside is not None else f"in the code it calls (line {called.lineno})"
-                why = f"the graph break {where} makes Dynamo compile its frame on its own"
+            # only over these does a break in the body alone make the comprehension's own frame break again
+            over_mapping = _iterates_mapping_or_set(ctx.values, comprehension.generators[0].iter)
+            inside = breaks.breaking_node(comprehension) if over_mapping else None
+            called = breaks.breaking_call(comprehension) if over_mapping and inside is None else None
+            if inside is not None:
+                why = f"the graph break inside it (line {inside.lineno}) makes Dynamo compile its frame on its own"
+            elif called is not None:
+                why = f"the graph break in the code it calls (line {called.lineno}) makes Dynamo compile its frame on its own"
             else:
                 skipping = _holds_module_or_tensor(ctx.values, comprehension) and frame_skipping_construct(
                     breaks, function
