@@ -156,6 +156,22 @@ def test_nested_unpacking_types_each_name() -> None:
     )
     assert kinds == {"x1": T, "y2": T, "b": S, "left": U, "t": T, "n": S, "label": S}
 
+def test_names_unpacked_from_a_comprehension_take_its_element_kind() -> None:
+    """Qwen3-Next's ``query, key = [x.reshape(...) for x in (query, key)]``."""
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(q: torch.Tensor, k: torch.Tensor, n: int, items):\n"
+        "    a, b = [x.reshape(2, -1) for x in (q, k)]\n"
+        "    c, d = (x * 2 for x in (q, k))\n"
+        "    e, g = [n + i for i in range(2)]\n"
+        "    h, j = [item for item in items]\n"
+        "    probe(a, b, c, d, e, g, h)\n"
+        "    return a\n"
+    )
+    assert kinds == {"a": T, "b": T, "c": T, "d": T, "e": S, "g": S, "h": U}
+
+
 def test_an_isinstance_tensor_branch_makes_the_name_a_tensor_there() -> None:
     """transformers' ``torch_compilable_check``: ``if isinstance(cond, torch.Tensor): torch._check_tensor_all(cond)``."""
     kinds = kinds_of(
@@ -217,6 +233,21 @@ def test_a_tensor_annotation_beside_a_python_default_is_no_evidence() -> None:
     )
     assert kinds["output_attentions"] is U and kinds["mask"] is T
     assert kinds["flag"] is T  # every call passes a tensor
+
+
+def test_annotations_are_read_through_the_imports() -> None:
+    """guided-diffusion's ``def backward(self, loss: th.Tensor)`` with ``import torch as th``, and jaxtyping."""
+    kinds = kinds_of(
+        "import torch as th\n"
+        "from jaxtyping import Bool, Float\n"
+        "def backward(loss: th.Tensor, scale: 'th.Tensor | None', m: Bool[th.Tensor, 'b'], w: Float[list, 'b']):\n"
+        "    probe(loss, scale, m, w)\n"
+        "    return loss\n"
+        "@th.compile\n"
+        "def f(x):\n"
+        "    return backward(x.sum(), None, x > 0, [1.0])\n"
+    )
+    assert kinds == {"loss": T, "scale": T, "m": T, "w": U}
 
 
 def test_type_queries_and_self_updates_are_no_evidence_for_a_parameter() -> None:

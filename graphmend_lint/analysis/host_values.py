@@ -18,12 +18,12 @@ When in doubt every helper answers "no", which keeps the rules quiet.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from astroid import nodes
 
+from graphmend_lint.analysis.annotations import BOOL_TENSOR, TENSOR
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.side_effects import is_builtin_call
@@ -663,7 +663,7 @@ def _bool_sources(values: ValueOracle, node: nodes.Name | nodes.Attribute | node
 
 def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int, lenient: bool) -> bool:
     if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Arguments):
-        if _annotated_bool_tensor(binding, binding.parent):
+        if _annotated_bool_tensor(values, binding, binding.parent):
             return True
     if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.AugAssign):
         return _updated_in_place(values, binding, depth, lenient)
@@ -707,17 +707,14 @@ def _updated_in_place(values: ValueOracle, binding: nodes.AssignName, depth: int
     return bool(before) and all(_bool_binding(values, earlier, depth + 1, lenient) for earlier in before)
 
 
-def _annotated_bool_tensor(parameter: nodes.AssignName, arguments: nodes.Arguments) -> bool:
-    """``m: torch.BoolTensor``, also ``| None`` and ``Optional[...]`` of it."""
+def _annotated_bool_tensor(values: ValueOracle, parameter: nodes.AssignName, arguments: nodes.Arguments) -> bool:
+    """``m: torch.BoolTensor``, also ``| None`` and ``Optional[...]`` of it, or jaxtyping's ``Bool[Tensor, "b"]``."""
     annotation = ValueOracle._annotation_of(parameter, arguments)
-    if annotation is None:
-        return False
-    parts = {part.strip() for part in re.split(r"[|\[\],]", annotation.as_string())} - {"", "None", "Optional", "typing.Optional"}
-    return parts in ({"torch.BoolTensor"}, {"BoolTensor"})
+    return annotation is not None and values.annotated_types(annotation) == {BOOL_TENSOR}
 
 
 #: Annotations that leave a parameter's dtype open: a name can then say it is a mask.
-_OPEN_DTYPE_ANNOTATIONS = frozenset({"Tensor", "torch.Tensor", "BoolTensor", "torch.BoolTensor"})
+_OPEN_DTYPE_ANNOTATIONS = frozenset({TENSOR, BOOL_TENSOR})
 
 
 def mask_named_parameter(values: ValueOracle, node: nodes.NodeNG) -> bool:
@@ -741,10 +738,10 @@ def mask_named_parameter(values: ValueOracle, node: nodes.NodeNG) -> bool:
         bindings = reaching_bindings(node)
     except Exception:  # astroid lookups can fail on odd code; then nothing is proven
         return False
-    return len(bindings) == 1 and open_parameter(bindings[0]) and values.kind(node) is not Kind.STATIC
+    return len(bindings) == 1 and open_parameter(values, bindings[0]) and values.kind(node) is not Kind.STATIC
 
 
-def open_parameter(binding: nodes.NodeNG) -> bool:
+def open_parameter(values: ValueOracle, binding: nodes.NodeNG) -> bool:
     """*binding* is a parameter that leaves its dtype open: unannotated or annotated ``torch.Tensor`` /
     ``torch.BoolTensor`` (``| None``), with no default but ``None``."""
     if not (isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Arguments)):
@@ -753,10 +750,7 @@ def open_parameter(binding: nodes.NodeNG) -> bool:
     if default is not None and not (isinstance(default, nodes.Const) and default.value is None):
         return False
     annotation = ValueOracle._annotation_of(binding, binding.parent)
-    if annotation is None:
-        return True
-    parts = {part.strip() for part in re.split(r"[|\[\],]", annotation.as_string())}
-    return parts - {"", "None", "Optional", "typing.Optional"} <= _OPEN_DTYPE_ANNOTATIONS
+    return annotation is None or values.annotated_types(annotation) <= _OPEN_DTYPE_ANNOTATIONS
 
 
 def compares_itself_with_number(container: nodes.NodeNG, mask: nodes.NodeNG) -> bool:
@@ -984,7 +978,8 @@ def _is_number_name(values: ValueOracle, name: nodes.Name, depth: int, allow_flo
     unpacked = unpacked_from(name)
     if unpacked is not None:
         return all(_is_shape(values, source) or _is_shape_slice(values, source) for source in unpacked)
-    return _annotated_parameter(name) in ({"int", "float"} if allow_float else {"int"})
+    types = _annotated_parameter(values, name)
+    return bool(types) and types <= ({"int", "float"} if allow_float else {"int"})
 
 
 def _is_shape_slice(values: ValueOracle, node: nodes.NodeNG) -> bool:
@@ -992,16 +987,16 @@ def _is_shape_slice(values: ValueOracle, node: nodes.NodeNG) -> bool:
     return isinstance(node, nodes.Subscript) and isinstance(node.slice, nodes.Slice) and _is_shape(values, node.value)
 
 
-def _annotated_parameter(name: nodes.Name) -> str | None:
-    """The annotation text of the parameter *name* refers to, when that is its only binding."""
+def _annotated_parameter(values: ValueOracle, name: nodes.Name) -> frozenset[str]:
+    """The types the annotation of the parameter *name* refers to allows, when that is its only binding."""
     try:
         assignments = reaching_bindings(name)
     except Exception:
-        return None
+        return frozenset()
     if len(assignments) != 1 or not isinstance(assignments[0].parent, nodes.Arguments):
-        return None
+        return frozenset()
     annotation = ValueOracle._annotation_of(assignments[0], assignments[0].parent)
-    return annotation.as_string() if annotation is not None else None
+    return values.annotated_types(annotation) if annotation is not None else frozenset()
 
 
 # -- NumPy arrays made from tensors ----------------------------------------------------

@@ -101,7 +101,7 @@ def mask_parameter_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0
     except Exception:  # astroid lookups can fail on odd code; then nothing is proven
         return False
     parameters = [binding for binding in bindings if isinstance(binding.parent, nodes.Arguments)]
-    if len(parameters) != 1 or not open_parameter(parameters[0]):
+    if len(parameters) != 1 or not open_parameter(values, parameters[0]):
         return False
     parameter = parameters[0]
     words = parameter.name.lower().strip("_").split("_")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
-from graphmend_lint.analysis.values import dotted
 from graphmend_lint.analysis.values import STATIC_ATTRIBUTES
+from graphmend_lint.analysis.walk import dotted
 
 _IN_PLACE_CONTAINER_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update", "setdefault",

@@ -66,7 +66,7 @@ def _sequence_name(values: ValueOracle, name: nodes.Name, depth: int) -> bool:
     except Exception:  # astroid lookups can fail on odd code; then nothing is proven
         return False
     if len(bindings) == 1 and isinstance(bindings[0].parent, nodes.Arguments):
-        if _annotated_sequence(bindings[0], bindings[0].parent):
+        if _annotated_sequence(values, bindings[0], bindings[0].parent):
             return True
         passed = _passed_for(values, bindings[0], bindings[0].parent)
         return bool(passed) and all(python_sequence(values, value, depth + 1) for value in passed)
@@ -74,18 +74,12 @@ def _sequence_name(values: ValueOracle, name: nodes.Name, depth: int) -> bool:
     return bool(bound) and all(python_sequence(values, value, depth + 1) for value in bound[:_MAX_BINDINGS])
 
 
-def _annotated_sequence(parameter: nodes.AssignName, arguments: nodes.Arguments) -> bool:
+def _annotated_sequence(values: ValueOracle, parameter: nodes.AssignName, arguments: nodes.Arguments) -> bool:
     """``hypos: List[Hypothesis]``, ``sizes: tuple[int, ...]``, ``str``, also ``Optional[...]`` / ``| None`` of one:
     the parameter is declared a list, tuple or str (``None``, the other choice, cannot be indexed at all)."""
     annotation = ValueOracle._annotation_of(parameter, arguments)
-    if annotation is None:
-        return False
-    text = annotation.as_string().replace(" ", "")
-    for wrapper in ("Optional[", "typing.Optional["):
-        if text.startswith(wrapper) and text.endswith("]"):
-            text = text[len(wrapper) : -1]
-    text = text.removesuffix("|None").removeprefix("None|")
-    return text.split("[", 1)[0] in _SEQUENCE_ANNOTATIONS
+    types = values.annotated_types(annotation) if annotation is not None else frozenset()
+    return bool(types) and types <= _SEQUENCE_ANNOTATIONS
 
 
 def _passed_for(values: ValueOracle, parameter: nodes.AssignName, arguments: nodes.Arguments) -> list[nodes.NodeNG]:

@@ -21,7 +21,8 @@ from typing import Any
 from astroid import nodes
 
 from graphmend_lint.analysis.lookup import reaching_bindings
-from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, dotted, enclosing_class
+from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
+from graphmend_lint.analysis.walk import dotted
 
 #: ``logging.Logger`` methods that emit a record (all break the graph: GB0291).
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
@@ -238,13 +239,17 @@ class SideEffectFinder:
     def _binds_logger(self, binding: nodes.NodeNG, depth: int) -> bool:
         parent = binding.parent
         if isinstance(binding, nodes.AssignName) and isinstance(parent, (nodes.Assign, nodes.AnnAssign)):
-            if isinstance(parent, nodes.AnnAssign) and _annotation_is_logger(parent.annotation):
+            if isinstance(parent, nodes.AnnAssign) and self._annotation_is_logger(parent.annotation):
                 return True
             return parent.value is not None and self.is_logger(parent.value, depth + 1)
         if isinstance(binding, nodes.AssignName) and isinstance(parent, nodes.Arguments):
             annotation = ValueOracle._annotation_of(binding, parent)  # one reading of annotations, the oracle's
-            return annotation is not None and _annotation_is_logger(annotation)
+            return annotation is not None and self._annotation_is_logger(annotation)
         return False
+
+    def _annotation_is_logger(self, annotation: nodes.NodeNG) -> bool:
+        types = self.values.annotated_types(annotation)
+        return bool(types) and types <= LOGGER_TYPES
 
     def _is_open_handle(self, receiver: nodes.NodeNG) -> bool:
         """``f`` bound by ``f = open(...)`` or ``with open(...) as f``."""
@@ -314,11 +319,6 @@ def _self_assignments(attribute: nodes.Attribute) -> Iterator[nodes.NodeNG]:
     """Values assigned to ``self.<attr>`` anywhere in the enclosing class."""
     klass = enclosing_class(attribute)
     return assigned_self_values(klass, attribute.attrname) if klass is not None else iter(())
-
-
-def _annotation_is_logger(annotation: nodes.NodeNG) -> bool:
-    text = annotation.as_string().replace(" ", "").strip("'\"")
-    return text in LOGGER_TYPES
 
 
 def _receiver_label(receiver: nodes.NodeNG) -> str:

@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 
 from astroid import nodes
 
+from graphmend_lint.analysis.annotations import STATIC_TYPES, TENSOR_TYPES, annotated_types
 from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.duck_typing import opaque_argument
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.scope import COMPILING_PREDICATES, SCRIPTING_PREDICATES, ScopeFacts
 from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts, split_kind
-from graphmend_lint.analysis.walk import descendants
+from graphmend_lint.analysis.walk import descendants, dotted
 
 
 class Kind(enum.Enum):
@@ -109,7 +110,7 @@ PYTHON_TYPES = frozenset({"int", "float", "bool", "complex", "str", "bytes", "li
 #: Builtins that copy the items of their iterable argument into a new sequence (or walk them backwards).
 ITEM_COPIES = frozenset({"sorted", "list", "tuple", "reversed"})
 #: Annotations of Python numbers and flags that code sometimes passes a tensor for all the same.
-SCALAR_ANNOTATIONS = frozenset({"bool", "int", "float"})
+SCALAR_ANNOTATIONS = frozenset({frozenset({"bool"}), frozenset({"int"}), frozenset({"float"})})
 TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
 STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool"})
 _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
@@ -133,18 +134,6 @@ class _TooDeep(Exception):
     def __init__(self, node: nodes.NodeNG) -> None:
         super().__init__()
         self.node = node
-
-
-def dotted(node: nodes.NodeNG) -> str | None:
-    """``a.b.c`` for a chain of attributes on a name (unresolved), else ``None``."""
-    parts: list[str] = []
-    while isinstance(node, nodes.Attribute):
-        parts.append(node.attrname)
-        node = node.expr
-    if not isinstance(node, nodes.Name):
-        return None
-    parts.append(node.name)
-    return ".".join(reversed(parts))
 
 
 def enclosing_class(node: nodes.NodeNG) -> nodes.ClassDef | None:
@@ -752,7 +741,8 @@ class ValueOracle:
         annotation = self._annotation_of(name, arguments)
         if annotation is not None:
             declared = self._annotation_kind(annotation)
-            if annotation.as_string() in SCALAR_ANNOTATIONS and self._argument_kinds(function, name.name) == {Kind.TENSOR}:
+            scalar = self.annotated_types(annotation) in SCALAR_ANNOTATIONS
+            if scalar and self._argument_kinds(function, name.name) == {Kind.TENSOR}:
                 # ``this_peer_finished: bool`` that every call passes a tensor (transformers' generate loop):
                 # Dynamo sees the tensor, whatever the annotation says
                 return Kind.TENSOR
@@ -944,17 +934,15 @@ class ValueOracle:
             return arguments.kw_defaults[arguments.kwonlyargs.index(name)]
         return None
 
+    def annotated_types(self, annotation: nodes.NodeNG) -> frozenset[str]:
+        """The qualified names of the types *annotation* allows, ``None`` left out (:mod:`.annotations`)."""
+        return annotated_types(annotation, self.imports.resolve)
+
     def _annotation_kind(self, annotation: nodes.NodeNG) -> Kind:
-        text = annotation.as_string().replace(" ", "")
-        for wrapper in ("Optional[", "typing.Optional["):
-            if text.startswith(wrapper) and text.endswith("]"):
-                text = text[len(wrapper) : -1]
-        text = text.removesuffix("|None").removeprefix("None|")
-        if text.strip("'\"") in {"Tensor", "torch.Tensor", "FloatTensor", "LongTensor", "BoolTensor",
-                                 "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor", "nn.Parameter",
-                                 "torch.nn.Parameter", "Parameter"}:  # fmt: skip
+        types = self.annotated_types(annotation)
+        if types and types <= TENSOR_TYPES:
             return Kind.TENSOR
-        if text in {"int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device", "dtype", "device"}:
+        if types and types <= STATIC_TYPES:
             return Kind.STATIC
         return Kind.UNKNOWN
 
@@ -1563,6 +1551,9 @@ class ValueOracle:
             if any(isinstance(e, nodes.Starred) for e in value.elts[: index + 1]):
                 return None
             return [value.elts[index]]
+        if isinstance(value, (nodes.ListComp, nodes.GeneratorExp)) and isinstance(index, int):
+            # ``query, key = [x.reshape(...) for x in (query, key)]`` (Qwen3-Next): every item is the element
+            return [value.elt]
         if isinstance(value, nodes.Dict):
             if not all(isinstance(key, nodes.Const) for key, _ in value.items):
                 return None  # ``{**other, ...}``: the key may come from elsewhere

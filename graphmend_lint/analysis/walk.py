@@ -39,3 +39,15 @@ def descendants(
 
     visit(root)
     return found
+
+
+def dotted(node: nodes.NodeNG) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name (unresolved), else ``None``."""
+    parts: list[str] = []
+    while isinstance(node, nodes.Attribute):
+        parts.append(node.attrname)
+        node = node.expr
+    if not isinstance(node, nodes.Name):
+        return None
+    parts.append(node.name)
+    return ".".join(reversed(parts))

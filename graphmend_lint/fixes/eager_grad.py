@@ -30,7 +30,8 @@ from __future__ import annotations
 from astroid import nodes
 
 from graphmend_lint.analysis.host_values import bound_values, sole_binding
-from graphmend_lint.analysis.values import ValueOracle, dotted
+from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.walk import dotted
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
 from graphmend_lint.fixes.torch_name import torch_name_at

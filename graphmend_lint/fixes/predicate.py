@@ -37,7 +37,8 @@ from typing import Any
 
 from astroid import nodes
 
-from graphmend_lint.analysis.values import Kind, ValueOracle, dotted
+from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.analysis.walk import dotted
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix, Position
 from graphmend_lint.fixes.torch_name import torch_name_at
