@@ -172,6 +172,36 @@ def test_names_unpacked_from_a_comprehension_take_its_element_kind() -> None:
     assert kinds == {"a": T, "b": T, "c": T, "d": T, "e": S, "g": S, "h": U}
 
 
+def test_methods_of_instances_of_this_files_classes_return_their_kinds() -> None:
+    """guided-diffusion's ``t, weights = self.schedule_sampler.sample(...)``, ``sample`` inherited from the base."""
+    kinds = kinds_of(
+        "import torch\n"
+        "class Sampler:\n"
+        "    def sample(self, n):\n"
+        "        w = torch.ones(n)\n"
+        "        return w.long(), w\n"
+        "class Uniform(Sampler):\n"
+        "    def count(self):\n"
+        "        return 3\n"
+        "class Other:\n"
+        "    def sample(self, n):\n"
+        "        return [n], n\n"
+        "class Loop:\n"
+        "    def __init__(self, flag):\n"
+        "        self.sampler = Uniform()\n"
+        "        self.either = Uniform() if flag else Other()\n"
+        "    def step(self, x):\n"
+        "        t, w = self.sampler.sample(3)\n"
+        "        local = Uniform()\n"
+        "        n = local.count()\n"
+        "        a, b = self.either.sample(3)\n"
+        "        probe(t, w, n, a, b)\n"
+        "        return x\n"
+        "step = torch.compile(Loop(True).step)\n"
+    )
+    assert kinds == {"t": T, "w": T, "n": S, "a": U, "b": U}
+
+
 def test_an_isinstance_tensor_branch_makes_the_name_a_tensor_there() -> None:
     """transformers' ``torch_compilable_check``: ``if isinstance(cond, torch.Tensor): torch._check_tensor_all(cond)``."""
     kinds = kinds_of(

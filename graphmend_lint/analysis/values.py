@@ -16,6 +16,7 @@ memoised per node.
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -1295,21 +1296,58 @@ class ValueOracle:
         found = self._project_function(func)
         if found is not None:
             return found
-        if isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Attribute):
-            return _sole_method(self._submodule_class(func.expr), func.attrname)
+        if isinstance(func, nodes.Attribute):
+            method = self._instance_method(func)
+            if method is not None:
+                return method
         return self._submodule_forward(func)
 
+    def _instance_method(self, func: nodes.Attribute) -> nodes.FunctionDef | None:
+        """The method ``receiver.name`` runs when *receiver* is an instance of one class of this module:
+        its own or the nearest inherited definition (guided-diffusion's ``self.schedule_sampler.sample``,
+        defined on the base of the class ``__init__`` constructs)."""
+        klass = self._instance_class(func.expr)
+        if klass is None:
+            return None
+        for owner in self._lineage(klass):
+            if func.attrname in owner.locals:
+                return _sole_method(owner, func.attrname)
+        return None
+
+    def _instance_class(self, receiver: nodes.NodeNG) -> nodes.ClassDef | None:
+        """The class of this module every binding of *receiver* constructs: ``self.<attr> = Sampler(...)``
+        wherever the class assigns it, or a name bound only to ``Sampler(...)``; ``None`` when any is unclear."""
+        if isinstance(receiver, nodes.Attribute) and isinstance(receiver.expr, nodes.Name) and receiver.expr.name == "self":
+            assigned = list(itertools.islice(self._self_assignments(receiver), _MAX_LOOKUPS + 1))
+        elif isinstance(receiver, nodes.Name) and receiver.name != "self":
+            try:
+                bindings = reaching_bindings(receiver)
+            except Exception:  # astroid lookups can fail on odd code; then nothing is known
+                return None
+            assigned = [
+                binding.parent.value if isinstance(binding.parent, nodes.Assign) else None for binding in bindings
+            ]
+        else:
+            return None
+        if not assigned or len(assigned) > _MAX_LOOKUPS:
+            return None
+        classes = {self._local_class(value.func) if isinstance(value, nodes.Call) else None for value in assigned}
+        return classes.pop() if len(classes) == 1 else None
+
     def _local_module_class(self, func: nodes.NodeNG) -> nodes.ClassDef | None:
+        klass = self._local_class(func)
+        return klass if klass is not None and ("forward" in klass.locals or "__call__" in klass.locals) else None
+
+    @staticmethod
+    def _local_class(func: nodes.NodeNG) -> nodes.ClassDef | None:
+        """The class of this module a call of the name *func* constructs."""
         if not isinstance(func, nodes.Name):
             return None
         try:
             _, found = func.lookup(func.name)
         except Exception:
             return None
-        for candidate in found:
-            if isinstance(candidate, nodes.ClassDef) and ("forward" in candidate.locals or "__call__" in candidate.locals):
-                return candidate
-        return None
+        return next((candidate for candidate in found if isinstance(candidate, nodes.ClassDef)), None)
 
     def _call(self, node: nodes.Call) -> Kind | None:
         func = node.func
@@ -1367,6 +1405,9 @@ class ValueOracle:
                 return self._returns(method)
             if self._is_module_attribute(func):
                 return Kind.TENSOR  # self.proj(x): calling a submodule
+        method = self._instance_method(func)
+        if method is not None:
+            return self._returns(method)
         receiver_kind = self._kind(receiver)
         if receiver_kind is Kind.TENSOR:
             if func.attrname in DATA_DEPENDENT_BOOL:
@@ -1567,6 +1608,8 @@ class ValueOracle:
             function = self._project_function(value.func)
             if function is not None and function.name in {"forward", "__call__"}:
                 return None
+            if function is None and isinstance(value.func, nodes.Attribute):
+                function = self._instance_method(value.func)
             function = function or self._submodule_forward(value.func)
             if function is None:
                 return None
