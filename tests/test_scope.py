@@ -811,3 +811,51 @@ def test_a_callable_object_a_parameter_keeps_is_followed() -> None:
         compiled = torch.compile(step)
     """
     assert traced(source) == {"step", "Model.forward", "Decoder.__call__", "Decoder.forward"}
+
+
+def test_a_self_method_a_built_subclass_overrides_is_traced_too() -> None:
+    """pytorch-metric-learning: the base's ``forward`` calls ``self.compute_loss``, which the compiled subclass defines."""
+    source = (
+        "import torch\n"
+        "class Base(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return self.compute_loss(x)\n"
+        "    def compute_loss(self, x):\n"
+        "        raise NotImplementedError\n"
+        "class Pair(Base):\n"
+        "    def compute_loss(self, x):\n"
+        "        return x\n"
+        "class NeverBuilt(Base):\n"
+        "    def compute_loss(self, x):\n"
+        "        return -x\n"
+        "loss = torch.compile(Pair())\n"
+    )
+    assert traced(source) == {"Base.forward", "Base.compute_loss", "Pair.compute_loss"}
+
+
+def test_getattr_of_a_computed_name_reaches_the_methods_it_can_name() -> None:
+    """pytorch-metric-learning's reducers: ``getattr(self, "{}_reduction".format(kind))(losses)``."""
+    source = (
+        "import torch\n"
+        "class Reducer(torch.nn.Module):\n"
+        "    def forward(self, losses, kind):\n"
+        "        func = self.get_reduction_func(kind)\n"
+        "        getattr(self, f'check_{kind}')(losses)\n"
+        "        return func(losses)\n"
+        "    def get_reduction_func(self, kind):\n"
+        "        return getattr(self, '{}_reduction'.format(kind))\n"
+        "    def check_pair(self, losses):\n"
+        "        pass\n"
+        "    def element_reduction(self, losses):\n"
+        "        return losses.mean()\n"
+        "    def unrelated(self, losses):\n"
+        "        return losses\n"
+        "class Threshold(Reducer):\n"
+        "    def pair_reduction(self, losses):\n"
+        "        return losses.sum()\n"
+        "reducer = torch.compile(Threshold())\n"
+    )
+    assert traced(source) == {
+        "Reducer.forward", "Reducer.get_reduction_func", "Reducer.check_pair", "Reducer.element_reduction",
+        "Threshold.pair_reduction",
+    }  # fmt: skip

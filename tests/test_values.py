@@ -222,6 +222,27 @@ def test_an_isinstance_tensor_branch_makes_the_name_a_tensor_there() -> None:
     assert kinds["other"] is not T  # rebound inside the branch: the test no longer holds
 
 
+def test_a_failed_tensor_test_makes_the_name_no_tensor_where_it_decides() -> None:
+    """pytorch-metric-learning's ``(not torch.is_tensor(losses)) and (losses == 0)``: a Python comparison."""
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(losses: torch.Tensor, x: torch.Tensor, y, z: torch.Tensor, w: torch.Tensor):\n"
+        "    a = (not torch.is_tensor(losses)) and probe(losses)\n"
+        "    b = torch.is_tensor(x) or probe(x)\n"
+        "    if not isinstance(z, torch.Tensor):\n"
+        "        probe(z)\n"
+        "    if torch.is_tensor(y):\n"
+        "        probe(y)\n"
+        "    if isinstance(w, torch.Tensor) and a:\n"
+        "        pass\n"
+        "    else:\n"
+        "        probe(w)  # a tensor when only ``a`` failed\n"
+        "    return a\n"
+    )
+    assert kinds == {"losses": U, "x": U, "z": U, "y": T, "w": T}
+
+
 def test_an_isinstance_tensor_branch_nothing_can_take_narrows_nothing() -> None:
     """Every binding is a Python value (diffusers' KVAE ``time_factor``), or a parameter's Python default no call
     replaces with a tensor (torchaudio's ``mask_value=0.0``): the branch is dead, Dynamo skips it."""

@@ -754,10 +754,14 @@ def open_parameter(values: ValueOracle, binding: nodes.NodeNG) -> bool:
 
 
 def compares_itself_with_number(container: nodes.NodeNG, mask: nodes.NodeNG) -> bool:
-    """``x[x >= 0]`` (or ``m = x >= 0`` ... ``x[m]``): *mask* orders the very *container* against a number.
+    """``x[x >= 0]`` (or ``m = x >= self.low`` ... ``x[m]``): *mask* orders the very *container* against a
+    number, or against any value but a literal list, tuple or string.
 
     A Python number cannot be indexed and a list or string cannot be ordered
-    against a number, so *container* is an array: the mask is elementwise and boolean.
+    against a number, so *container* is an array: the mask is elementwise and
+    boolean. Against an attribute or a name (pytorch-metric-learning's
+    ``losses[losses > self.low]``) the same holds unless both are sequences,
+    and a sequence's ordering is one bool, which no code indexes with.
     """
     if not isinstance(container, nodes.Name):
         return False
@@ -767,8 +771,11 @@ def compares_itself_with_number(container: nodes.NodeNG, mask: nodes.NodeNG) -> 
     if not (isinstance(mask, nodes.Compare) and len(mask.ops) == 1 and mask.ops[0][0] in _ORDERINGS):
         return False
     left, right = mask.left, mask.ops[0][1]
-    number = isinstance(right, nodes.Const) and type(right.value) in (int, float)
-    return number and isinstance(left, nodes.Name) and left.name == container.name and _same_bindings(left, container)
+    if isinstance(right, nodes.Const):
+        bound = type(right.value) in (int, float)
+    else:
+        bound = isinstance(right, (nodes.Name, nodes.Attribute, nodes.UnaryOp, nodes.BinOp))
+    return bound and isinstance(left, nodes.Name) and left.name == container.name and _same_bindings(left, container)
 
 
 def _same_bindings(first: nodes.Name, second: nodes.Name) -> bool:

@@ -235,6 +235,48 @@ class ModuleIndex:
                 return f"{current}.{name}"
         return None
 
+    def overrides(self, class_name: str, name: str) -> list[str]:
+        """The other methods ``self.name(...)`` in a method of *class_name* may run: what each subclass
+        of this module that the module instantiates (a call spelled ``Subclass(``) resolves ``name`` to.
+
+        pytorch-metric-learning's ``BaseMetricLossFunction.forward`` calls
+        ``self.compute_loss(...)``, which the base leaves abstract; the
+        compiled ``ContrastiveLoss(...)`` runs ``GenericPairLoss.compute_loss``.
+        A subclass nothing here builds is left out: that keeps the classes a
+        library only defines out of compiled scope.
+        """
+        inherited = self.method(class_name, name)
+        found: list[str] = []
+        for subclass in self.instantiated_subclasses(class_name):
+            method = self.method(subclass, name)
+            if method is not None and method != inherited and method not in found:
+                found.append(method)
+        return found
+
+    def instantiated_subclasses(self, class_name: str) -> list[str]:
+        """The local classes deriving from *class_name* (at any depth) that a call spelled ``Subclass(`` builds."""
+        return [subclass for subclass in self._subclasses.get(class_name, ()) if self.calls_named(subclass.rpartition(".")[2])]
+
+    @cached_property
+    def _subclasses(self) -> dict[str, list[str]]:
+        """Class -> the local classes that derive from it, at any depth."""
+        found: dict[str, list[str]] = {}
+        for subclass in self.classes:
+            for base in self.mro(subclass)[1:]:
+                found.setdefault(base, []).append(subclass)
+        return found
+
+    def method_names_of(self, class_name: str) -> set[str]:
+        """The names of the methods *class_name* and its local bases define."""
+        return {name for owner in self.mro(class_name) for name in self._methods_by_class.get(owner, ())}
+
+    @cached_property
+    def _methods_by_class(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for method, owner in self.owner.items():
+            found.setdefault(owner, []).append(method.rpartition(".")[2])
+        return found
+
     def self_assignments(self, class_name: str) -> dict[str, list[tuple[ast.expr, str]]]:
         """``self.attr = value`` in every method of the class: attr -> (value, method qualname)."""
         return self._self_assignments.get(class_name, {})

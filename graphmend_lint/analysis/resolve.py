@@ -39,6 +39,7 @@ from functools import cached_property
 from graphmend_lint.analysis.duck_typing import DuckTyping, opaque_argument
 from graphmend_lint.analysis.imports import ImportTable, dotted_name
 from graphmend_lint.analysis.module_index import ELEMENTS, MODULE, Binding, ModuleIndex
+from graphmend_lint.analysis.name_patterns import name_pattern
 
 #: Calling these with a function or module compiles it.
 COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch.compiler.compile"})
@@ -315,15 +316,36 @@ class Resolver:
             if method is not None:
                 if not path:
                     yield Target(What.FUNCTION, method)
+                    if _names_self(expr.value):  # a subclass built here may override it
+                        yield from (Target(What.FUNCTION, o) for o in self.index.overrides(base.name, expr.attr))
                 continue
             held = self.attribute(base.name, expr.attr, path, depth) if base.what is What.INSTANCE else frozenset()
             yield from held
             if not held and not path:  # a method an imported base class defines (``PreTrainedModel``'s)
                 yield from (Target(What.EXTERNAL, f"{b}.{expr.attr}") for b in self.imported_bases(base.name))
 
+    def _named_methods(self, call: ast.Call, scope: str, depth: int) -> Iterator[Target]:
+        """``getattr(self, "{}_reduction".format(kind))``: every method of the object's class (and, on
+        ``self``, of the subclasses built here) whose name fits the string's literal parts."""
+        pattern = name_pattern(call.args[1])
+        if pattern is None:
+            return
+        on_self = _names_self(call.args[0])
+        for base in self.resolve(call.args[0], scope, (), depth):
+            if base.what not in (What.INSTANCE, What.CLASS):
+                continue
+            classes = [base.name, *(self.index.instantiated_subclasses(base.name) if on_self else ())]
+            names = {name for klass in classes for name in self.index.method_names_of(klass)}
+            for name in sorted(name for name in names if pattern.fullmatch(name)):
+                method = self.index.method(base.name, name)
+                if method is not None:
+                    yield Target(What.FUNCTION, method)
+                if on_self:
+                    yield from (Target(What.FUNCTION, o) for o in self.index.overrides(base.name, name))
+
     def _may_be_self_member(self, expr: ast.Attribute) -> bool:
         """``x.attr`` can only mean something local when a local class has ``attr`` (or ``x`` is ``self``)."""
-        if isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
+        if _names_self(expr.value):
             return True  # may be inherited from an imported base: a seed
         return expr.attr in self.index.method_names or expr.attr in self.index.attribute_names
 
@@ -348,6 +370,9 @@ class Resolver:
                     yield from self.resolve(inner, scope, (ELEMENTS, *path), depth)
                 else:
                     yield from self.resolve(argument, scope, path, depth)
+            return
+        if _is_computed_getattr(call) and self.lookup("getattr", scope) is None and not path:
+            yield from self._named_methods(call, scope, depth)
             return
         if isinstance(func, ast.Attribute) and func.attr in SELF_RETURNING_METHODS:
             yield from self.resolve(func.value, scope, path, depth)
@@ -727,3 +752,18 @@ def _is_builtin_getattr(call: ast.Call) -> bool:
         and isinstance(call.args[1], ast.Constant)
         and isinstance(call.args[1].value, str)
     )
+
+
+def _is_computed_getattr(call: ast.Call) -> bool:
+    """``getattr(obj, <a string computed at run time>)``, with or without a default."""
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "getattr"
+        and 2 <= len(call.args) <= 3
+        and not call.keywords
+        and not isinstance(call.args[1], ast.Constant)
+    )
+
+
+def _names_self(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Name) and expr.id in {"self", "cls"}

@@ -447,6 +447,8 @@ class ValueOracle:
             return Kind.TENSOR
         if self._narrowed_to_python(node, assignments):
             return Kind.STATIC
+        if self._narrowed_from_tensor(node, assignments):
+            return Kind.UNKNOWN
         kinds = [(a, self._binding(a)) for a in assignments[:_MAX_LOOKUPS]]
         joined = join(kind for _, kind in kinds)
         if joined is not Kind.TENSOR and self._tensor_on_some_path(node, kinds):
@@ -513,10 +515,60 @@ class ValueOracle:
         return self._binding(binding) is Kind.STATIC
 
     def _tests_tensor_instance(self, test: nodes.NodeNG, name: str) -> bool:
-        """*test* is ``isinstance(name, torch.Tensor)``, or an ``and`` with that operand."""
-        return _tests_isinstance(
-            test, name, lambda kinds: len(kinds) == 1 and self.qualified_name(kinds[0]) == "torch.Tensor"
+        """*test* is ``isinstance(name, torch.Tensor)`` or ``torch.is_tensor(name)``, or an ``and`` with one."""
+        if isinstance(test, nodes.BoolOp) and test.op == "and":
+            return any(self._tests_tensor_instance(value, name) for value in test.values)
+        return self._is_tensor_test(test, name)
+
+    def _is_tensor_test(self, test: nodes.NodeNG, name: str) -> bool:
+        """*test* is exactly ``isinstance(name, torch.Tensor)`` or ``torch.is_tensor(name)``."""
+        if not (isinstance(test, nodes.Call) and test.args and isinstance(test.args[0], nodes.Name)):
+            return False
+        if test.args[0].name != name or test.keywords:
+            return False
+        callee = self.qualified_name(test.func)
+        if callee == "torch.is_tensor":
+            return len(test.args) == 1
+        return (
+            callee == "isinstance" and len(test.args) == 2 and self.qualified_name(test.args[1]) == "torch.Tensor"
         )
+
+    def _narrowed_from_tensor(self, use: nodes.Name, assignments: list[nodes.NodeNG]) -> bool:
+        """*use* runs only when its name is not a tensor, unrebound in between: pytorch-metric-learning's
+        ``(not torch.is_tensor(losses)) and (losses == 0)``, the body of ``if not isinstance(x, torch.Tensor):``,
+        the ``else`` of ``if torch.is_tensor(x):``.
+
+        A comparison there is a Python one whatever else says the name may be
+        a tensor; the name stays unknown (a NumPy array is no tensor either).
+        """
+        child, parent = use, use.parent
+        while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.Lambda, nodes.Module)):
+            if self._excludes_tensor(parent, child, use.name):
+                return not any(parent.parent_of(binding) for binding in assignments)
+            child, parent = parent, parent.parent
+        return False
+
+    def _excludes_tensor(self, parent: nodes.NodeNG, child: nodes.NodeNG, name: str) -> bool:
+        """Reaching *child* inside *parent* means *name* failed a tensor test."""
+        if isinstance(parent, nodes.BoolOp):
+            earlier = parent.values[: parent.values.index(child)] if child in parent.values else []
+            if parent.op == "and":
+                return any(self._negated_tensor_test(value, name) for value in earlier)
+            return any(self._is_tensor_test(value, name) for value in earlier)
+        if isinstance(parent, (nodes.If, nodes.IfExp)):
+            in_body = child in parent.body if isinstance(parent, nodes.If) else child is parent.body
+            in_else = child in parent.orelse if isinstance(parent, nodes.If) else child is parent.orelse
+            test = parent.test
+            if in_body:
+                tests = test.values if isinstance(test, nodes.BoolOp) and test.op == "and" else [test]
+                return any(self._negated_tensor_test(value, name) for value in tests)
+            if in_else:
+                tests = test.values if isinstance(test, nodes.BoolOp) and test.op == "or" else [test]
+                return any(self._is_tensor_test(value, name) for value in tests)
+        return False
+
+    def _negated_tensor_test(self, test: nodes.NodeNG, name: str) -> bool:
+        return isinstance(test, nodes.UnaryOp) and test.op == "not" and self._is_tensor_test(test.operand, name)
 
     def _tensor_on_some_path(self, use: nodes.Name, kinds: list[tuple[nodes.NodeNG, Kind | None]]) -> bool:
         """*use* is a tensor on some paths, and no other binding says it holds a Python value there.
