@@ -859,3 +859,27 @@ def test_getattr_of_a_computed_name_reaches_the_methods_it_can_name() -> None:
         "Reducer.forward", "Reducer.get_reduction_func", "Reducer.check_pair", "Reducer.element_reduction",
         "Threshold.pair_reduction",
     }  # fmt: skip
+
+
+def test_a_custom_autograd_function_applied_in_compiled_code_traces_forward_and_backward() -> None:
+    """guided-diffusion's ``CheckpointFunction.apply``: Dynamo speculates ``backward`` too (GB9186 inside it)."""
+    source = (
+        "import torch as th\n"
+        "class CheckpointFunction(th.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        return x * 2\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad):\n"
+        "        return grad * 2\n"
+        "class Other:\n"
+        "    @staticmethod\n"
+        "    def apply(x):\n"
+        "        return x\n"
+        "    def backward(self):\n"
+        "        pass\n"
+        "@th.compile\n"
+        "def f(x):\n"
+        "    return CheckpointFunction.apply(x) + Other.apply(x)\n"
+    )
+    assert traced(source) == {"f", "CheckpointFunction.forward", "CheckpointFunction.backward", "Other.apply"}

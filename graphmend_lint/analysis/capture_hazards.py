@@ -22,7 +22,9 @@ that later line:
   a function returns (SuperPoint: ``keypoints, scores =
   remove_keypoints_from_borders(...)`` returns ``keypoints[mask], ...``, and
   ``top_k_keypoints(keypoints, ...)`` branches on ``len(keypoints)``: the
-  break moves there, and fullgraph fails on the guard ``u1 <= 30``). A
+  break moves there, and fullgraph fails on the guard ``u1 <= 30``), or a
+  name bound to what such a function returns, through calls it returns
+  (pytorch-metric-learning: ``all(len(x) <= 1 for x in indices_tuple)``). A
   helper that only does tensor math on it, and ``.shape[k]`` of a dimension
   that stays static (``k > 0``; ``-1`` of ``w[mask, :]``, vits' bin count),
   ``.dim()``, ``.dtype`` and ``.device`` of it, and ``isinstance`` on it
@@ -298,6 +300,7 @@ class _AcrossCalls:
         self.traced = {id(function) for function, _ in analysis.traced_functions()}
         self.parameters: dict[int, int] = {}  # parameter -> trailing dimensions every captured argument has
         self._open: set[int] = set()  # unpackings being followed: a recursive function must not loop
+        self._returning: set[int] = set()  # functions whose returns are being followed, for the same reason
         for _ in range(_MAX_CALL_DEPTH):
             if not self._pass_arguments():
                 break
@@ -311,7 +314,13 @@ class _AcrossCalls:
             bindings = reaching_bindings(node)
         except Exception:  # astroid lookups can fail on odd code: then nothing is known
             return False
-        return any(self._captured_parameter(binding, node) or self._unpacked_capture(binding) for binding in bindings)
+        return any(
+            self._captured_parameter(binding, node)
+            or self._unpacked_capture(binding)
+            or self._assigned_capture(binding)
+            or self._split_capture(binding)
+            for binding in bindings
+        )
 
     def _captured_parameter(self, binding: nodes.NodeNG, read: nodes.Name) -> bool:
         """*binding* is a parameter passed a captured tensor, and *read* is not a read of one of its static dimensions."""
@@ -346,6 +355,41 @@ class _AcrossCalls:
                     self.parameters[id(parameter)] = trailing
                     added = True
         return added
+
+    def _split_capture(self, binding: nodes.NodeNG) -> bool:
+        """*binding* is ``a`` of ``a, b = <captured>``: ``rows, cols = torch.where(mask)``, each of data-dependent size."""
+        target = binding.parent if isinstance(binding, nodes.AssignName) else None
+        statement = target.parent if isinstance(target, nodes.Tuple) else None
+        return isinstance(statement, nodes.Assign) and self.is_captured(statement.value)
+
+    def _assigned_capture(self, binding: nodes.NodeNG) -> bool:
+        """*binding* is ``t = f(...)`` and *f* returns a captured value, alone or in a tuple, itself or
+        through a call it returns (pytorch-metric-learning's ``indices_tuple = convert_to_pairs(...)``, which
+        returns ``get_all_pairs_indices(...)``, which returns the four ``torch.where`` results; the caller's
+        ``all(len(x) <= 1 for x in indices_tuple)`` then needs their sizes)."""
+        statement = binding.parent if isinstance(binding, nodes.AssignName) else None
+        return isinstance(statement, nodes.Assign) and isinstance(statement.value, nodes.Call) and (
+            self._returns_capture(statement.value, 0)
+        )
+
+    def _returns_capture(self, call: nodes.Call, depth: int) -> bool:
+        callee = self._callee(call)
+        if callee is None or depth >= _MAX_CALL_DEPTH or id(callee) in self._returning:
+            return False
+        self._returning.add(id(callee))
+        try:
+            for returned in callee.nodes_of_class(nodes.Return):
+                if returned.frame() is not callee or returned.value is None:
+                    continue
+                value = returned.value
+                for part in value.elts if isinstance(value, nodes.Tuple) else [value]:
+                    if captured_origin(part, self) is not None:
+                        return True
+                    if isinstance(part, nodes.Call) and self._returns_capture(part, depth + 1):
+                        return True
+            return False
+        finally:
+            self._returning.discard(id(callee))
 
     def _unpacked_capture(self, binding: nodes.NodeNG) -> bool:
         """*binding* is ``a`` of ``a, b = f(...)``, and some ``return`` of *f* puts a captured value there."""

@@ -33,6 +33,8 @@ from graphmend_lint.analysis.resolve import Resolver, Target, What
 DISABLE_DECORATORS = frozenset({"torch._dynamo.disable", "torch.compiler.disable", "torch._disable_dynamo"})
 #: Dynamo puts a call to these functions in the graph as one opaque op: their bodies run eagerly, at run time.
 OPAQUE_OP_DECORATORS = frozenset({"torch.library.custom_op", "torch._library.custom_ops.custom_op"})
+#: Base classes of custom autograd functions: Dynamo traces ``forward`` and ``backward`` behind ``.apply(...)``.
+AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 #: Dynamo calls these functions eagerly once while tracing and bakes in the result: their bodies are not traced.
 CONSTANT_DECORATORS = frozenset({"torch._dynamo.assume_constant_result", "torch.compiler.assume_constant_result"})
 #: The attribute those decorators set; a project decorator that sets it (transformers'
@@ -491,11 +493,29 @@ class ScopeAnalyzer:
             for base in self.index.local_bases(owner) if owner else ():
                 yield from self._method_targets(base, func.attr)
             return
+        if isinstance(func, ast.Attribute) and func.attr == "apply":
+            functions = [t.name for t in self.resolver.resolve(func.value, caller) if t.what is What.CLASS]
+            if functions and all(self._is_autograd_function(name) for name in functions):
+                # Dynamo traces ``forward`` and speculates ``backward`` when ``Function.apply`` is called
+                # (guided-diffusion's ``CheckpointFunction``: GB9186 at ``torch.autograd.grad`` in backward)
+                for name in functions:
+                    yield from self._method_targets(name, "forward")
+                    yield from self._method_targets(name, "backward")
+                return
         if isinstance(func, ast.Attribute) and not self._may_be_local(func, caller):
             return  # ``hidden.view(...)``: no local class has such a method or attribute
         for target in self.resolver.resolve(func, caller):
             if target.what is not What.CLASS:  # constructing an object: Dynamo traces __init__, rarely interesting
                 yield from self._targets_of(target, chain)
+
+    def _is_autograd_function(self, class_name: str) -> bool:
+        """*class_name* derives (through local classes) from ``torch.autograd.Function``."""
+        return any(
+            self.imports.resolve(name) in AUTOGRAD_FUNCTIONS
+            for klass in self.index.mro(class_name)
+            for name in map(dotted_name, self.index.classes[klass].bases)
+            if name is not None
+        )
 
     def _calls_its_argument(self, func: ast.expr, caller: str) -> bool:
         """``checkpoint(self.block, h)``, ``map(helper, rows)``: the first argument runs in traced code."""

@@ -568,6 +568,13 @@ class DataDependentOutputShape(Rule):
         Example(
             "import numpy as np\n" + _HEADER + "    return np.bincount(r.numpy()), np.repeat(x.numpy(), np.array([1, 2]))\n"
         ),
+        # the sizes of what a helper returns (through another helper) decide a branch: the switch would only
+        # move the break there (pytorch-metric-learning's all-pairs indices), so it is not offered
+        Example(
+            "import torch\n\n\ndef pairs(x):\n    rows, cols = torch.where(x > 0)\n    return rows, cols\n\n\n"
+            "def convert(x):\n    return pairs(x)\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n    found = convert(x)\n"
+            "    if all(len(i) <= 1 for i in found):\n        return x\n    return x * 2\n"
+        ),
         # the switch traces neither: advice of their own
         Example(_HEADER + "    return torch.nn.functional.one_hot(r.long()) * 2\n"),
         Example(_HEADER + "    return torch.combinations(x, r=2)\n"),
