@@ -8,6 +8,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.dynamo_settings import ALLOW_RNN, setting_on
 from graphmend_lint.analysis.module_attributes import constructor_of
+from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.dynamo_setting import enable_setting_fix
@@ -41,11 +42,15 @@ _BY_NAME = (
 )
 
 
-def _may_call_a_module(func: nodes.NodeNG) -> bool:
-    """``self.<attr>(...)`` or ``name(...)``: the shapes of a module call (a cheap filter before the lookup)."""
-    if isinstance(func, nodes.Attribute):
-        return isinstance(func.expr, nodes.Name) and func.expr.name == "self"
-    return isinstance(func, nodes.Name)
+def _may_name_a_module(node: nodes.NodeNG) -> bool:
+    """A read of ``self.<attr>`` or of a name: how code reaches a module (a cheap filter before the lookup)."""
+    if isinstance(node, nodes.Attribute):
+        return isinstance(node.expr, nodes.Name) and node.expr.name == "self"
+    return isinstance(node, nodes.Name) and not (isinstance(node.parent, nodes.Attribute) and node.parent.expr is node)
+
+
+def _position(node: nodes.NodeNG) -> tuple[int, int]:
+    return node.lineno or 0, node.col_offset or 0
 
 
 def _packs_sequences(ctx: RuleContext) -> bool:
@@ -68,7 +73,11 @@ class RecurrentModuleCall(Rule):
     `torch.compile` traces. A layer built by name, `getattr(nn, rnn_type)(...)`
     (torchaudio's SQUIM, asteroid), counts when every value the file passes
     down to `rnn_type` (defaults and constructor arguments) names one layer. The cells (`nn.LSTMCell`, ...) are traced and are
-    not flagged. Only the first such call of a function is reported: Dynamo
+    not flagged. Only the first reference to such a module in a function is
+    reported, call or not (`self.rnn.flatten_parameters()`, `if self.rnn is
+    not None`, `self.lstm.input_size`): Dynamo refuses the module where it
+    first reads it (measured, torch 2.13: GB0014 at cleanrl-style
+    `x.reshape((-1, b, self.lstm.input_size))`, lines before the call) and
     gives up on the function there, so it never reaches the others.
 
     ## Why is this bad
@@ -157,22 +166,31 @@ class RecurrentModuleCall(Rule):
             "    rnn = nn.RNN(4, 4)\n    return rnn(x)[0]\n",
             ALLOW_RNN,
         ),
+        # reported where Dynamo refuses it: its first read, before the call (cleanrl's PPO-LSTM agent)
+        switch_example(
+            _MODULE.format(layer="nn.LSTM(4, 4)").replace(
+                "        out, _ = self.rnn(x)", "        x = x.reshape(-1, 1, self.rnn.input_size)\n        out, _ = self.rnn(x)"
+            ),
+            ALLOW_RNN,
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         if setting_on(ctx.values, ctx.options, ALLOW_RNN):
             return
-        reported: set[nodes.NodeNG] = set()
-        for call, traced in ctx.traced_nodes(nodes.Call):
-            if not _may_call_a_module(call.func):
+        first: dict[nodes.NodeNG, tuple[nodes.NodeNG, str, TracedFunction]] = {}
+        for reference, traced in ctx.traced_nodes(nodes.Attribute, nodes.Name):
+            if not _may_name_a_module(reference):
                 continue
-            constructor = constructor_of(ctx.values, call.func)
-            if constructor not in RECURRENT_MODULES or call.frame() in reported:
+            constructor = constructor_of(ctx.values, reference)
+            if constructor not in RECURRENT_MODULES:
                 continue
-            reported.add(call.frame())
+            earliest = first.get(reference.frame())
+            if earliest is None or _position(reference) < _position(earliest[0]):
+                first[reference.frame()] = (reference, constructor, traced)
+        for reference, constructor, traced in first.values():
             layer = constructor.rsplit(".", 1)[-1]
-            message = (
-                f"calling an `nn.{layer}` in compiled code: Dynamo refuses RNN modules and runs the caller eagerly"
-            )
+            what = "calling" if isinstance(reference.parent, nodes.Call) and reference.parent.func is reference else "using"
+            message = f"{what} an `nn.{layer}` in compiled code: Dynamo refuses RNN modules and runs the caller eagerly"
             fix = None if _packs_sequences(ctx) else enable_setting_fix(ctx.analysis, ALLOW_RNN, ALLOW_RNN_FIX)
-            yield ctx.report(call, message, traced, fix or ALLOW_RNN_HINT)
+            yield ctx.report(reference, message, traced, fix or ALLOW_RNN_HINT)
