@@ -23,6 +23,8 @@ CODES = ("GM301", "GM302", "GM401", "GM402", "GM403")
 CASES: dict[str, Case] = {
     "GM301/bad_assert_item.py": case({(11, "GM301")}, {(11, "GB0124")}),
     "GM301/fixed_assert_item.py": case(),
+    # the break is at the conversion; the slice takes a Python int and adds none (no GM402)
+    "GM301/bad_slice_by_int_max.py": case({(8, "GM301")}, {(8, "GB0124")}),
     "GM301/bad_scalar_arith.py": case({(15, "GM301")}, {(15, "GB0124")}),
     "GM301/fixed_scalar_arith.py": case(),
     # The fix keeps the flag a tensor; GM101's predication then removes the branch.
@@ -113,8 +115,6 @@ CASES: dict[str, Case] = {
     # Dynamo logs the first slice, then runs the rest of both frames eagerly
     "GM402/bad_packed_channels.py": case({(13, "GM402"), (14, "GM402")}, {(13, "GB0124")}, frame_skipped=True),
     "GM402/fixed_packed_channels.py": case(),
-    # The break is at the conversion (GM301); GM402 reports the shape it feeds.
-    "GM402/bad_slice_by_item.py": case({(8, "GM301"), (9, "GM402")}, {(8, "GB0124")}),
     "GM402/neg_shape_slice.py": case(),
     # The `if` on the traced lcm breaks (GB0170), and so does F.pad with the
     # tensor-valued padding it computes (GB0033); GM403 reports the first, where

@@ -883,3 +883,45 @@ def test_a_custom_autograd_function_applied_in_compiled_code_traces_forward_and_
         "    return CheckpointFunction.apply(x) + Other.apply(x)\n"
     )
     assert traced(source) == {"f", "CheckpointFunction.forward", "CheckpointFunction.backward", "Other.apply"}
+
+
+def test_modules_named_by_class_attributes_by_extension_and_by_spelled_strings_are_traced() -> None:
+    """demucs: ``augment.Shift(...)`` through ``class augment: Shift = Shift``, ``augments += [...]``, and
+    ``getattr(augment, aug.capitalize())(**kw)`` for ``aug in ['scale', 'remix']``."""
+    source = (
+        "import torch\n"
+        "from torch import nn\n"
+        "class Shift(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x\n"
+        "class Flip(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return -x\n"
+        "class Scale(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x * 2\n"
+        "class Remix(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x.flip(0)\n"
+        "class Unused(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x\n"
+        "class augment:\n"
+        "    Shift = Shift\n"
+        "    Flip = Flip\n"
+        "    Scale = Scale\n"
+        "    Remix = Remix\n"
+        "    Unused = Unused\n"
+        "class Mix(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        augments = [augment.Shift()]\n"
+        "        augments += [augment.Flip()]\n"
+        "        for aug in ['scale', 'remix']:\n"
+        "            augments.append(getattr(augment, aug.capitalize())())\n"
+        "        self.augment = nn.Sequential(*augments)\n"
+        "    def forward(self, x):\n"
+        "        return self.augment(x)\n"
+        "model = torch.compile(Mix())\n"
+    )
+    assert traced(source) == {"Mix.forward", "Shift.forward", "Flip.forward", "Scale.forward", "Remix.forward"}

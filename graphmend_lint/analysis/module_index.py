@@ -350,6 +350,11 @@ class ModuleIndex:
         return frozenset(name for attributes in self._self_assignments.values() for name in attributes)
 
     @cached_property
+    def class_attribute_names(self) -> frozenset[str]:
+        """Names every local class body binds (``class augment: Shift = Shift``)."""
+        return frozenset(name for klass in self.classes for name in self.all_bindings(klass))
+
+    @cached_property
     def method_names(self) -> frozenset[str]:
         """Names of every method some local class defines."""
         return frozenset(name.rpartition(".")[2] for name in self.owner)
@@ -416,7 +421,8 @@ _ADDING_METHODS = {"append": 0, "insert": 1, "add_module": 1}
 
 
 def _element_additions(statement: ast.stmt) -> Iterator[tuple[ast.expr, Binding]]:
-    """Containers *statement* adds elements to: ``xs.append(Block())``, ``xs.extend(more)``, ``xs[k] = Block()``."""
+    """Containers *statement* adds elements to: ``xs.append(Block())``, ``xs.extend(more)``, ``xs += more``,
+    ``xs[k] = Block()``."""
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
         call = statement.value
         func = call.func
@@ -430,6 +436,9 @@ def _element_additions(statement: ast.stmt) -> Iterator[tuple[ast.expr, Binding]
         for target in statement.targets:
             if isinstance(target, ast.Subscript):
                 yield target.value, Binding(statement.value, (), element=True)
+    elif isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
+        # ``augments += [FlipChannels(), FlipSign()]`` (demucs) extends the list
+        yield statement.target, Binding(statement.value, (ELEMENTS,), element=True)
 
 
 def _bind(table: dict[str, list[Binding]], target: ast.expr, value: ast.expr, path: tuple[int, ...]) -> None:

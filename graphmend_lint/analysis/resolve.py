@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 import enum
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -111,6 +111,7 @@ class Resolver:
         self._lookups: dict[tuple[str, str], _Lookup | None] = {}
         self._compilers: dict[tuple[int, str], Compiler | None] = {}
         self.duck_typing = DuckTyping(index, imports)
+        self._spelled: dict[tuple[int, str], ast.Attribute] = {}
 
     # -- names ----------------------------------------------------------------------
 
@@ -320,9 +321,50 @@ class Resolver:
                         yield from (Target(What.FUNCTION, o) for o in self.index.overrides(base.name, expr.attr))
                 continue
             held = self.attribute(base.name, expr.attr, path, depth) if base.what is What.INSTANCE else frozenset()
+            held |= self._class_attribute(base.name, expr.attr, path, depth)
             yield from held
             if not held and not path:  # a method an imported base class defines (``PreTrainedModel``'s)
                 yield from (Target(What.EXTERNAL, f"{b}.{expr.attr}") for b in self.imported_bases(base.name))
+
+    def string_values(self, expr: ast.expr, scope: str, depth: int = 0) -> list[str] | None:
+        """Every string *expr* can be, when the file spells them all: a literal, a name bound to literals or
+        looping over a literal list of them, and ``str`` case methods of those; ``None`` otherwise."""
+        if depth > 4:
+            return None
+        if isinstance(expr, ast.Constant):
+            return [expr.value] if isinstance(expr.value, str) else None
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and not expr.args:
+            method = _CASE_METHODS.get(expr.func.attr)
+            inner = self.string_values(expr.func.value, scope, depth + 1) if method else None
+            return None if inner is None else [method(text) for text in inner]
+        if not isinstance(expr, ast.Name):
+            return None
+        found = self.lookup(expr.id, scope)
+        if found is None or found.parameter or not found.bindings:
+            return None
+        values: list[str] = []
+        for binding in found.bindings:
+            sources: list[ast.expr] | None
+            if binding.path == (ELEMENTS,) and isinstance(binding.value, (ast.List, ast.Tuple)):
+                sources = list(binding.value.elts)  # ``for aug in ['scale', 'remix']``
+            else:
+                sources = [binding.value] if not binding.path and not binding.element else None
+            if sources is None:
+                return None
+            for source in sources:
+                texts = self.string_values(source, found.scope, depth + 1)
+                if texts is None:
+                    return None
+                values.extend(texts)
+        return values
+
+    def _spelled_attribute(self, call: ast.Call, name: str) -> ast.Attribute:
+        """``obj.<name>`` for ``getattr(obj, ...)``, one node per call and name (memo keys are node ids)."""
+        key = (id(call), name)
+        node = self._spelled.get(key)
+        if node is None:
+            node = self._spelled[key] = ast.Attribute(value=call.args[0], attr=name, ctx=ast.Load())
+        return node
 
     def _named_methods(self, call: ast.Call, scope: str, depth: int) -> Iterator[Target]:
         """``getattr(self, "{}_reduction".format(kind))``: every method of the object's class (and, on
@@ -343,11 +385,34 @@ class Resolver:
                 if on_self:
                     yield from (Target(What.FUNCTION, o) for o in self.index.overrides(base.name, name))
 
+    def _class_attribute(self, class_name: str, attribute: str, path: tuple[int, ...], depth: int) -> frozenset[Target]:
+        """What a class body binds to *attribute* (``class augment: Shift = Shift``, demucs), through local bases."""
+        for owner in self.index.mro(class_name):
+            bindings = self.index.bindings(owner, attribute)
+            if bindings:
+                return frozenset(
+                    target
+                    for binding in bindings
+                    if not binding.element
+                    for target in self.resolve(binding.value, self._class_body_scope(owner, binding, attribute),
+                                               (*binding.path, *path), depth)
+                )
+        return frozenset()
+
+    def _class_body_scope(self, owner: str, binding: Binding, attribute: str) -> str:
+        """Where a class body's value is looked up: ``Shift = Shift`` reads the enclosing scope's ``Shift``
+        (the class's own is not bound yet); other names, the class body first."""
+        value = binding.value
+        if isinstance(value, ast.Name) and value.id == attribute:
+            return self.index.enclosing_scope(owner) or MODULE
+        return owner
+
     def _may_be_self_member(self, expr: ast.Attribute) -> bool:
         """``x.attr`` can only mean something local when a local class has ``attr`` (or ``x`` is ``self``)."""
         if _names_self(expr.value):
             return True  # may be inherited from an imported base: a seed
-        return expr.attr in self.index.method_names or expr.attr in self.index.attribute_names
+        index = self.index
+        return expr.attr in index.method_names or expr.attr in index.attribute_names or expr.attr in index.class_attribute_names
 
     def _call(self, call: ast.Call, scope: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
         func = call.func
@@ -371,8 +436,13 @@ class Resolver:
                 else:
                     yield from self.resolve(argument, scope, path, depth)
             return
-        if _is_computed_getattr(call) and self.lookup("getattr", scope) is None and not path:
-            yield from self._named_methods(call, scope, depth)
+        if _is_computed_getattr(call) and self.lookup("getattr", scope) is None:
+            names = self.string_values(call.args[1], scope)
+            if names is not None:  # ``getattr(augment, aug.capitalize())`` for ``aug in ['scale', 'remix']``
+                for name in names:
+                    yield from self.resolve(self._spelled_attribute(call, name), scope, path, depth)
+            elif not path:
+                yield from self._named_methods(call, scope, depth)
             return
         if isinstance(func, ast.Attribute) and func.attr in SELF_RETURNING_METHODS:
             yield from self.resolve(func.value, scope, path, depth)
@@ -752,6 +822,12 @@ def _is_builtin_getattr(call: ast.Call) -> bool:
         and isinstance(call.args[1], ast.Constant)
         and isinstance(call.args[1].value, str)
     )
+
+
+#: ``str`` methods that map a known string to another one.
+_CASE_METHODS: dict[str, Callable[[str], str]] = {
+    "capitalize": str.capitalize, "lower": str.lower, "upper": str.upper, "title": str.title, "strip": str.strip,
+}  # fmt: skip
 
 
 def _is_computed_getattr(call: ast.Call) -> bool:

@@ -30,8 +30,12 @@ _GATE = (
 )
 
 
-def data_dependent_bound(values: ValueOracle, bound: nodes.NodeNG | None) -> str | None:
-    """Why *bound* is a value Dynamo must copy to the host, or ``None`` when it is not."""
+def data_dependent_bound(values: ValueOracle, bound: nodes.NodeNG | None, converted: bool = True) -> str | None:
+    """Why *bound* is a value Dynamo must copy to the host, or ``None`` when it is not.
+
+    *converted*: also a Python number converted from a tensor (``n = t.item()``), whose copy breaks at
+    the conversion, not at the slice (the statement holding the slice still has a break before it).
+    """
     if bound is None:
         return None
     if values.is_tensor(bound):
@@ -39,6 +43,8 @@ def data_dependent_bound(values: ValueOracle, bound: nodes.NodeNG | None) -> str
     origin = numpy_origin(values, bound)
     if origin is not None:
         return f"a NumPy value made from a tensor (line {origin.lineno})"
+    if not converted:
+        return None
     conversion = scalar_conversion(values, bound)
     if conversion is not None:
         return f"{conversion.label} of a tensor"
@@ -57,16 +63,18 @@ def _slices(index: nodes.NodeNG) -> list[nodes.Slice]:
 
 class TensorValuedSliceBound(Rule):
     """## What it does
-    Flags a slice of a tensor whose start, stop or step is a tensor, a NumPy
+    Flags a slice of a tensor whose start, stop or step is a tensor or a NumPy
     value made from one (`n = t.numpy()[0]`, or each `n` of `for n in
-    t.cpu().numpy()`: Dynamo traces it as a 0-d tensor, GB0033, measured), or
-    a name assigned from `.item()` / `int(t)` of a tensor: `x[:n]` where
-    `n = mask.sum()`.
+    t.cpu().numpy()`: Dynamo traces it as a 0-d tensor, GB0033, measured):
+    `x[:n]` where `n = mask.sum()`. A bound converted first (`n =
+    int(mask.sum())`, `.item()`) is GM301's finding: Dynamo breaks at the
+    conversion and the slice then takes a Python int (measured: no break at
+    the slice, as in MoCo's `self.queue[:, ptr : ptr + b]` after `ptr =
+    int(self.queue_ptr)`).
 
     ## Why is this bad
     The slice's size is then the tensor's value. Dynamo has to copy it to the
-    host (GB0124 at the slice for a tensor bound; at the `.item()` for a
-    converted one, which GM301 also reports) and the result's shape depends on
+    host (GB0124 at the slice) and the result's shape depends on
     data, so even with `capture_scalar_outputs` everything downstream sees an
     unbacked size.
 
@@ -123,13 +131,13 @@ class TensorValuedSliceBound(Rule):
         _HEADER + "    n = x.shape[0] // 2\n    return x[:n], x[: len(m)], x[1:-1:2]\n",
         _HEADER + "    return x[m.argsort()], x[:, : x.size(1) - 1]\n",
         "import torch\n\n\ndef f(x, m):\n    return x[: m.sum()]\n",
+        # the conversion breaks (GM301 reports it, measured: GB0124 there); the slice takes a Python int
+        _HEADER + "    n = int(m.sum())\n    return x[:, n:], x[: m.sum().item() : 2]\n",
         _HEADER.replace("import torch\n", "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n")
         + "    return x[: m.sum()]\n",
     )
     invalid = (
         Example(_HEADER + "    n = m.sum()\n    return x[:n]\n"),
-        Example(_HEADER + "    n = int(m.sum())\n    return x[:, n:]\n"),
-        Example(_HEADER + "    return x[: m.sum().item() : 2]\n"),
         # UDOP's prefix rows: each item of a NumPy array made from a tensor is a 0-d tensor to Dynamo
         Example(_HEADER + "    for i, n in enumerate(m.cpu().numpy()):\n        x[i, :n] = 0\n    return x\n"),
         # a legacy typed constructor builds a tensor, and its element is a 0-d tensor: the integer is passed
@@ -155,7 +163,7 @@ class TensorValuedSliceBound(Rule):
                 continue
             for part in _slices(subscript.slice):
                 for bound in (part.lower, part.upper, part.step):
-                    why = data_dependent_bound(ctx.values, bound)
+                    why = data_dependent_bound(ctx.values, bound, converted=False)
                     if why is not None:
                         message = (
                             f"slice bound `{snippet(bound)}` is {why}: data-dependent shape, graph break"

@@ -1,4 +1,4 @@
-"""GM402 bad: a slice bound taken from `int(t)`: the break is at the conversion (GM301), the shape is data-dependent."""
+"""GM301 bad: a slice bound taken from `int(t)`: the break is at the conversion; the slice then takes a Python int."""
 import torch
 from torch import nn
 
