@@ -33,6 +33,9 @@ class Case:
     #: ``(line, GB id)``; the id is ``None`` for a failed guard, which Dynamo logs without one.
     breaks: frozenset[tuple[int, str | None]] = field(default_factory=frozenset)
     frame_skipped: bool = False
+    #: The GB id of the error ``torch.compile`` raises instead of breaking (GM519's GB4315), with or without
+    #: ``fullgraph``: Dynamo logs no break for it, so the findings sit where the fix goes.
+    compile_error: str | None = None
 
 
 def case(
@@ -40,8 +43,9 @@ def case(
     breaks: Iterable[tuple[int, str | None]] = (),
     *,
     frame_skipped: bool = False,
+    compile_error: str | None = None,
 ) -> Case:
-    return Case(frozenset(findings), frozenset(breaks), frame_skipped)
+    return Case(frozenset(findings), frozenset(breaks), frame_skipped, compile_error)
 
 
 def catalog_programs(codes: Iterable[str]) -> list[str]:

@@ -113,7 +113,12 @@ def measure(path: str) -> dict[str, Any]:
         fn, inputs = _load(path).make()
         _MESSAGES.messages.clear()
         input_sets = [(tuple(args), {}) for args in inputs]
-        report = capture_breaks_over(fn, input_sets, before_each=lambda: torch.manual_seed(0))
+        try:
+            report = capture_breaks_over(fn, input_sets, before_each=lambda: torch.manual_seed(0))
+        except Exception as error:  # compilation failed outright (GB4315): no break to attribute
+            gb = _GB_RE.search(str(error))
+            return {"compile_error": gb.group(1).upper() if gb else type(error).__name__, "sites": [],
+                    "outside": [], "attributed": [], "skipped_frames": [], "break_count": 0, "graph_count": 0}
         messages = list(_MESSAGES.messages)
     inside = [s for s in report.sites if _same_file(s.filename, path)]
     outside = [s for s in report.sites if not _same_file(s.filename, path)]
@@ -124,6 +129,7 @@ def measure(path: str) -> dict[str, Any]:
         "skipped_frames": list(report.skipped_frames),
         "break_count": report.break_count,
         "graph_count": report.graph_count,
+        "compile_error": None,
     }
 
 

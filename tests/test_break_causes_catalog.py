@@ -1,4 +1,4 @@
-"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM518): findings and fixes, without Dynamo.
+"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM519): findings and fixes, without Dynamo.
 
 :data:`CASES` lists, for every program, the findings the linter must report
 and the breaks Dynamo logs, measured on torch 2.13 (CPU, Python 3.11) and
@@ -20,6 +20,7 @@ from graphmend_lint.config import load_settings
 CODES = (
     "GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506", "GM507", "GM508",
     "GM509", "GM510", "GM511", "GM512", "GM513", "GM514", "GM515", "GM516", "GM517", "GM518",
+    "GM519",
 )  # fmt: skip
 
 CASES: dict[str, Case] = {
@@ -167,6 +168,10 @@ CASES: dict[str, Case] = {
     # logged in `__new__`, where the empty `super().__new__` call is
     "GM518/bad_spike_state_placeholder.py": case({(15, "GM518")}, {(15, "GB7312")}),
     "GM518/neg_state_from_tensor.py": case(),
+    # not a break: compiling fails at `to_torch`'s `.clone()` of the ndarray; the findings sit on the NumPy calls
+    "GM519/bad_ddim_schedule.py": case({(20, "GM519"), (21, "GM519")}, compile_error="GB4315"),
+    "GM519/fixed_ddim_schedule.py": case(),
+    "GM519/neg_numpy_into_torch_ops.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
 SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py", "GM507/fixed_jit_isinstance.py"})
@@ -187,6 +192,9 @@ def test_findings_are_exactly_the_expected_lines(name: str) -> None:
 def test_finding_lines_are_the_break_lines(name: str) -> None:
     """The table itself: every finding sits on a line Dynamo breaks on, and every break line is found."""
     expected = CASES[name]
+    if expected.compile_error is not None:
+        assert expected.findings and not expected.breaks  # nothing is logged: the findings are the fix sites
+        return
     assert {line for line, _ in expected.findings} == {line for line, _ in expected.breaks}
 
 

@@ -46,6 +46,7 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB0467": "setattr() on unsupported type",
     "GB4198": "Attempted to copy.deepcopy a tensor",
     "GB4271": "__class__ assignment on user-defined object",
+    "GB4315": "RuntimeError when making fake tensor call",
     "GB4347": "Missing tp_iternext",
     "GB4841": "Unsupported python_type() call",
     "GB5976": "Data pointer comparison",
