@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from astroid import nodes
+
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.numpy_on_tensors import numpy_on_tensor
 from graphmend_lint.context import RuleContext
@@ -11,7 +13,6 @@ from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.fixes.numpy_on_tensor import torch_twin_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
-from astroid import nodes
 
 _HEADER = "import numpy as np\nimport torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
 
