@@ -243,6 +243,27 @@ def test_a_failed_tensor_test_makes_the_name_no_tensor_where_it_decides() -> Non
     assert kinds == {"losses": U, "x": U, "z": U, "y": T, "w": T}
 
 
+def test_a_parameter_filled_in_when_a_call_passes_none_is_a_tensor_on_that_path() -> None:
+    """VITS' ``sequence_mask(y_lengths, None)`` fills ``max_length = length.max()``; other calls pass ints."""
+    kinds = kinds_of(
+        "import torch\n"
+        "def sequence_mask(length: torch.Tensor, max_length=None):\n"
+        "    if max_length is None:\n"
+        "        max_length = length.max()\n"
+        "    probe(max_length)\n"
+        "    return torch.arange(max_length) < length.unsqueeze(1)\n"
+        "def never_none(length: torch.Tensor, size=None):\n"
+        "    if size is None:\n"
+        "        size = length.max()\n"
+        "    probe(size)\n"
+        "    return size\n"
+        "@torch.compile\n"
+        "def f(x: torch.Tensor, lengths: torch.Tensor):\n"
+        "    return sequence_mask(lengths, x.size(1)), sequence_mask(lengths, None), never_none(lengths, 3)\n"
+    )
+    assert kinds == {"max_length": T, "size": U}
+
+
 def test_an_isinstance_tensor_branch_nothing_can_take_narrows_nothing() -> None:
     """Every binding is a Python value (diffusers' KVAE ``time_factor``), or a parameter's Python default no call
     replaces with a tensor (torchaudio's ``mask_value=0.0``): the branch is dead, Dynamo skips it."""
@@ -510,7 +531,8 @@ def test_a_name_that_is_a_tensor_on_some_paths_and_an_untyped_parameter_on_the_o
     )
     assert kinds["prev"] is T
     assert kinds["max_length"] is T  # no call passes it: None, then the tensor
-    assert kinds["given"] is U  # one call passes a Python int: stays quiet
+    # one call passes a Python int, but the other leaves the None default: on that call it is the tensor
+    assert kinds["given"] is T
 
 
 def test_a_python_value_or_a_conversion_beside_the_tensor_keeps_the_name_unknown() -> None:

@@ -590,12 +590,32 @@ class ValueOracle:
                 return False
         if not tensors:
             return False
+        if self._filled_when_none(use, tensors, kinds):
+            return True
         for binding, kind in kinds:
             if kind is Kind.TENSOR or kind is None or binding in literals:
                 continue
             if kind is not Kind.UNKNOWN or not self._unevidenced(binding):
                 return False
         return True
+
+    def _filled_when_none(self, use: nodes.Name, tensors: list[nodes.NodeNG], kinds: list[tuple[nodes.NodeNG, Kind | None]]) -> bool:
+        """``if max_length is None: max_length = length.max()`` and some call of the function passes ``None``
+        (or leaves the ``None`` default): on that call the name is the tensor (VITS' ``sequence_mask(y_lengths,
+        None)``), whatever other calls pass. The other bindings must be the parameter itself."""
+        parameters = [b for b, _ in kinds if b not in tensors]
+        if len(parameters) != 1 or not isinstance(parameters[0].parent, nodes.Arguments):
+            return False
+        parameter = parameters[0]
+        if not all(_assigned_when_none(binding, use.name) for binding in tensors):
+            return False
+        function = parameter.parent.parent
+        passed = self.call_site_arguments(function, use.name)
+        if any(isinstance(value, nodes.Const) and value.value is None for value in passed):
+            return True
+        default = self._default_of(parameter, parameter.parent)
+        defaults_to_none = isinstance(default, nodes.Const) and default.value is None
+        return defaults_to_none and len(passed) < len(self.calls_of(function))
 
     @staticmethod
     def _carried_bindings(use: nodes.Name) -> list[nodes.AssignName]:
@@ -1763,6 +1783,24 @@ def _tests_isinstance(test: nodes.NodeNG, name: str, accepts: Callable[[list[nod
         return False
     classes = test.args[1]
     return accepts(classes.elts if isinstance(classes, nodes.Tuple) else [classes])
+
+
+def _assigned_when_none(binding: nodes.NodeNG, name: str) -> bool:
+    """*binding* is an assignment in the body of ``if <name> is None:``."""
+    statement = binding.parent if isinstance(binding, nodes.AssignName) else None
+    guard = statement.parent if isinstance(statement, nodes.Assign) else None
+    if not isinstance(guard, nodes.If) or statement not in guard.body:
+        return False
+    test = guard.test
+    return (
+        isinstance(test, nodes.Compare)
+        and isinstance(test.left, nodes.Name)
+        and test.left.name == name
+        and len(test.ops) == 1
+        and test.ops[0][0] == "is"
+        and isinstance(test.ops[0][1], nodes.Const)
+        and test.ops[0][1].value is None
+    )
 
 
 def _python_literal(node: nodes.NodeNG | None) -> bool:
