@@ -87,11 +87,12 @@ def _is_module(receiver: nodes.NodeNG) -> bool:
         root = receiver
         while isinstance(root, nodes.Attribute):
             root = root.expr
-        return isinstance(root, nodes.Name) and receiver.as_string().startswith("torch.") and _bound_to_module(root)
-    return isinstance(receiver, nodes.Name) and _bound_to_module(receiver)
+        return isinstance(root, nodes.Name) and receiver.as_string().startswith("torch.") and bound_to_module(root)
+    return isinstance(receiver, nodes.Name) and bound_to_module(receiver)
 
 
-def _bound_to_module(name: nodes.Name) -> bool:
+def bound_to_module(name: nodes.Name) -> bool:
+    """*name* is bound only by imports of modules (``import torch``, ``from torch import nn``)."""
     try:
         _, bindings = name.lookup(name.name)
     except Exception:  # astroid lookups can fail on odd code

@@ -1055,10 +1055,30 @@ def numpy_origin(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nod
     if isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in COMPARISONS:
         return again(node.left) or again(node.ops[0][1])
     if isinstance(node, nodes.Name):
-        bound = bound_values(node) or _walked_iterables(values, node)
+        bound = bound_values(node) or _walked_iterables(values, node) or _unpacked_elements(values, node)
         origins = [again(value) for value in bound or ()]
         return origins[0] if origins and None not in origins else None
     return None
+
+
+def _unpacked_elements(values: ValueOracle, name: nodes.Name) -> list[nodes.NodeNG] | None:
+    """What each binding of *name* unpacks from a tuple a function of this file returns (TimesNet's
+    ``period_list, period_weight = FFT_for_Period(x, k)`` with ``return period, ...``), else ``None``."""
+    try:
+        bindings = reaching_bindings(name)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+        return None
+    found: list[nodes.NodeNG] = []
+    for binding in bindings:
+        target = binding.parent if isinstance(binding, nodes.AssignName) else None
+        statement = target.parent if isinstance(target, nodes.Tuple) else None
+        if not isinstance(statement, nodes.Assign) or any(isinstance(e, nodes.Starred) for e in target.elts):
+            return None
+        elements = values.element_values(statement.value, target.elts.index(binding))
+        if not elements:
+            return None
+        found.extend(elements)
+    return found or None
 
 
 def _walked_iterables(values: ValueOracle, name: nodes.Name) -> list[nodes.NodeNG] | None:

@@ -1319,6 +1319,15 @@ class ValueOracle:
             self._lineages[klass] = found
         return found
 
+    def is_module_class(self, klass: nodes.ClassDef) -> bool:
+        """*klass* is an ``nn.Module``: it or a class of this module it derives from has ``nn.Module`` (or
+        another ``torch.nn`` class) as a base, or defines ``forward``."""
+        return any(
+            "forward" in owner.locals
+            or any((self.qualified_name(base) or "").startswith("torch.nn.") for base in owner.bases)
+            for owner in self._lineage(klass)
+        )
+
     def _assigned_attribute_kind(self, value: nodes.NodeNG) -> Kind | None:
         if self._constructs_module(value):
             return Kind.STATIC  # a submodule object; calling it is what yields tensors

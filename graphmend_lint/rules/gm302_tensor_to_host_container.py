@@ -117,6 +117,12 @@ class TensorToHostContainer(Rule):
         Example("import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x):\n    return load(x).tolist()\n"),
         Example(_HEADER + "    a = x.cpu().numpy()\n    return x * float(a.sum())\n"),
         Example(_HEADER + "    a = np.asarray(x)\n    if a.any():\n        x = x + 1\n    return x\n"),
+        # TimesNet: the periods come back from a helper in a tuple, then decide the padding
+        Example(
+            "import torch\n\n\ndef periods(x):\n    top = torch.topk(x.mean(0), 2)[1].cpu().numpy()\n"
+            "    return x.shape[0] // top, x.mean(-1)\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+            "    period_list, weight = periods(x)\n    if 12 % period_list[0] != 0:\n        x = x + 1\n    return x * weight\n"
+        ),
         Example(_HEADER + "    return x.numpy().tolist()\n"),
         # an integer list used only as split sizes: the capture switch traces it (unsafe, process-wide)
         switch_example(_HEADER + "    sizes = (x > 0).long().sum(0).tolist()\n    return x.t().split(sizes)\n", CAPTURE_SCALAR_OUTPUTS),

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
+from graphmend_lint.analysis.break_sites import bound_to_module
 from graphmend_lint.analysis.host_values import bound_values
 from graphmend_lint.analysis.module_attributes import constructor_of
-from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.analysis.values import Kind, ValueOracle, enclosing_class
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic
 from graphmend_lint.fixes.tuple_iterable import tuple_iterable_fix
@@ -54,6 +55,18 @@ _LOOP = (
     "import torch\n\nITEMS = [1.0, 2.0]\n\n\ndef helper(t):\n    return float(t.sum())\n\n\n@torch.compile\n"
     "def f(x: torch.Tensor):\n    h = x.abs()\n    for _ in range(2):\n        h = h + helper(x)\n"
     "    return [h * v for v in {items}]\n"
+)
+
+_PLAIN_LOOP = (
+    "import torch\n\n\nclass Loop:\n    def __init__(self):\n        self.micro = 2\n\n"
+    "    def step(self, batch: torch.Tensor, cond: dict):\n        for i in range(0, batch.shape[0], self.micro):\n"
+    "            part = {k: v[i : i + self.micro] for k, v in cond.items()}\n"
+    "            print(float(batch[i:].sum()), len(part))\n        return batch\n\n\nstep = torch.compile(Loop().step)\n"
+)
+_TORCH_AFTER_LOOP = (
+    "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, n: int):\n    rows = [[] for _ in range(n)]\n"
+    "    for i in range(n):\n        if x[i].sum() > 0:\n            rows[i].append(x[i])\n"
+    "    return [torch.stack(r) for r in {rows} if r]\n"
 )
 
 
@@ -106,16 +119,35 @@ def _iterates_mapping_or_set(values: ValueOracle, iterable: nodes.NodeNG) -> boo
     return bool(bound) and all(isinstance(value, _DISPLAYS) for value in bound)
 
 
-def _holds_module_or_tensor(values: ValueOracle, comprehension: nodes.NodeNG) -> bool:
-    """The comprehension's frame closes over ``self`` or a tensor, so Dynamo will try to compile it."""
+def _dynamo_compiles(values: ValueOracle, comprehension: nodes.NodeNG) -> bool:
+    """Dynamo will compile the comprehension's own frame: it holds something of torch's.
+
+    Dynamo compiles a frame only when it finds torch in it
+    (``has_tensor_in_frame``): a global naming the torch module or one of its
+    submodules, or NumPy (``torch.stack(...)`` in DETR's and GroundingDINO's
+    comprehensions: GB4347, measured), or a local or free variable holding a
+    tensor or an ``nn.Module`` (``self`` of a module class). guided-diffusion's
+    ``{k: v[i : i + self.microbatch] for k, v in cond.items()}`` on a plain
+    ``TrainLoop`` holds neither and runs eagerly (measured: no break).
+    """
     targets = [generator.target for generator in comprehension.generators]
     bound = {name.name for target in targets for name in target.nodes_of_class(nodes.AssignName)}
     for name in comprehension.nodes_of_class(nodes.Name):
         if name.name in bound or name.scope() is not comprehension:
             continue
-        if name.name == "self" or values.kind(name) is Kind.TENSOR:
+        if name.name == "self":
+            klass = enclosing_class(name)
+            if klass is not None and values.is_module_class(klass):
+                return True
+        elif values.kind(name) is Kind.TENSOR:
+            return True
+        elif bound_to_module(name) and _torch_or_numpy(values.qualified_name(name) or ""):
             return True
     return False
+
+
+def _torch_or_numpy(module: str) -> bool:
+    return module in {"torch", "numpy"} or module.startswith(("torch.", "numpy."))
 
 
 def frame_skipping_construct(breaks: BreakFinder, function: nodes.FunctionDef) -> tuple[str, int] | None:
@@ -127,7 +159,11 @@ def frame_skipping_construct(breaks: BreakFinder, function: nodes.FunctionDef) -
     this file it calls: torchaudio's RNN-T beam search, whose ``while`` loop
     calls a method that indexes a list with a tensor), leaves Dynamo no place
     to resume: it gives up on the frame (measured). A break inside another
-    comprehension does not: Dynamo resumes after it (measured).
+    comprehension does not: Dynamo resumes after it (measured), unless that
+    comprehension walks ``enumerate(...)``, whose iterator Dynamo cannot
+    rebuild (GB8335): DETR's matcher breaks so at
+    ``[linear_sum_assignment(c[i]) for i, c in enumerate(...)]`` and again
+    (GB4347) in the comprehension on the next line (measured).
     """
     for node in function.nodes_of_class((nodes.Try, nodes.For, nodes.While), skip_klass=_SKIPPED_BODY):
         if isinstance(node, nodes.Try):
@@ -135,6 +171,12 @@ def frame_skipping_construct(breaks: BreakFinder, function: nodes.FunctionDef) -
                 return "anything in the `try`", node.lineno
         elif any(breaks.verdict(statement) is Verdict.BREAKS for statement in node.body):
             return "the loop", node.lineno
+    for node in function.nodes_of_class(COMPREHENSIONS, skip_klass=_SKIPPED_BODY):
+        iterable = node.generators[0].iter
+        walks_enumerate = isinstance(iterable, nodes.Call) and isinstance(iterable.func, nodes.Name)
+        if walks_enumerate and iterable.func.name == "enumerate":
+            if breaks.breaking_node(node) is not None or breaks.breaking_call(node) is not None:
+                return "the comprehension over `enumerate`", node.lineno
     return None
 
 
@@ -157,10 +199,12 @@ class ComprehensionFrame(Rule):
       module container (`nn.ModuleList`): over a list, `sorted(...)`, a tuple
       or a string Dynamo steps that frame (measured, no GB4347), and over
       an iterable of unknown type the rule stays quiet, or
-    * it closes over `self` or a tensor, and its function also holds what
-      makes Dynamo give up on a whole frame: a `try` block calling code that
-      breaks (or code this file does not show), or a loop whose body breaks
-      (itself, or in code of this file it calls).
+    * Dynamo compiles its frame (it names torch or NumPy, or holds a tensor
+      or `self` of an `nn.Module`: Dynamo's `has_tensor_in_frame`), and its
+      function also holds what makes Dynamo give up on a whole frame: a
+      `try` block calling code that breaks (or code this file does not
+      show), a loop whose body breaks (itself, or in code of this file it
+      calls), or a comprehension over `enumerate(...)` whose body breaks.
       (A break inside another comprehension does not: Dynamo resumes after
       it, measured.)
 
@@ -234,6 +278,9 @@ class ComprehensionFrame(Rule):
         # its own body breaks, but Dynamo steps a list, a sorted list, a shape in the comprehension's frame (measured)
         _ITEMS.format(sizes="weights") + _ITEMS.format(sizes="sorted(weights)").replace("def f", "def g"),
         _ITEMS.format(sizes="x.shape[1:]"),
+        # nothing of torch's in the comprehension's frame (a plain object's `self`, ints): Dynamo runs it
+        # eagerly without compiling it (guided-diffusion's training loop, measured)
+        _PLAIN_LOOP,
     )
     invalid = (
         Example(
@@ -256,6 +303,8 @@ class ComprehensionFrame(Rule):
         ),
         # the loop calls a helper that breaks: Dynamo runs f eagerly (torchaudio's RNN-T beam search, measured)
         Example(_LOOP.format(items="ITEMS"), fixed=_LOOP.format(items="tuple(ITEMS)")),
+        # naming torch is enough for Dynamo to compile the comprehension's frame (GroundingDINO, measured)
+        Example(_TORCH_AFTER_LOOP.format(rows="rows"), fixed=_TORCH_AFTER_LOOP.format(rows="tuple(rows)"), unsafe=True),
         # a tensor given as a size breaks inside the comprehension (ViLT's position embeddings, measured)
         Example(
             _SIZES.format(pairs="zip(hs, ws)"),
@@ -285,7 +334,7 @@ class ComprehensionFrame(Rule):
             elif called is not None:
                 why = f"the graph break in the code it calls (line {called.lineno}) makes Dynamo compile its frame on its own"
             else:
-                skipping = _holds_module_or_tensor(ctx.values, comprehension) and frame_skipping_construct(
+                skipping = _dynamo_compiles(ctx.values, comprehension) and frame_skipping_construct(
                     breaks, function
                 )
                 if not skipping:
