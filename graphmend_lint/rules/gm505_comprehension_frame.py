@@ -136,8 +136,8 @@ def _dynamo_compiles(values: ValueOracle, comprehension: nodes.NodeNG) -> bool:
         if name.name in bound or name.scope() is not comprehension:
             continue
         if name.name == "self":
-            klass = enclosing_class(name)
-            if klass is not None and values.is_module_class(klass):
+            klass = enclosing_class(name)  # none for a decorator's wrapper: transformers' capture_outputs
+            if klass is None or values.is_module_class(klass):
                 return True
         elif values.kind(name) is Kind.TENSOR:
             return True
