@@ -156,6 +156,7 @@ def test_nested_unpacking_types_each_name() -> None:
     )
     assert kinds == {"x1": T, "y2": T, "b": S, "left": U, "t": T, "n": S, "label": S}
 
+
 def test_names_unpacked_from_a_comprehension_take_its_element_kind() -> None:
     """Qwen3-Next's ``query, key = [x.reshape(...) for x in (query, key)]``."""
     kinds = kinds_of(

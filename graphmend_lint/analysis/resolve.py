@@ -812,16 +812,17 @@ def _named_source(value: ast.expr) -> str | None:
     return None
 
 
+def _getattr_name(call: ast.Call) -> ast.expr | None:
+    """The name argument of ``getattr(obj, name)`` or ``getattr(obj, name, default)``."""
+    if isinstance(call.func, ast.Name) and call.func.id == "getattr" and 2 <= len(call.args) <= 3 and not call.keywords:
+        return call.args[1]
+    return None
+
+
 def _is_builtin_getattr(call: ast.Call) -> bool:
-    """``getattr(obj, "name")`` or ``getattr(obj, "name", default)`` with a literal attribute name."""
-    return (
-        isinstance(call.func, ast.Name)
-        and call.func.id == "getattr"
-        and 2 <= len(call.args) <= 3
-        and not call.keywords
-        and isinstance(call.args[1], ast.Constant)
-        and isinstance(call.args[1].value, str)
-    )
+    """``getattr(obj, "name")`` with a literal attribute name."""
+    name = _getattr_name(call)
+    return isinstance(name, ast.Constant) and isinstance(name.value, str)
 
 
 #: ``str`` methods that map a known string to another one.
@@ -832,13 +833,8 @@ _CASE_METHODS: dict[str, Callable[[str], str]] = {
 
 def _is_computed_getattr(call: ast.Call) -> bool:
     """``getattr(obj, <a string computed at run time>)``, with or without a default."""
-    return (
-        isinstance(call.func, ast.Name)
-        and call.func.id == "getattr"
-        and 2 <= len(call.args) <= 3
-        and not call.keywords
-        and not isinstance(call.args[1], ast.Constant)
-    )
+    name = _getattr_name(call)
+    return name is not None and not isinstance(name, ast.Constant)
 
 
 def _names_self(expr: ast.expr) -> bool:

@@ -126,7 +126,8 @@ def _dynamo_compiles(values: ValueOracle, comprehension: nodes.NodeNG) -> bool:
     (``has_tensor_in_frame``): a global naming the torch module or one of its
     submodules, or NumPy (``torch.stack(...)`` in DETR's and GroundingDINO's
     comprehensions: GB4347, measured), or a local or free variable holding a
-    tensor or an ``nn.Module`` (``self`` of a module class). guided-diffusion's
+    tensor or an ``nn.Module`` (``self`` of a module class, or of no class
+    of this file: a decorator's wrapper). guided-diffusion's
     ``{k: v[i : i + self.microbatch] for k, v in cond.items()}`` on a plain
     ``TrainLoop`` holds neither and runs eagerly (measured: no break).
     """
