@@ -159,7 +159,7 @@ def _parameter_for(call: nodes.Call, index: int) -> nodes.AssignName | None:
     callee = _local_callable(call.func)
     if callee is None or any(isinstance(arg, nodes.Starred) for arg in call.args[: index + 1]):
         return None
-    positional = [*callee.args.posonlyargs, *callee.args.args]
+    positional = [*(callee.args.posonlyargs or ()), *(callee.args.args or ())]  # None where astroid lacks them
     if isinstance(callee, nodes.FunctionDef) and isinstance(callee.parent, nodes.ClassDef):
         return None  # a method: which argument binds which parameter depends on how it is called
     return positional[index] if index < len(positional) else None

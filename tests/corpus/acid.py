@@ -29,9 +29,16 @@ APPLIED = {"safe": {Applicability.SAFE}, "unsafe": {Applicability.SAFE, Applicab
 
 
 def fixed_lines(program: layout.Program, mode: str) -> set[int]:
-    """Lines holding a finding whose fix ``--fix`` (or ``--unsafe-fixes``) would apply."""
+    """Lines whose every finding has a fix ``--fix`` (or ``--unsafe-fixes``) would apply.
+
+    A line with one finding left unfixed still holds that break: EDM's sampler line
+    ``min(S_churn / num_steps, np.sqrt(2) - 1) if S_min <= t_cur <= S_max else 0`` gets GM403's
+    fix for ``np.sqrt`` and none for GM103's tensor condition, which is the break Dynamo logs.
+    """
     findings = lint_source(program.path.read_text(encoding="utf-8"), str(program.path))
-    return {d.start.line for d in findings if d.fix is not None and d.fix.edits and d.fix.applicability in APPLIED[mode]}
+    applied = [d.fix is not None and bool(d.fix.edits) and d.fix.applicability in APPLIED[mode] for d in findings]
+    fixed = {d.start.line for d, fix in zip(findings, applied) if fix}
+    return fixed - {d.start.line for d, fix in zip(findings, applied) if not fix}
 
 
 def acid(programs: list[layout.Program], answers: dict[str, Any], mode: str) -> tuple[int, list[str]]:
