@@ -301,6 +301,7 @@ class _AcrossCalls:
         self.parameters: dict[int, int] = {}  # parameter -> trailing dimensions every captured argument has
         self._open: set[int] = set()  # unpackings being followed: a recursive function must not loop
         self._returning: set[int] = set()  # functions whose returns are being followed, for the same reason
+        self._returns_memo: dict[int, bool] = {}  # function -> whether it returns a capture
         for _ in range(_MAX_CALL_DEPTH):
             if not self._pass_arguments():
                 break
@@ -376,6 +377,15 @@ class _AcrossCalls:
         callee = self._callee(call)
         if callee is None or depth >= _MAX_CALL_DEPTH or id(callee) in self._returning:
             return False
+        known = self._returns_memo.get(id(callee))
+        if known is not None:
+            return known
+        found = self._follow_returns(callee, depth)
+        if found or (depth == 0 and not self._returning):  # a "no" under a limit or a cycle guard is not kept
+            self._returns_memo[id(callee)] = found
+        return found
+
+    def _follow_returns(self, callee: nodes.FunctionDef, depth: int) -> bool:
         self._returning.add(id(callee))
         try:
             for returned in callee.nodes_of_class(nodes.Return):
