@@ -83,6 +83,7 @@ from graphmend_lint.analysis.host_values import (
     builtin_name,
     condition_operands,
     is_torch_op,
+    unpacking,
 )
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.module_attributes import constructor_of
@@ -359,9 +360,8 @@ class _AcrossCalls:
 
     def _split_capture(self, binding: nodes.NodeNG) -> bool:
         """*binding* is ``a`` of ``a, b = <captured>``: ``rows, cols = torch.where(mask)``, each of data-dependent size."""
-        target = binding.parent if isinstance(binding, nodes.AssignName) else None
-        statement = target.parent if isinstance(target, nodes.Tuple) else None
-        return isinstance(statement, nodes.Assign) and self.is_captured(statement.value)
+        unpacked = unpacking(binding)
+        return unpacked is not None and self.is_captured(unpacked[1].value)
 
     def _assigned_capture(self, binding: nodes.NodeNG) -> bool:
         """*binding* is ``t = f(...)`` and *f* returns a captured value, alone or in a tuple, itself or
@@ -403,10 +403,10 @@ class _AcrossCalls:
 
     def _unpacked_capture(self, binding: nodes.NodeNG) -> bool:
         """*binding* is ``a`` of ``a, b = f(...)``, and some ``return`` of *f* puts a captured value there."""
-        target = binding.parent if isinstance(binding, nodes.AssignName) else None
-        statement = target.parent if isinstance(target, nodes.Tuple) else None
-        if not (isinstance(statement, nodes.Assign) and isinstance(statement.value, nodes.Call)):
+        unpacked = unpacking(binding)
+        if unpacked is None or not isinstance(unpacked[1].value, nodes.Call):
             return False
+        target, statement = unpacked
         if any(isinstance(part, nodes.Starred) for part in target.elts) or id(statement) in self._open:
             return False
         callee = self._callee(statement.value)

@@ -523,6 +523,13 @@ def bound_values(name: nodes.Name) -> list[nodes.NodeNG] | None:
     return result
 
 
+def unpacking(binding: nodes.NodeNG) -> tuple[nodes.Tuple | nodes.List, nodes.Assign] | None:
+    """``(target, statement)`` when *binding* is one name of ``a, b = <value>``, else ``None``."""
+    target = binding.parent if isinstance(binding, nodes.AssignName) else None
+    statement = target.parent if isinstance(target, (nodes.Tuple, nodes.List)) else None
+    return (target, statement) if isinstance(statement, nodes.Assign) else None
+
+
 def unpacked_from(name: nodes.Name) -> list[nodes.NodeNG] | None:
     """For ``a, b = <value>``: the ``<value>`` of each binding of *name*, else ``None``."""
     try:
@@ -531,11 +538,10 @@ def unpacked_from(name: nodes.Name) -> list[nodes.NodeNG] | None:
         return None
     sources = []
     for assignment in assignments:
-        container = assignment.parent if isinstance(assignment, nodes.AssignName) else None
-        statement = container.parent if isinstance(container, (nodes.Tuple, nodes.List)) else None
-        if not isinstance(statement, nodes.Assign):
+        unpacked = unpacking(assignment)
+        if unpacked is None:
             return None
-        sources.append(statement.value)
+        sources.append(unpacked[1].value)
     return sources or None
 
 
@@ -1070,10 +1076,10 @@ def _unpacked_elements(values: ValueOracle, name: nodes.Name) -> list[nodes.Node
         return None
     found: list[nodes.NodeNG] = []
     for binding in bindings:
-        target = binding.parent if isinstance(binding, nodes.AssignName) else None
-        statement = target.parent if isinstance(target, nodes.Tuple) else None
-        if not isinstance(statement, nodes.Assign) or any(isinstance(e, nodes.Starred) for e in target.elts):
+        unpacked = unpacking(binding)
+        if unpacked is None or any(isinstance(e, nodes.Starred) for e in unpacked[0].elts):
             return None
+        target, statement = unpacked
         elements = values.element_values(statement.value, target.elts.index(binding))
         if not elements:
             return None

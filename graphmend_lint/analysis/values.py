@@ -1350,17 +1350,7 @@ class ValueOracle:
         ``hidden, cap_lens, seq_lens = self.rope(...)`` typed the Python lists
         of lengths as tensors (diffusers' Lumina2: four false findings).
         """
-        return _sole_method(self._submodule_class(func), "forward")
-
-    def _submodule_class(self, attribute: nodes.NodeNG) -> nodes.ClassDef | None:
-        """The class of this module that every ``self.<attr> = ...`` of the enclosing class constructs."""
-        if not (isinstance(attribute, nodes.Attribute) and isinstance(attribute.expr, nodes.Name) and attribute.expr.name == "self"):
-            return None
-        classes = {
-            self._local_module_class(value.func) if isinstance(value, nodes.Call) else None
-            for value in self._self_assignments(attribute)
-        }
-        return classes.pop() if len(classes) == 1 else None
+        return _sole_method(self._instance_class(func), "forward") if _self_attribute(func) else None
 
     def called_function(self, call: nodes.Call) -> nodes.FunctionDef | None:
         """The function of this module that *call* runs, or ``None`` when that is not certain.
@@ -1398,7 +1388,7 @@ class ValueOracle:
     def _instance_class(self, receiver: nodes.NodeNG) -> nodes.ClassDef | None:
         """The class of this module every binding of *receiver* constructs: ``self.<attr> = Sampler(...)``
         wherever the class assigns it, or a name bound only to ``Sampler(...)``; ``None`` when any is unclear."""
-        if isinstance(receiver, nodes.Attribute) and isinstance(receiver.expr, nodes.Name) and receiver.expr.name == "self":
+        if _self_attribute(receiver):
             assigned = list(itertools.islice(self._self_assignments(receiver), _MAX_LOOKUPS + 1))
         elif isinstance(receiver, nodes.Name) and receiver.name != "self":
             try:
@@ -1792,6 +1782,11 @@ def _tests_isinstance(test: nodes.NodeNG, name: str, accepts: Callable[[list[nod
         return False
     classes = test.args[1]
     return accepts(classes.elts if isinstance(classes, nodes.Tuple) else [classes])
+
+
+def _self_attribute(node: nodes.NodeNG) -> bool:
+    """``self.<attr>``."""
+    return isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self"
 
 
 def _assigned_when_none(binding: nodes.NodeNG, name: str) -> bool:

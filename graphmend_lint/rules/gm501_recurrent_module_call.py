@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from astroid import nodes
@@ -16,6 +17,9 @@ from graphmend_lint.rules.base import Example, Rule, RuleOption, switch_example,
 from graphmend_lint.rules.gb_types import gb_types
 
 RECURRENT_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
+#: A file that builds one spells its name somewhere (also as ``getattr(nn, "lstm".upper())``): a cheap
+#: filter before every module read of the traced code is looked up.
+_SPELLS_A_LAYER = re.compile("lstm|gru|rnn", re.IGNORECASE)
 ALLOW_RNN_HINT = Fix.advice(
     "no source fix: `torch._dynamo.config.allow_rnn = True` lets Dynamo trace RNN modules (measured: "
     "no break on torch 2.13); it is process-wide and experimental",
@@ -176,7 +180,7 @@ class RecurrentModuleCall(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
-        if setting_on(ctx.values, ctx.options, ALLOW_RNN):
+        if setting_on(ctx.values, ctx.options, ALLOW_RNN) or not _SPELLS_A_LAYER.search(ctx.analysis.source.text):
             return
         first: dict[nodes.NodeNG, tuple[nodes.NodeNG, str, TracedFunction]] = {}
         for reference, traced in ctx.traced_nodes(nodes.Attribute, nodes.Name):
