@@ -50,6 +50,10 @@ CASES: dict[str, Case] = {
     "GM501/bad_getattr_rnn_type.py": case({(18, "GM501")}, {(18, "GB0014")}, frame_skipped=True),
     # the first read of the module, not its call, is where Dynamo refuses it (cleanrl's PPO-LSTM agent)
     "GM501/bad_lstm_state_per_step.py": case({(17, "GM501")}, {(17, "GB0014")}, frame_skipped=True),
+    # layers from a factory, a ModuleList walked by a loop, a subclass passed to the constructor
+    "GM501/bad_rnn_built_elsewhere.py": case(
+        {(17, "GM501"), (34, "GM501"), (47, "GM501")}, {(17, "GB0014"), (34, "GB0014"), (47, "GB0014")}, frame_skipped=True
+    ),
     "GM502/bad_deepcopy_state.py": case({(15, "GM502")}, {(15, "GB4198")}),
     "GM502/fixed_deepcopy_state.py": case(),
     "GM502/bad_deepcopy_module.py": case({(14, "GM502")}, {(14, "GB4198")}),

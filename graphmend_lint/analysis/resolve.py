@@ -428,16 +428,22 @@ class Resolver:
             yield from self.resolve(call.args[0], scope, path, depth)  # ``functools.wraps(f)(wrapper)`` is wrapper
             return
         if imported in SEQUENTIAL_CONTAINERS:
+            # the container stands for its modules, and so does one of them (``self.layers[i]``, ``for layer in
+            # self.layers``): the index step is used up here
+            rest = path[1:]
             takes_modules = imported.endswith("Sequential")  # ``Sequential(a, b)``; ``ModuleList([a, b])``
             for argument in call.args:
                 if isinstance(argument, ast.Starred) or not takes_modules:
                     inner = argument.value if isinstance(argument, ast.Starred) else argument
-                    yield from self.resolve(inner, scope, (ELEMENTS, *path), depth)
+                    yield from self.resolve(inner, scope, (ELEMENTS, *rest), depth)
                 else:
-                    yield from self.resolve(argument, scope, path, depth)
+                    yield from self.resolve(argument, scope, rest, depth)
             return
         if _is_computed_getattr(call) and self.lookup("getattr", scope) is None:
             names = self.string_values(call.args[1], scope)
+            if names is None:  # ``getattr(nn, rnn_type)`` with ``rnn_type="LSTM"`` passed down (torchaudio's SQUIM)
+                spelled = self.constant_strings(call.args[1], scope)
+                names = sorted(name for name in spelled if name.isidentifier()) if spelled else None
             if names is not None:  # ``getattr(augment, aug.capitalize())`` for ``aug in ['scale', 'remix']``
                 for name in names:
                     yield from self.resolve(self._spelled_attribute(call, name), scope, path, depth)
@@ -637,6 +643,8 @@ class Resolver:
             return frozenset({expr.value}) if isinstance(expr.value, str) else None
         if isinstance(expr, ast.IfExp):
             return _union(self.constant_strings(e, scope, depth + 1) for e in (expr.body, expr.orelse))
+        if isinstance(expr, ast.Attribute):
+            return self._attribute_strings(expr, scope, depth + 1)
         if not isinstance(expr, ast.Name):
             return None
         found = self.lookup(expr.id, scope)
@@ -647,6 +655,28 @@ class Resolver:
         parts = [self.constant_strings(binding.value, found.scope, depth + 1) for binding in found.bindings]
         if found.parameter:
             parts.extend(self._parameter_strings(found.scope, expr.id, depth + 1))
+        return _union(parts) if parts else None
+
+    def _attribute_strings(self, expr: ast.Attribute, scope: str, depth: int) -> frozenset[str] | None:
+        """``cfg.rnn_type`` where ``cfg`` can only be instances (or the class) of this file's classes, and
+        each class binds the attribute to literals: in its body (``rnn_type = "LSTM"``) or on ``self``."""
+        owners = self.resolve(expr.value, scope, (), depth)
+        if not owners or any(owner.what not in (What.INSTANCE, What.CLASS) for owner in owners):
+            return None
+        parts: list[frozenset[str] | None] = []
+        for owner in owners:
+            klass = next((k for k in self.index.mro(owner.name) if self.index.bindings(k, expr.attr)), None)
+            if klass is not None:
+                parts.extend(
+                    None if binding.path or binding.element else self.constant_strings(binding.value, klass, depth)
+                    for binding in self.index.bindings(klass, expr.attr)
+                )
+            if owner.what is What.INSTANCE:
+                parts.extend(
+                    self.constant_strings(value, method, depth)
+                    for k in self.index.mro(owner.name)
+                    for value, method in self.index.self_assignments(k).get(expr.attr, [])
+                )
         return _union(parts) if parts else None
 
     def _parameter_strings(self, function: str, name: str, depth: int) -> Iterator[frozenset[str] | None]:

@@ -22,6 +22,7 @@ from graphmend_lint.analysis.conditions import tensor_condition_parts
 from graphmend_lint.analysis.host_values import math_conversion, scalar_conversion
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.module_attributes import constructor_of
+from graphmend_lint.analysis.recurrent_modules import RECURRENT_MODULES
 from graphmend_lint.analysis.side_effects import LoggerConfig, SideEffectFinder
 from graphmend_lint.analysis.tensor_sizes import TensorSize, frame_input, tensor_size
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
@@ -30,7 +31,6 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.rules.gm303_tensor_comparison_to_bool import tensor_predicate
 from graphmend_lint.rules.gm401_data_dependent_shape import boolean_index, dynamic_operator
 from graphmend_lint.rules.gm402_tensor_slice_bound import data_dependent_bound
-from graphmend_lint.rules.gm501_recurrent_module_call import RECURRENT_MODULES
 
 _MAX_DEPTH = 3
 _MAX_BINDINGS = 16

@@ -6,9 +6,13 @@ import re
 from collections.abc import Iterator
 
 from astroid import nodes
+from astroid.const import Context
 
+from graphmend_lint.analysis.ast_resolution import AstResolution, ast_resolution
 from graphmend_lint.analysis.dynamo_settings import ALLOW_RNN, setting_on
 from graphmend_lint.analysis.module_attributes import constructor_of
+from graphmend_lint.analysis.recurrent_modules import RECURRENT_MODULES, recurrent_base, recurrent_layers
+from graphmend_lint.analysis.values import enclosing_class
 from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
@@ -16,7 +20,6 @@ from graphmend_lint.fixes.dynamo_setting import enable_setting_fix
 from graphmend_lint.rules.base import Example, Rule, RuleOption, switch_example, with_switch
 from graphmend_lint.rules.gb_types import gb_types
 
-RECURRENT_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
 #: A file that builds one spells its name somewhere (also as ``getattr(nn, "lstm".upper())``): a cheap
 #: filter before every module read of the traced code is looked up.
 _SPELLS_A_LAYER = re.compile("lstm|gru|rnn", re.IGNORECASE)
@@ -47,10 +50,17 @@ _BY_NAME = (
 
 
 def _may_name_a_module(node: nodes.NodeNG) -> bool:
-    """A read of ``self.<attr>`` or of a name: how code reaches a module (a cheap filter before the lookup)."""
+    """A read of ``self.<attr>``, of a name, or of an item of one (``self.layers[0]``): how code reaches a
+    module (a cheap filter before the lookup). An indexed one is the container of the module, not the
+    module, and a name with an attribute read on it is ``self`` far more often than a layer."""
+    parent = node.parent
+    if isinstance(parent, nodes.Subscript) and parent.value is node:
+        return False
+    if isinstance(node, nodes.Subscript):
+        return node.ctx is Context.Load and _may_name_a_module(node.value)
     if isinstance(node, nodes.Attribute):
         return isinstance(node.expr, nodes.Name) and node.expr.name == "self"
-    return isinstance(node, nodes.Name) and not (isinstance(node.parent, nodes.Attribute) and node.parent.expr is node)
+    return isinstance(node, nodes.Name) and not (isinstance(parent, nodes.Attribute) and parent.expr is node)
 
 
 def _position(node: nodes.NodeNG) -> tuple[int, int]:
@@ -72,11 +82,16 @@ def _packs_sequences(ctx: RuleContext) -> bool:
 
 class RecurrentModuleCall(Rule):
     """## What it does
-    Flags calls of `nn.LSTM`, `nn.GRU` and `nn.RNN` modules (a `self.<attr>`
-    built from one in the class, or a local name bound to one) in code that
-    `torch.compile` traces. A layer built by name, `getattr(nn, rnn_type)(...)`
-    (torchaudio's SQUIM, asteroid), counts when every value the file passes
-    down to `rnn_type` (defaults and constructor arguments) names one layer. The cells (`nn.LSTMCell`, ...) are traced and are
+    Flags calls of `nn.LSTM`, `nn.GRU` and `nn.RNN` modules, and of their
+    subclasses, in code that `torch.compile` traces: a `self.<attr>`, a name
+    or an item of a `ModuleList` that can only hold such layers, wherever the
+    file builds them (in the class, in a factory function, from a class chosen
+    at run time, `nn.LSTM if cell == "lstm" else nn.GRU`, or passed to the
+    constructor). A layer built by name, `getattr(nn, rnn_type)(...)`
+    (torchaudio's SQUIM, asteroid), counts when every value the file gives
+    `rnn_type` (defaults, constructor arguments, a config class's attribute)
+    names one. A module that may also be something else (`nn.Identity()` when
+    a flag is off) is not flagged. The cells (`nn.LSTMCell`, ...) are traced and are
     not flagged. Only the first reference to such a module in a function is
     reported, call or not (`self.rnn.flatten_parameters()`, `if self.rnn is
     not None`, `self.lstm.input_size`): Dynamo refuses the module where it
@@ -154,12 +169,23 @@ class RecurrentModuleCall(Rule):
         _BY_NAME.format(default='"LSTMCell"', argument=""),
         # the caller may pass anything: which layer it is, the file does not say
         _BY_NAME.format(default='"LSTM"', argument="rnn_type=input()"),
+        # a layer that may be something else, and a list that holds other modules too: the file cannot say
+        _MODULE.format(layer="nn.LSTM(4, 4) if input() else nn.Identity()"),
+        _MODULE.format(layer="nn.ModuleList([nn.Linear(4, 4), nn.GRU(4, 4)])").replace("self.rnn(x)", "self.rnn[0](x)"),
     )
     invalid = (
         switch_example(_MODULE.format(layer="nn.LSTM(4, 4, batch_first=True)"), ALLOW_RNN),
         switch_example(_MODULE.format(layer="torch.nn.GRU(4, 4)"), ALLOW_RNN),
         switch_example(_BY_NAME.format(default='"LSTM"', argument=""), ALLOW_RNN),
         switch_example(_BY_NAME.format(default='"GRU"', argument="'GRU'"), ALLOW_RNN),
+        # the name from a config class's attribute (pytorch-forecasting, ESPnet)
+        switch_example(
+            _BY_NAME.format(default="None", argument="Config()")
+            .replace("class Encoder", 'class Config:\n    rnn_type = "GRU"\n\n\nclass Encoder')
+            .replace("rnn_type: str = None", "config")
+            .replace("getattr(nn, rnn_type)", "getattr(nn, config.rnn_type)"),
+            ALLOW_RNN,
+        ),
         Example(  # torch is imported only inside the function: no module-level line can name it
             "def build():\n    import torch\n    from torch import nn\n\n    class Encoder(nn.Module):\n"
             "        def __init__(self):\n            super().__init__()\n            self.rnn = nn.GRU(4, 4)\n\n"
@@ -182,19 +208,38 @@ class RecurrentModuleCall(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         if setting_on(ctx.values, ctx.options, ALLOW_RNN) or not _SPELLS_A_LAYER.search(ctx.analysis.source.text):
             return
-        first: dict[nodes.NodeNG, tuple[nodes.NodeNG, str, TracedFunction]] = {}
-        for reference, traced in ctx.traced_nodes(nodes.Attribute, nodes.Name):
-            if not _may_name_a_module(reference):
-                continue
-            constructor = constructor_of(ctx.values, reference)
-            if constructor not in RECURRENT_MODULES:
+        resolution = ast_resolution(ctx.analysis)
+        first: dict[nodes.NodeNG, tuple[nodes.NodeNG, frozenset[str], TracedFunction]] = {}
+        for reference, traced in ctx.traced_nodes(nodes.Attribute, nodes.Name, nodes.Subscript):
+            layers = _layers_read(ctx, resolution, reference)
+            if not layers:
                 continue
             earliest = first.get(reference.frame())
             if earliest is None or _position(reference) < _position(earliest[0]):
-                first[reference.frame()] = (reference, constructor, traced)
-        for reference, constructor, traced in first.values():
-            layer = constructor.rsplit(".", 1)[-1]
+                first[reference.frame()] = (reference, layers, traced)
+        for reference, layers, traced in first.values():
+            layer = " or ".join(f"`nn.{name.rsplit('.', 1)[-1]}`" for name in sorted(layers))
             what = "calling" if isinstance(reference.parent, nodes.Call) and reference.parent.func is reference else "using"
-            message = f"{what} an `nn.{layer}` in compiled code: Dynamo refuses RNN modules and runs the caller eagerly"
+            message = f"{what} an {layer} in compiled code: Dynamo refuses RNN modules and runs the caller eagerly"
             fix = None if _packs_sequences(ctx) else enable_setting_fix(ctx.analysis, ALLOW_RNN, ALLOW_RNN_FIX)
             yield ctx.report(reference, message, traced, fix or ALLOW_RNN_HINT)
+
+
+def _layers_read(ctx: RuleContext, resolution: AstResolution, reference: nodes.NodeNG) -> frozenset[str]:
+    """The recurrent classes the module *reference* reads is an instance of (empty when it may be anything
+    else): the class body's own constructor, or what the resolver says the object is. A ``super()`` in a
+    method of a subclass of one reads the layer itself (``super().forward(x)`` in ``class BLSTM(nn.LSTM)``)."""
+    if isinstance(reference, nodes.Name) and reference.name == "super":
+        call = reference.parent
+        klass = enclosing_class(reference)
+        if not (isinstance(call, nodes.Call) and call.func is reference and klass is not None):
+            return frozenset()
+        layer = recurrent_base(resolution, klass.name) if klass.name in resolution.index.classes else None
+        return frozenset({layer}) if layer else frozenset()
+    if not _may_name_a_module(reference):
+        return frozenset()
+    constructor = constructor_of(ctx.values, reference)
+    if constructor is not None and constructor.startswith("torch."):
+        # the torch class the class body builds it with wins: a ``ModuleList`` a loop walks is no layer
+        return frozenset({constructor}) if constructor in RECURRENT_MODULES else frozenset()
+    return recurrent_layers(resolution, reference)

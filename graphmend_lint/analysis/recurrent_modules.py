@@ -1,0 +1,64 @@
+"""Which objects of traced code are ``nn.LSTM`` / ``nn.GRU`` / ``nn.RNN`` modules, asked of the resolver.
+
+Dynamo refuses any instance of those three classes, subclasses included
+(``isinstance(value, (nn.RNN, nn.GRU, nn.LSTM))`` in its variable builder,
+torch 2.13). Real code rarely writes ``self.rnn = nn.LSTM(...)`` in the class
+that calls it: the layer comes from a factory (``make_rnn(kind)``), a class
+chosen at run time (``nn.LSTM if cell == "lstm" else nn.GRU``), a name
+(``getattr(nn, rnn_type)``), a constructor argument (``Wrapper(nn.LSTM(...))``),
+a ``ModuleList`` a loop walks, or a subclass (``class BLSTM(nn.LSTM)``). The
+resolver of scope analysis follows all of those on the file's full tree
+(:mod:`~graphmend_lint.analysis.ast_resolution`); this module only judges its
+answer.
+"""
+
+from __future__ import annotations
+
+from astroid import nodes
+
+from graphmend_lint.analysis.ast_resolution import AstResolution
+from graphmend_lint.analysis.imports import dotted_name
+from graphmend_lint.analysis.resolve import Target, What
+
+#: The classes Dynamo refuses, by their public names and where torch defines them.
+RECURRENT_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
+_DEFINED_IN = "torch.nn.modules.rnn."
+
+
+def recurrent_layers(resolution: AstResolution, node: nodes.NodeNG) -> frozenset[str]:
+    """The recurrent classes (``torch.nn.LSTM``...) *node* may be an instance of, when every object it may
+    denote is one; empty when any may be something else, or nothing is known."""
+    targets = resolution.targets(node)
+    layers = {_recurrent_class(resolution, target) for target in targets}
+    if not layers or None in layers:
+        return frozenset()
+    return frozenset(layer for layer in layers if layer is not None)
+
+
+def recurrent_base(resolution: AstResolution, class_name: str) -> str | None:
+    """The recurrent torch class the file's class *class_name* derives from, directly or through its
+    bases in the file (``class BLSTM(nn.LSTM)``)."""
+    index = resolution.index
+    for klass in index.mro(class_name):
+        for base in index.classes[klass].bases:
+            name = dotted_name(base)
+            if name is not None and resolution.imports.is_imported(name):
+                layer = _public_name(resolution.imports.resolve(name))
+                if layer is not None:
+                    return layer
+    return None
+
+
+def _recurrent_class(resolution: AstResolution, target: Target) -> str | None:
+    if target.what is What.EXTERNAL:
+        return _public_name(target.name)
+    if target.what is What.INSTANCE:
+        return recurrent_base(resolution, target.name)
+    return None
+
+
+def _public_name(qualified: str) -> str | None:
+    """``torch.nn.LSTM`` for itself and for ``torch.nn.modules.rnn.LSTM``; ``None`` for any other class."""
+    if qualified.startswith(_DEFINED_IN):
+        qualified = "torch.nn." + qualified.removeprefix(_DEFINED_IN)
+    return qualified if qualified in RECURRENT_MODULES else None
