@@ -253,9 +253,27 @@ class ModuleIndex:
                 found.append(method)
         return found
 
+    def subclasses(self, class_name: str) -> list[str]:
+        """The local classes deriving from *class_name*, at any depth."""
+        return list(self._subclasses.get(class_name, ()))
+
     def instantiated_subclasses(self, class_name: str) -> list[str]:
-        """The local classes deriving from *class_name* (at any depth) that a call spelled ``Subclass(`` builds."""
-        return [subclass for subclass in self._subclasses.get(class_name, ()) if self.calls_named(subclass.rpartition(".")[2])]
+        """The local classes deriving from *class_name* (at any depth) that a call spelled ``Subclass(`` builds,
+        or that code reads as a value (``rnn = LSTM`` in a factory that returns the class to call)."""
+        return [
+            subclass
+            for subclass in self._subclasses.get(class_name, ())
+            if self.calls_named(name := subclass.rpartition(".")[2]) or name in self._names_read_as_values
+        ]
+
+    @cached_property
+    def _names_read_as_values(self) -> frozenset[str]:
+        """Names the module reads anywhere except as a class's base."""
+        bases = {id(base) for node in ast.walk(self.tree) if isinstance(node, ast.ClassDef) for base in node.bases}
+        return frozenset(
+            node.id for node in ast.walk(self.tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in bases
+        )
 
     @cached_property
     def _subclasses(self) -> dict[str, list[str]]:

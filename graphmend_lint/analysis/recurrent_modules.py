@@ -25,14 +25,24 @@ RECURRENT_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
 _DEFINED_IN = "torch.nn.modules.rnn."
 
 
-def recurrent_layers(resolution: AstResolution, node: nodes.NodeNG) -> frozenset[str]:
+def recurrent_layers(resolution: AstResolution, node: nodes.NodeNG, some: bool = False) -> frozenset[str]:
     """The recurrent classes (``torch.nn.LSTM``...) *node* may be an instance of, when every object it may
-    denote is one; empty when any may be something else, or nothing is known."""
+    denote is one; empty when any may be something else, or nothing is known.
+
+    With *some*, one recurrent object is enough, when every object is known: a loop over a ``ModuleList``
+    that holds an ``nn.LSTM`` among norms (StyleTTS2's duration encoder) reaches the LSTM on some turn.
+    """
     targets = resolution.targets(node)
     layers = {_recurrent_class(resolution, target) for target in targets}
-    if not layers or None in layers:
-        return frozenset()
-    return frozenset(layer for layer in layers if layer is not None)
+    known = {layer for layer in layers if layer is not None}
+    if some:
+        return frozenset(known) if all(_known(resolution, target) for target in targets) else frozenset()
+    return frozenset() if not layers or None in layers else frozenset(known)
+
+
+def _known(resolution: AstResolution, target: Target) -> bool:
+    """An object the file builds: an instance of one of its classes, or of a torch class."""
+    return target.what is What.INSTANCE or target.what is What.EXTERNAL and target.name.startswith("torch.")
 
 
 def recurrent_base(resolution: AstResolution, class_name: str) -> str | None:
@@ -47,6 +57,17 @@ def recurrent_base(resolution: AstResolution, class_name: str) -> str | None:
                 if layer is not None:
                     return layer
     return None
+
+
+def recurrent_self(resolution: AstResolution, class_name: str) -> frozenset[str]:
+    """The recurrent classes ``self`` may be in the methods of the file's class *class_name*: its own
+    recurrent base, or, for a base class of the file's layers (pytorch-forecasting's ``class RNN(ABC,
+    nn.RNNBase)`` under ``class LSTM(RNN, nn.LSTM)``), those of its subclasses, when every one has one."""
+    own = recurrent_base(resolution, class_name)
+    if own is not None:
+        return frozenset({own})
+    layers = {recurrent_base(resolution, subclass) for subclass in resolution.index.subclasses(class_name)}
+    return frozenset() if not layers or None in layers else frozenset(layer for layer in layers if layer)
 
 
 def _recurrent_class(resolution: AstResolution, target: Target) -> str | None:

@@ -645,6 +645,10 @@ class Resolver:
             return _union(self.constant_strings(e, scope, depth + 1) for e in (expr.body, expr.orelse))
         if isinstance(expr, ast.Attribute):
             return self._attribute_strings(expr, scope, depth + 1)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and not expr.args:
+            method = _CASE_METHODS.get(expr.func.attr)  # ``rnn_type.upper()``
+            inner = self.constant_strings(expr.func.value, scope, depth + 1) if method else None
+            return None if inner is None else frozenset(method(text) for text in inner)
         if not isinstance(expr, ast.Name):
             return None
         found = self.lookup(expr.id, scope)
@@ -652,10 +656,32 @@ class Resolver:
             return None
         if any(binding.path or binding.element for binding in found.bindings):
             return None
+        reaching = self._straight_line_bindings(found, expr) if found.scope == scope else None
+        if reaching is not None:  # ``rnn_type = rnn_type.upper()`` (asteroid): the use sees one value
+            parts = [self.constant_strings(binding.value, found.scope, depth + 1) for binding in reaching]
+            if not reaching:
+                parts.extend(self._parameter_strings(found.scope, expr.id, depth + 1))
+            return _union(parts) if parts else None
         parts = [self.constant_strings(binding.value, found.scope, depth + 1) for binding in found.bindings]
         if found.parameter:
             parts.extend(self._parameter_strings(found.scope, expr.id, depth + 1))
         return _union(parts) if parts else None
+
+    def _straight_line_bindings(self, found: _Lookup, use: ast.expr) -> list[Binding] | None:
+        """The bindings *use* sees, when every binding of its name is a plain assignment in the function's own
+        body (no ``if``, no loop): the last one before *use*, or none (the parameter's value) when *use*
+        comes first; ``None`` when flow is not that simple."""
+        function = self.index.functions.get(found.scope)
+        line = getattr(use, "lineno", None)
+        if function is None or line is None:
+            return None
+        body_values = {id(s.value) for s in function.body if isinstance(s, (ast.Assign, ast.AnnAssign))}
+        if not all(id(binding.value) in body_values for binding in found.bindings):
+            return None
+        before = [binding for binding in found.bindings if binding.value.lineno < line]
+        if not before:
+            return [] if found.parameter else None
+        return [max(before, key=lambda binding: binding.value.lineno)]
 
     def _attribute_strings(self, expr: ast.Attribute, scope: str, depth: int) -> frozenset[str] | None:
         """``cfg.rnn_type`` where ``cfg`` can only be instances (or the class) of this file's classes, and

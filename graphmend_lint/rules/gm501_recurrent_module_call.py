@@ -11,7 +11,7 @@ from astroid.const import Context
 from graphmend_lint.analysis.ast_resolution import AstResolution, ast_resolution
 from graphmend_lint.analysis.dynamo_settings import ALLOW_RNN, setting_on
 from graphmend_lint.analysis.module_attributes import constructor_of
-from graphmend_lint.analysis.recurrent_modules import RECURRENT_MODULES, recurrent_base, recurrent_layers
+from graphmend_lint.analysis.recurrent_modules import RECURRENT_MODULES, recurrent_layers, recurrent_self
 from graphmend_lint.analysis.values import enclosing_class
 from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.context import RuleContext
@@ -92,8 +92,9 @@ class RecurrentModuleCall(Rule):
     `rnn_type` (defaults, constructor arguments, a config class's attribute)
     names one. A module that may also be something else (`nn.Identity()` when
     a flag is off) is not flagged. The cells (`nn.LSTMCell`, ...) are traced and are
-    not flagged. Only the first reference to such a module in a function is
-    reported, call or not (`self.rnn.flatten_parameters()`, `if self.rnn is
+    not flagged. Only the first reference to such a module on each path
+    through a function is reported (each branch's first, unless one before
+    the branch ran), call or not (`self.rnn.flatten_parameters()`, `if self.rnn is
     not None`, `self.lstm.input_size`): Dynamo refuses the module where it
     first reads it (measured, torch 2.13: GB0014 at cleanrl-style
     `x.reshape((-1, b, self.lstm.input_size))`, lines before the call) and
@@ -178,6 +179,22 @@ class RecurrentModuleCall(Rule):
         switch_example(_MODULE.format(layer="torch.nn.GRU(4, 4)"), ALLOW_RNN),
         switch_example(_BY_NAME.format(default='"LSTM"', argument=""), ALLOW_RNN),
         switch_example(_BY_NAME.format(default='"GRU"', argument="'GRU'"), ALLOW_RNN),
+        # the name upper-cased before use (asteroid's SingleRNN)
+        switch_example(
+            _BY_NAME.format(default='"lstm"', argument="").replace(
+                "        super().__init__()\n", "        super().__init__()\n        rnn_type = rnn_type.upper()\n"
+            ),
+            ALLOW_RNN,
+        ),
+        # a shared base of the file's layers: `super()` there is the layer (pytorch-forecasting's zero-length RNN)
+        switch_example(
+            _MODULE.format(layer="LSTM(4, 4)").replace(
+                "class Encoder",
+                "class ZeroSafe(nn.RNNBase):\n    def forward(self, x, hx=None):\n        return super().forward(x, hx)\n"
+                "\n\nclass LSTM(ZeroSafe, nn.LSTM):\n    pass\n\n\nclass Encoder",
+            ),
+            ALLOW_RNN,
+        ),
         # the name from a config class's attribute (pytorch-forecasting, ESPnet)
         switch_example(
             _BY_NAME.format(default="None", argument="Config()")
@@ -209,37 +226,78 @@ class RecurrentModuleCall(Rule):
         if setting_on(ctx.values, ctx.options, ALLOW_RNN) or not _SPELLS_A_LAYER.search(ctx.analysis.source.text):
             return
         resolution = ast_resolution(ctx.analysis)
-        first: dict[nodes.NodeNG, tuple[nodes.NodeNG, frozenset[str], TracedFunction]] = {}
+        reads: dict[nodes.NodeNG, list[tuple[nodes.NodeNG, frozenset[str], TracedFunction]]] = {}
         for reference, traced in ctx.traced_nodes(nodes.Attribute, nodes.Name, nodes.Subscript):
             layers = _layers_read(ctx, resolution, reference)
-            if not layers:
-                continue
-            earliest = first.get(reference.frame())
-            if earliest is None or _position(reference) < _position(earliest[0]):
-                first[reference.frame()] = (reference, layers, traced)
-        for reference, layers, traced in first.values():
-            layer = " or ".join(f"`nn.{name.rsplit('.', 1)[-1]}`" for name in sorted(layers))
-            what = "calling" if isinstance(reference.parent, nodes.Call) and reference.parent.func is reference else "using"
-            message = f"{what} an {layer} in compiled code: Dynamo refuses RNN modules and runs the caller eagerly"
-            fix = None if _packs_sequences(ctx) else enable_setting_fix(ctx.analysis, ALLOW_RNN, ALLOW_RNN_FIX)
-            yield ctx.report(reference, message, traced, fix or ALLOW_RNN_HINT)
+            if layers:
+                reads.setdefault(reference.frame(), []).append((reference, layers, traced))
+        for found in reads.values():
+            found.sort(key=lambda read: _position(read[0]))
+            for index, (reference, layers, traced) in enumerate(found):
+                if any(_runs_before(earlier, reference) for earlier, _, _ in found[:index]):
+                    continue  # Dynamo gave up on the function at that earlier read
+                layer = " or ".join(f"`nn.{name.rsplit('.', 1)[-1]}`" for name in sorted(layers))
+                called = isinstance(reference.parent, nodes.Call) and reference.parent.func is reference
+                message = (
+                    f"{'calling' if called else 'using'} an {layer} in compiled code: Dynamo refuses RNN modules "
+                    "and runs the caller eagerly"
+                )
+                fix = None if _packs_sequences(ctx) else enable_setting_fix(ctx.analysis, ALLOW_RNN, ALLOW_RNN_FIX)
+                yield ctx.report(reference, message, traced, fix or ALLOW_RNN_HINT)
+
+
+def _runs_before(earlier: nodes.NodeNG, later: nodes.NodeNG) -> bool:
+    """*earlier* runs on every path to *later*: in the same statement as one that encloses *later*, or in a
+    statement before it in the same block. A read in another branch does not (each branch's first read is
+    where Dynamo refuses the layer when that branch runs)."""
+    statement = earlier.statement()
+    block = _block_of(statement)
+    node: nodes.NodeNG | None = later.statement()
+    while node is not None and not isinstance(node, (nodes.FunctionDef, nodes.Module)):
+        if node is statement:
+            return True
+        if block is not None and _block_of(node) is block and statement.lineno < node.lineno:
+            return True
+        node = node.parent
+    return False
+
+
+def _block_of(statement: nodes.NodeNG) -> list[nodes.NodeNG] | None:
+    """The statement list (``body``, ``orelse``...) of its parent that holds *statement*."""
+    for field in ("body", "orelse", "handlers", "finalbody"):
+        block = getattr(statement.parent, field, None)
+        if isinstance(block, list) and any(child is statement for child in block):
+            return block
+    return None
 
 
 def _layers_read(ctx: RuleContext, resolution: AstResolution, reference: nodes.NodeNG) -> frozenset[str]:
     """The recurrent classes the module *reference* reads is an instance of (empty when it may be anything
-    else): the class body's own constructor, or what the resolver says the object is. A ``super()`` in a
-    method of a subclass of one reads the layer itself (``super().forward(x)`` in ``class BLSTM(nn.LSTM)``)."""
-    if isinstance(reference, nodes.Name) and reference.name == "super":
-        call = reference.parent
+    else): the class body's own constructor, or what the resolver says the object is. In a method of a
+    recurrent layer's own class, ``self`` and ``super()`` are the layer (``super().forward(x)`` in ``class
+    BLSTM(nn.LSTM)``): Dynamo refuses it there too when the method runs as a frame of its own."""
+    if isinstance(reference, nodes.Name) and reference.name in {"self", "super"}:
         klass = enclosing_class(reference)
-        if not (isinstance(call, nodes.Call) and call.func is reference and klass is not None):
+        if klass is None or klass.name not in resolution.index.classes:
             return frozenset()
-        layer = recurrent_base(resolution, klass.name) if klass.name in resolution.index.classes else None
-        return frozenset({layer}) if layer else frozenset()
+        if reference.name == "super" and not (isinstance(reference.parent, nodes.Call) and reference.parent.func is reference):
+            return frozenset()
+        return recurrent_self(resolution, klass.name)
     if not _may_name_a_module(reference):
         return frozenset()
     constructor = constructor_of(ctx.values, reference)
     if constructor is not None and constructor.startswith("torch."):
         # the torch class the class body builds it with wins: a ``ModuleList`` a loop walks is no layer
         return frozenset({constructor}) if constructor in RECURRENT_MODULES else frozenset()
-    return recurrent_layers(resolution, reference)
+    return recurrent_layers(resolution, reference, some=_loop_variable(reference))
+
+
+def _loop_variable(reference: nodes.NodeNG) -> bool:
+    """A name a ``for`` loop of its function binds (and nothing else does)."""
+    if not isinstance(reference, nodes.Name):
+        return False
+    try:
+        _, bindings = reference.lookup(reference.name)
+    except Exception:  # astroid lookups can fail on odd code; then it is no loop variable
+        return False
+    return bool(bindings) and all(isinstance(b, nodes.AssignName) and isinstance(b.parent, nodes.For) for b in bindings)
