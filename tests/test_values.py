@@ -140,6 +140,25 @@ def test_arithmetic_over_parameters_then_a_tensor_method_types_the_parameters() 
 
 
 
+def test_multi_axis_indexing_torch_op_inputs_and_joined_lists_are_tensor_evidence() -> None:
+    """Deformable-DETR's ``(shapes[:, 0] * shapes[:, 1]).sum()``, stable-audio's ``torch.sin(t * math.pi / 2)``
+    and ``torch.cat([t, t])``: only arrays take those; a plain index or a factory's size says nothing."""
+    kinds = kinds_of(
+        "import math\n"
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(shapes, t, u, rows, n, m):\n"
+        "    total = (shapes[:, 0] * shapes[:, 1]).sum()\n"
+        "    sigma = torch.sin(t * math.pi / 2)\n"
+        "    both = torch.cat([u, u], dim=0)\n"
+        "    first = rows[0]\n"
+        "    z = torch.zeros(n * 2)\n"
+        "    probe(shapes, t, u, rows, n, m)\n"
+        "    return total, sigma, both, first, z, m\n"
+    )
+    assert kinds == {"shapes": T, "t": T, "u": T, "rows": U, "n": U, "m": U}
+
+
 def test_nested_unpacking_types_each_name() -> None:
     """YOLOv5's ``bbox_iou``: ``(x1, y1, w1, h1), (x2, ...) = box1.chunk(4, -1), box2.chunk(4, -1)``."""
     kinds = kinds_of(

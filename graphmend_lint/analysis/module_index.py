@@ -311,10 +311,26 @@ class ModuleIndex:
                     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
                     found.extend((target, statement.value) for target in targets)
                 for target, value in found:
-                    name = dotted_name(target)
-                    if name and name.startswith("self.") and name.count(".") == 1:
-                        attributes = index.setdefault(class_name, {})
-                        attributes.setdefault(name[5:], []).append((value, method))
+                    attribute = _self_attribute(target)
+                    if attribute is not None:
+                        index.setdefault(class_name, {}).setdefault(attribute, []).append((value, method))
+        return index
+
+    def self_additions(self, class_name: str) -> dict[str, list[tuple[Binding, str]]]:
+        """Elements added to ``self.<attr>`` in every method of the class (``self.lstms.append(nn.LSTM(...))``,
+        ``self.blocks.extend(more)``): attr -> (the element binding, method qualname). Iterating or indexing
+        the attribute gives one of them."""
+        return self._self_additions.get(class_name, {})
+
+    @cached_property
+    def _self_additions(self) -> dict[str, dict[str, list[tuple[Binding, str]]]]:
+        index: dict[str, dict[str, list[tuple[Binding, str]]]] = {}
+        for method, class_name in self.owner.items():
+            for statement in _own_statements(self.functions[method].body):
+                for container, added in _element_additions(statement):
+                    attribute = _self_attribute(container)
+                    if attribute is not None:
+                        index.setdefault(class_name, {}).setdefault(attribute, []).append((added, method))
         return index
 
     def self_unpackings(self, class_name: str) -> dict[str, list[tuple[ast.expr, str, tuple[int, ...]]]]:
@@ -436,6 +452,12 @@ def _collect_bindings(body: list[ast.stmt]) -> dict[str, list[Binding]]:
 
 #: ``xs.append(v)`` / ``xs.insert(i, v)`` / ``xs.add_module(name, v)``: the position of the element argument.
 _ADDING_METHODS = {"append": 0, "insert": 1, "add_module": 1}
+
+
+def _self_attribute(target: ast.expr) -> str | None:
+    """``attr`` for ``self.attr``; ``None`` for anything else."""
+    name = dotted_name(target)
+    return name[5:] if name and name.startswith("self.") and name.count(".") == 1 else None
 
 
 def _element_additions(statement: ast.stmt) -> Iterator[tuple[ast.expr, Binding]]:

@@ -766,6 +766,9 @@ class Resolver:
                     targets.update(self.resolve(value, method, path, depth))
             for value, method, part in self.index.self_unpackings(klass).get(attribute, []):
                 targets.update(self.resolve(value, method, (*part, *path), depth))  # ``self.a, self.b = make()``
+            if path and path[0] == ELEMENTS:  # ``for block in self.lstms`` after ``self.lstms.append(nn.LSTM(...))``
+                for added, method in self.index.self_additions(klass).get(attribute, []):
+                    targets.update(self.resolve(added.value, method, (*added.path, *path[1:]), depth))
         result = frozenset(targets)
         self._attribute_memo[key] = result
         return result

@@ -338,9 +338,12 @@ def frame_input(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool
 
 
 def _elements(sizes: list[nodes.NodeNG]) -> Iterator[nodes.NodeNG]:
-    """Each size, with ``(b, n, d)`` / ``[b, n]`` opened into its elements."""
+    """Each size, with ``(b, n, d)`` / ``[b, n]`` opened into its elements, and a comprehension's element
+    standing for all of them (Deformable-DETR's ``value.split([H_ * W_ for H_, W_ in spatial_shapes])``)."""
     for size in sizes:
         if isinstance(size, (nodes.Tuple, nodes.List)):
             yield from (element for element in size.elts if not isinstance(element, nodes.Starred))
+        elif isinstance(size, (nodes.ListComp, nodes.GeneratorExp)):
+            yield size.elt
         else:
             yield size

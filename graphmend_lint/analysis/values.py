@@ -118,6 +118,8 @@ _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
 _MAX_LOOKUPS = 16
 #: Classes of one module followed up a class's bases (the class itself included).
 _MAX_LINEAGE = 8
+#: torch functions whose first argument is a sequence of tensors (a Python number there raises).
+TENSOR_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 #: How many assignments evidence that a parameter is a tensor may pass through (``y = x * 2`` then ``y.sum()``).
 _EVIDENCE_DEPTH = 3
 #: How many calls deep evidence that a parameter is a tensor may be looked for (``to_d(x, sigmas[i], d)``
@@ -220,9 +222,15 @@ def _loop_target_path(target: nodes.AssignName) -> tuple[nodes.For | nodes.Compr
 
 
 def _is_sliced(node: nodes.NodeNG) -> bool:
-    """Whether *node* is the container of ``node[a:b]``: a slice has its container's type (list, tensor...)."""
+    """Whether *node* is the container of ``node[a:b]`` or ``node[:, 0]``: a slice has its container's type
+    (list, tensor...), and a multi-axis one (a slice or ``...`` among several indices) only an array takes."""
     parent = node.parent
-    return isinstance(parent, nodes.Subscript) and parent.value is node and isinstance(parent.slice, nodes.Slice)
+    if not (isinstance(parent, nodes.Subscript) and parent.value is node):
+        return False
+    index = parent.slice
+    if isinstance(index, nodes.Tuple):
+        return any(isinstance(item, nodes.Slice) or isinstance(item, nodes.Const) and item.value is Ellipsis for item in index.elts)
+    return isinstance(index, nodes.Slice)
 
 
 def join(kinds: Iterable[Kind | None]) -> Kind | None:
@@ -891,8 +899,10 @@ class ValueOracle:
             top = use
             while isinstance(top.parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)) or _is_sliced(top):
                 top = top.parent  # ((pred - target) ** 2).mean(): the whole arithmetic is used as a tensor
-            if isinstance(top.parent, nodes.Attribute) and top is not use:
-                use, parent = top, top.parent
+            if isinstance(top.parent, (nodes.Attribute, nodes.Call)) and top is not use:
+                use, parent = top, top.parent  # ``torch.sin(t * math.pi / 2)``: the arithmetic is the op's input
+            if self._joined_as_tensors(use):
+                return True
             if isinstance(parent, nodes.Attribute) and parent.expr is use:
                 attribute = parent.attrname
                 if attribute not in PLAIN_PYTHON_ATTRIBUTES and attribute not in MODULE_METHODS and (
@@ -920,6 +930,17 @@ class ValueOracle:
             if depth == 0 and self._passed_to_tensor_parameter(use):
                 return True
         return False
+
+    def _joined_as_tensors(self, use: nodes.NodeNG) -> bool:
+        """*use* is an item of the tensor list ``torch.cat`` / ``torch.stack`` joins (``torch.cat([t, t])``)."""
+        items = use.parent
+        call = items.parent if isinstance(items, (nodes.List, nodes.Tuple)) else None
+        return (
+            isinstance(call, nodes.Call)
+            and bool(call.args)
+            and call.args[0] is items
+            and self.qualified_name(call.func) in TENSOR_JOINS
+        )
 
     def _passed_to_tensor_parameter(self, use: nodes.Name) -> bool:
         """*use* (or an item of it, ``sigmas[i + 1]``) is passed by position to a traced function of this

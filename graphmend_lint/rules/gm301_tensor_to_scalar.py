@@ -357,6 +357,8 @@ class TensorToPythonScalar(Rule):
         # HuBERT's span masks: a range over a tensor element, also under capture_scalar_outputs (measured)
         Example(_HEADER + "    spans = [x[j] + k for j in range(n) for k in range(lengths[j])]\n    return torch.stack(spans)\n"),
         Example(_CAPTURE + "    return [x * i for i in range(1, (x > 0).sum())]\n"),
+        # Deformable-DETR: split sizes computed from the rows of a shapes tensor (GB0033, measured)
+        Example(_HEADER + "    return x.split([h * w for h, w in lengths], dim=1)\n"),
         # `math` converts a tensor argument to a Python number (GB0033), also under capture_scalar_outputs
         Example("import math\n" + _HEADER + "    scale = math.sqrt(lengths.sum())\n    return x / scale\n"),
         Example("import math\n" + _CAPTURE + "    if math.isnan(x.sum()):\n        return x\n    return x * math.floor(x.max())\n"),

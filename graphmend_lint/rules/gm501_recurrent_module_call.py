@@ -195,6 +195,16 @@ class RecurrentModuleCall(Rule):
             ),
             ALLOW_RNN,
         ),
+        # a loop over layers appended in turn with norms reaches the LSTM on some turn (StyleTTS2)
+        switch_example(
+            "import torch\nfrom torch import nn\n\n\nclass Encoder(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.blocks = nn.ModuleList()\n        for _ in range(2):\n"
+            "            self.blocks.append(nn.LSTM(4, 4))\n            self.blocks.append(nn.LayerNorm(4))\n\n"
+            "    def forward(self, x: torch.Tensor):\n        for block in self.blocks:\n"
+            "            if isinstance(block, nn.LayerNorm):\n                x = block(x)\n            else:\n"
+            "                x, _ = block(x)\n        return x\n\n\nmodel = torch.compile(Encoder())\n",
+            ALLOW_RNN,
+        ),
         # the name from a config class's attribute (pytorch-forecasting, ESPnet)
         switch_example(
             _BY_NAME.format(default="None", argument="Config()")
