@@ -1,6 +1,6 @@
 """DAC ResidualVectorQuantize.forward: quantizer dropout builds a per-sample `n_quantizers` tensor in training, and the loop's `self.training is False and i >= n_quantizers` early exit runs on an int in eval.
 
-Source: descriptinc/descript-audio-codec@c7cfc5d2647e26471dc394f95846a0830e7bec34:dac/nn/quantize.py:13-203
+Source: descriptinc/descript-audio-codec@3e877dbc0b712236e8270aded969e94d3f317ac6:dac/nn/quantize.py:13-201
 Also: dac/nn/layers.py:9-10 (WNConv1d).
 Kept: VectorQuantize (factorized, l2-normalised codes, straight-through),
 ResidualVectorQuantize.__init__ and forward verbatim (dropout branch, the

@@ -1,7 +1,7 @@
 """Tacotron 2 Encoder.forward: `input_lengths.cpu().numpy()` feeds pack_padded_sequence around a bidirectional LSTM, then pad_packed_sequence.
 
 Source: NVIDIA/tacotron2@185cd24e046cc1304b4f8e564734d2498c6e2e6f:model.py:149-202
-Also: layers.py:22-36 (ConvNorm), model.py:460-485 (Tacotron2.__init__'s embedding).
+Also: layers.py:22-36 (ConvNorm), model.py:457-470 (Tacotron2.__init__ embedding).
 Kept: the conv bank with BatchNorm and dropout, the lengths-to-numpy
 conversion, flatten_parameters, pack/pad around the LSTM, and the embedding
 stage of Tacotron2.forward that calls it.

@@ -1,6 +1,6 @@
 """DAC ResidualVectorQuantize.from_latents: the number of codebooks comes from `np.cumsum` over codebook dims and `np.where(dims <= latents.shape[1])`, then drives a range loop with numpy slice bounds.
 
-Source: descriptinc/descript-audio-codec@c7cfc5d2647e26471dc394f95846a0830e7bec34:dac/nn/quantize.py:13-127,222-258
+Source: descriptinc/descript-audio-codec@3e877dbc0b712236e8270aded969e94d3f317ac6:dac/nn/quantize.py:13-125,225-258
 Also: dac/nn/layers.py:9-10 (WNConv1d).
 Kept: VectorQuantize.decode_latents / out_proj, ResidualVectorQuantize's
 constructor and from_latents verbatim.

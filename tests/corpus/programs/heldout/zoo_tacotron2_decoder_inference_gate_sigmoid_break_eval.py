@@ -1,6 +1,6 @@
 """Tacotron 2 Decoder.inference: the autoregressive loop stops when `torch.sigmoid(gate_output.data) > self.gate_threshold`, or at max_decoder_steps with a print.
 
-Source: NVIDIA/tacotron2@185cd24e046cc1304b4f8e564734d2498c6e2e6f:model.py:29-101,206-354,418-452
+Source: NVIDIA/tacotron2@185cd24e046cc1304b4f8e564734d2498c6e2e6f:model.py:10-101,204-379,418-454
 Also: layers.py:8-36 (LinearNorm, ConvNorm).
 Kept: Attention/LocationLayer, Prenet (dropout always on), the Decoder's
 state plumbing through attributes (initialize_decoder_states, decode with two
