@@ -925,3 +925,37 @@ def test_modules_named_by_class_attributes_by_extension_and_by_spelled_strings_a
         "model = torch.compile(Mix())\n"
     )
     assert traced(source) == {"Mix.forward", "Shift.forward", "Flip.forward", "Scale.forward", "Remix.forward"}
+
+
+def test_modules_added_to_a_module_dict_and_walked_through_items_are_traced() -> None:
+    """NVlabs' EDM2 UNet: ``self.enc[name] = Block(...)`` in ``__init__``, ``for name, block in self.enc.items()``
+    in ``forward``; ``.values()`` gives the blocks too, ``.keys()`` names only."""
+    found = traced(
+        "import torch\n"
+        "class Block(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x\n"
+        "class Head(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x\n"
+        "class Other(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x\n"
+        "class UNet(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.enc = torch.nn.ModuleDict()\n"
+        "        self.enc['b0'] = Block()\n"
+        "        self.dec = torch.nn.ModuleDict({'h': Head()})\n"
+        "        self.skip = torch.nn.ModuleDict({'o': Other()})\n"
+        "    def forward(self, x):\n"
+        "        for name, block in self.enc.items():\n"
+        "            x = block(x)\n"
+        "        for head in self.dec.values():\n"
+        "            x = head(x)\n"
+        "        for key in self.skip.keys():\n"
+        "            key(x)\n"
+        "        return x\n"
+        "model = torch.compile(UNet())\n"
+    )
+    assert found == {"UNet.forward", "Block.forward", "Head.forward"}

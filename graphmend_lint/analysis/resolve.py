@@ -54,6 +54,8 @@ SELF_RETURNING_METHODS = frozenset(
 SEQUENTIAL_CONTAINERS = frozenset(
     {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.modules.container.Sequential"}
 )
+#: Dict methods whose results iterate over the values (``values``) or ``(key, value)`` pairs (``items``).
+DICT_VIEWS = frozenset({"values", "items"})
 MAX_DEPTH = 16
 #: Calls that give back (a callable running) their first argument: ``partial(f, ...)``,
 #: ``update_wrapper(wrapper, wrapped)``, ``MethodType(f, obj)`` (a function bound to an object).
@@ -449,6 +451,12 @@ class Resolver:
                     yield from self.resolve(self._spelled_attribute(call, name), scope, path, depth)
             elif not path:
                 yield from self._named_methods(call, scope, depth)
+            return
+        if isinstance(func, ast.Attribute) and func.attr in DICT_VIEWS and not call.args and path and path[0] == ELEMENTS:
+            # ``for name, block in self.enc.items()``: an item's value (``.values()``: an item) is an element
+            rest = path[1:] if func.attr == "values" else path[2:] if path[1:2] == (1,) else None
+            if rest is not None:
+                yield from self.resolve(func.value, scope, (ELEMENTS, *rest), depth)
             return
         if isinstance(func, ast.Attribute) and func.attr in SELF_RETURNING_METHODS:
             yield from self.resolve(func.value, scope, path, depth)

@@ -33,6 +33,8 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB0125": "Unsupported Tensor.requires_grad_() call",
     "GB0142": "Unsupported context manager",
     "GB0156": "Unsupported method call",
+    "GB0157": "Unsupported ndarray attribute access",
+    "GB0158": "Unsupported ndarray method call",
     "GB0170": "Data-dependent branching",
     "GB0206": "setattr() on Tensor.requires_grad",
     "GB0208": "torch.* op returned non-Tensor",

@@ -43,6 +43,13 @@ _MODULE = (
 )
 
 
+#: Array attributes (GB0157) and methods (GB0158) Dynamo does not model on the arrays it traces as tensors.
+UNMODELLED_ARRAY_ATTRIBUTES = frozenset({"dtype", "flags", "base"})
+UNMODELLED_ARRAY_METHODS = frozenset({"tobytes"})
+UNMODELLED_MEMBER = Fix.advice(
+    "no automatic fix: read it from the Python value the array is built from, or build (and key, hash or "
+    "serialise) the array outside the compiled function",
+)
 UNTRACED = Fix.advice(
     "no source fix: compute it with torch ops (or `math`/builtins on Python values), "
     "or outside the compiled function",
@@ -55,6 +62,22 @@ FORCED_CAST = Fix.advice(
     "no source fix: compute the integer with `math` on Python numbers "
     "(`math.ceil(math.log1p(n))` for `np.ceil(np.log1p(n)).astype(int).item()`), or keep it a tensor",
 )
+
+
+def _unmodelled_array_member(values: ValueOracle, attribute: nodes.Attribute) -> bool:
+    """``arr.dtype`` / ``arr.flags`` / ``arr.base`` or a call of ``arr.tobytes()`` on an array traced code
+    computes (:func:`numpy_origins`): Dynamo models neither (GB0157, GB0158; measured on torch 2.13 for
+    ``np.asarray([...]).dtype``, ``.dtype.name``, ``.dtype == np.float64``, ``.flags``, ``.base`` and
+    ``.tobytes()``; ``.shape``, ``.ndim``, ``.size``, ``.nbytes``, ``.itemsize``, ``.strides``,
+    ``.astype`` and ``.copy()`` trace)."""
+    name = attribute.attrname
+    if name not in UNMODELLED_ARRAY_ATTRIBUTES and not (
+        name in UNMODELLED_ARRAY_METHODS
+        and isinstance(attribute.parent, nodes.Call)
+        and attribute.parent.func is attribute
+    ):
+        return False
+    return not values.is_tensor(attribute.expr) and numpy_origins(values, attribute.expr) is not None
 
 
 def _numpy_over_python_values(values: ValueOracle, call: nodes.Call) -> tuple[StaticNumpyCall, nodes.NodeNG] | None:
@@ -128,6 +151,13 @@ class NumpyInCompiledScope(Rule):
     refused as well (GB0208, at the line that forces it; a float cast, a
     plain `.item()` and `.tolist()` trace): it is flagged whatever the
     NumPy functions before the cast.
+    Reading `dtype`, `flags` or `base`, or calling `tobytes()`, on an array
+    traced code computes (`value = np.asarray(value)`, then a cache key
+    `(value.shape, value.dtype, value.tobytes())`, as NVlabs' EDM2 builds its
+    constants) breaks at the read: Dynamo holds the array as a tensor and
+    models none of them (GB0157, GB0158; measured, torch 2.13; `shape`,
+    `ndim`, `size`, `nbytes`, `astype` and `copy()` trace).
+
     A branch (`if`, `while`, conditional expression) on a NumPy array or
     NumPy scalar computed in compiled code (`lam = np.where(...)[i]`,
     `if lam != 1.:`; also unpacked from a helper of the same file that
@@ -169,8 +199,10 @@ class NumpyInCompiledScope(Rule):
     code = "GM403"
     name = "numpy-in-compiled-scope"
     summary = "NumPy on Python numbers is traced as tensors in compiled code"
-    dynamo_gb = gb_types("GB0170", "GB0059", "GB0208", "GB0033", "GB0294")
+    dynamo_gb = gb_types("GB0170", "GB0059", "GB0208", "GB0033", "GB0294", "GB0157", "GB0158")
     valid = (
+        # the members Dynamo models on a traced array, and a tensor's dtype
+        _HEADER + "    value = np.asarray([1.0, 2.0])\n    return x.to(x.dtype), value.shape, value.ndim, value.astype(np.float32)\n",
         "import numpy as np\nimport torch\n\n\ndef f(x):\n    return x * np.lcm(4, 6)\n",
         _HEADER + "    a = np.asarray(x)\n    return np.sqrt(a), np.sum(x.numpy()), np.sum([])\n",
         _HEADER + "    return x * np.pi, np.arange(k)\n",
@@ -195,6 +227,8 @@ class NumpyInCompiledScope(Rule):
         "    return x * a, np.ceil(np.log1p(n)).astype(int).tolist(), x.numpy().max().astype(int).item()\n",
     )
     invalid = (
+        # EDM2's constant cache keys an array by its dtype and bytes (GB0157 at the first read, measured)
+        Example(_HEADER + "    value = np.asarray([1.0, 2.0])\n    key = (value.shape, value.dtype, value.tobytes())\n    return x, key\n"),
         Example(_LCM.format(call="np.lcm"), fixed="import math\n" + _LCM.format(call="math.lcm")),
         Example(_SUM.format(call="np.sum"), fixed=_SUM.format(call="sum")),
         Example(_SQRT.format(call="np.sqrt"), fixed="import math\n" + _SQRT.format(call="math.sqrt"), unsafe=True),
@@ -239,6 +273,13 @@ class NumpyInCompiledScope(Rule):
             yield ctx.report(call, message, traced, FORCED_CAST)
         if "numpy" not in ctx.analysis.source.text:
             return  # no NumPy import: no NumPy value, and no binding lookups per branch operand
+        for attribute, traced in ctx.traced_nodes(nodes.Attribute):
+            if _unmodelled_array_member(ctx.values, attribute):
+                message = (
+                    f"`{snippet(attribute)}` on a NumPy array: Dynamo traces arrays as tensors and has no "
+                    f"`{attribute.attrname}` for them, graph break"
+                )
+                yield ctx.report(attribute, message, traced, UNMODELLED_MEMBER)
         for branch, traced in ctx.traced_nodes(nodes.If, nodes.While, nodes.IfExp):
             for operand in condition_operands(branch.test):
                 # an operand the oracle calls a tensor is GM101's finding, and one computed by a NumPy call
