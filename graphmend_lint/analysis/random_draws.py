@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
+from graphmend_lint.analysis.host_values import condition_operands
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.side_effects import TRACED_RANDOM, imported
 from graphmend_lint.analysis.values import Kind, ValueOracle
@@ -53,6 +54,63 @@ def draw_arithmetic(values: ValueOracle, node: nodes.NodeNG) -> DrawArithmetic |
         bindings = [b for b in _bindings(node.target) if b is not node.target]
         draw = _single_draw(values, node.target, bindings)
         return _described(values, draw) if draw is not None and _host_number(values, node.value) else None
+    return None
+
+
+@dataclass(frozen=True)
+class DrawUse:
+    """A place where Python needs the value of a traced ``random`` draw, which Dynamo holds in a tensor."""
+
+    draw: nodes.Call  # the ``random.randint(...)`` call that produced the value
+    label: str  # ``random.randint()``
+    what: str  # ``a branch``, ``an index``, ``int()``...
+
+
+#: Builtins that need a draw's value: ``int``/``float`` fail to fold it (GB0178), ``range`` asks its type
+#: (GB4841); measured on torch 2.13.
+_VALUE_BUILTINS = frozenset({"int", "float", "range"})
+
+
+def draw_use(values: ValueOracle, node: nodes.NodeNG) -> DrawUse | None:
+    """A traced draw *node* (an ``if``/``while``/conditional expression, a subscript or an ``int``/``float``/
+    ``range`` call) needs as a Python value, if any.
+
+    Measured on torch 2.13 with ``v = random.randint(0, 3)`` (also ``randrange``, ``uniform``): ``if v > 0``
+    breaks at the test (GB0170), ``x[:v]`` and ``[a, b][v]`` at the subscript (GB0124), ``x[v]`` too (GB0033),
+    ``int(v)`` / ``float(v)`` (GB0178) and ``range(v)`` (GB4841) at the call. ``x * v``, ``torch.full(s, v)``,
+    ``torch.tensor(v)`` and ``min(v, 0.5)`` trace.
+    """
+    if not _imports_random(values):
+        return None
+    if isinstance(node, (nodes.If, nodes.While, nodes.IfExp)):
+        return _first_use(values, _compared(node.test), "a branch")
+    if isinstance(node, nodes.Subscript):
+        index = node.slice
+        parts = index.elts if isinstance(index, nodes.Tuple) else [index]
+        bounds = [b for part in parts for b in ([part.lower, part.upper, part.step] if isinstance(part, nodes.Slice) else [part])]
+        return _first_use(values, [b for b in bounds if b is not None], "an index")
+    if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Name) and node.func.name in _VALUE_BUILTINS:
+        if values.qualified_name(node.func) == node.func.name:  # the builtin, not a local ``int``
+            return _first_use(values, list(node.args), f"`{node.func.name}()`")
+    return None
+
+
+def _compared(test: nodes.NodeNG) -> list[nodes.NodeNG]:
+    """The operands a condition tests: each part of ``and``/``or``/``not``, and both sides of a comparison."""
+    operands: list[nodes.NodeNG] = []
+    for part in condition_operands(test):
+        if isinstance(part, nodes.Compare):
+            operands += [part.left, *(operand for _, operand in part.ops)]
+        else:
+            operands.append(part)
+    return operands
+
+
+def _first_use(values: ValueOracle, operands: list[nodes.NodeNG], what: str) -> DrawUse | None:
+    for operand in operands:
+        draw = _draw_of(values, operand)
+        if draw is not None:
+            return DrawUse(draw, f"{values.qualified_name(draw.func)}()", what)
     return None
 
 

@@ -316,11 +316,12 @@ class Resolver:
             if base.what not in (What.INSTANCE, What.CLASS):
                 continue
             method = self.index.method(base.name, expr.attr)
-            if method is not None:
+            # a subclass built here may override it, or define it for the base that only calls it (mmocr's
+            # ``BaseTextRecogPostprocessor.__call__`` runs ``self.get_single_prediction``, CTC's)
+            overriding = self.index.overrides(base.name, expr.attr) if _names_self(expr.value) and not path else []
+            if method is not None or overriding:
                 if not path:
-                    yield Target(What.FUNCTION, method)
-                    if _names_self(expr.value):  # a subclass built here may override it
-                        yield from (Target(What.FUNCTION, o) for o in self.index.overrides(base.name, expr.attr))
+                    yield from (Target(What.FUNCTION, m) for m in ([method] if method else []) + overriding)
                 continue
             held = self.attribute(base.name, expr.attr, path, depth) if base.what is What.INSTANCE else frozenset()
             held |= self._class_attribute(base.name, expr.attr, path, depth)

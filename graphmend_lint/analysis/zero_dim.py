@@ -10,6 +10,7 @@ from __future__ import annotations
 from astroid import nodes
 
 from graphmend_lint.analysis.host_values import bound_values, is_python_int
+from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.values import ValueOracle
 
 #: Reductions over the whole tensor that return a 0-d tensor of non-negative int64 positions.
@@ -64,7 +65,72 @@ def zero_dim_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> b
         operands = (node.left, node.right)
         zero_dim = [zero_dim_index(values, operand, depth + 1) for operand in operands]
         return any(zero_dim) and all(z or is_python_int(values, o) for z, o in zip(zero_dim, operands))
+    if isinstance(node, nodes.Subscript) and isinstance(node.slice, nodes.Const) and type(node.slice.value) is int:
+        return _nonzero_row(values, node.value, depth + 1)  # ``i[0]`` for ``i`` a row of ``torch.nonzero(m)``
     if isinstance(node, nodes.Name):
+        if _unpacked_from_nonzero_rows(values, node, depth + 1):
+            return True
         bound = bound_values(node)
         return bool(bound) and all(zero_dim_index(values, value, depth + 1) for value in bound)
+    return False
+
+
+def zero_dim_element(values: ValueOracle, index: nodes.NodeNG) -> nodes.NodeNG | None:
+    """The 0-d tensor in the index of a subscript: the index itself, or one of a multi-axis index
+    (vissl's ``Q[i[0], i[1]] = 0`` over the rows of ``torch.nonzero(mask)``)."""
+    for part in index.elts if isinstance(index, nodes.Tuple) else [index]:
+        if zero_dim_index(values, part):
+            return part
+    return None
+
+
+def _nonzero_row(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
+    """*node* is a row of a ``nonzero()`` result (``for i in ind`` with ``ind = torch.nonzero(mask)``): a
+    1-d tensor of positions, so each of its items is 0-d."""
+    if not isinstance(node, nodes.Name) or depth > _MAX_DEPTH:
+        return False
+    loops = _loops_binding(node)
+    return bool(loops) and all(
+        isinstance(loop.target, nodes.AssignName) and _nonzero_matrix(values, loop.iter, depth + 1) for loop in loops
+    )
+
+
+def _unpacked_from_nonzero_rows(values: ValueOracle, node: nodes.Name, depth: int) -> bool:
+    """*node* is unpacked from a row of a ``nonzero()`` result (``for r, c in torch.nonzero(mask)``)."""
+    loops = _loops_binding(node)
+    return bool(loops) and all(
+        isinstance(loop.target, nodes.Tuple) and _nonzero_matrix(values, loop.iter, depth) for loop in loops
+    )
+
+
+def _loops_binding(node: nodes.Name) -> list[nodes.For]:
+    """The ``for`` loops whose targets bind *node*, when every binding reaching it is one (else empty)."""
+    try:
+        bindings = reaching_bindings(node)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is known
+        return []
+    loops = []
+    for binding in bindings:
+        loop = binding.parent.parent if isinstance(binding.parent, nodes.Tuple) else binding.parent
+        if not (isinstance(binding, nodes.AssignName) and isinstance(loop, nodes.For)):
+            return []
+        loops.append(loop)
+    return loops
+
+
+def _nonzero_matrix(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
+    """``torch.nonzero(m)`` / ``m.nonzero()`` (not ``as_tuple``): one row of positions per hit, directly or
+    through names."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(node, nodes.Call):
+        if any(keyword.arg == "as_tuple" for keyword in node.keywords or []):
+            return False
+        name = values.qualified_name(node.func) or ""
+        if name == "torch.nonzero":
+            return len(node.args) == 1
+        return isinstance(node.func, nodes.Attribute) and node.func.attrname == "nonzero" and not node.args and values.is_tensor(node.func.expr)
+    if isinstance(node, nodes.Name):
+        bound = bound_values(node)
+        return bool(bound) and all(_nonzero_matrix(values, value, depth + 1) for value in bound)
     return False

@@ -26,7 +26,7 @@ from graphmend_lint.analysis.recurrent_modules import RECURRENT_MODULES
 from graphmend_lint.analysis.side_effects import LoggerConfig, SideEffectFinder
 from graphmend_lint.analysis.tensor_sizes import TensorSize, frame_input, tensor_size
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
-from graphmend_lint.analysis.zero_dim import zero_dim_index
+from graphmend_lint.analysis.zero_dim import zero_dim_element
 from graphmend_lint.context import RuleContext
 from graphmend_lint.rules.gm303_tensor_comparison_to_bool import tensor_predicate
 from graphmend_lint.rules.gm401_data_dependent_shape import boolean_index, dynamic_operator
@@ -265,8 +265,9 @@ class BreakFinder:
                 or self.side_effects.classify(node) is not None
                 or constructor_of(values, node.func) in RECURRENT_MODULES
             )
-        if isinstance(node, nodes.Subscript) and node.ctx is Context.Load:
-            return boolean_index(values, node) is not None or zero_dim_index(values, node.slice)
+        if isinstance(node, nodes.Subscript):
+            read = node.ctx is Context.Load and boolean_index(values, node) is not None
+            return read or zero_dim_element(values, node.slice) is not None
         if isinstance(node, nodes.Slice):
             return any(data_dependent_bound(values, bound) is not None for bound in (node.lower, node.upper, node.step))
         if isinstance(node, (nodes.If, nodes.While, nodes.IfExp)):

@@ -36,6 +36,7 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB0157": "Unsupported ndarray attribute access",
     "GB0158": "Unsupported ndarray method call",
     "GB0170": "Data-dependent branching",
+    "GB0178": "constant fold exception",
     "GB0206": "setattr() on Tensor.requires_grad",
     "GB0208": "torch.* op returned non-Tensor",
     "GB0213": "unimplemented builtin op on tensor arguments",

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.host_plans import host_plan, module_helper
-from graphmend_lint.analysis.random_draws import draw_arithmetic
+from graphmend_lint.analysis.random_draws import draw_arithmetic, draw_use
 from graphmend_lint.analysis.side_effects import Effect, SideEffect
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
@@ -92,7 +92,13 @@ class UntraceableStdlibCall(SideEffectRule):
     augmented assignment) has no tracing rule and breaks at the operation
     (GB0213, "unimplemented builtin op on tensor arguments"). Multiplying a
     tensor by the draw (`x * random.uniform(0.8, 1.2)`) stays in the graph,
-    so an operand that may be a tensor is not flagged.
+    so an operand that may be a tensor is not flagged. Python needing the
+    draw's value breaks too, and is flagged: a branch on it (`if v > 0`,
+    GB0170, at the test), a slice bound or index (`x[:, :v]`, GB0124;
+    `x[v]`, GB0033; Vim's random class-token position), `int(v)` /
+    `float(v)` (GB0178) and `range(v)` (GB4841), all measured on torch 2.13.
+    (GB0170 and GB0124 are the ids of tensor branches and `.item()`, which
+    GM101 and GM301 declare; this rule lists only the draw-specific ones.)
 
     ## Example
     ```python
@@ -145,7 +151,7 @@ class UntraceableStdlibCall(SideEffectRule):
     code = "GM204"
     name = "untraceable-stdlib-call"
     summary = "clock, host RNG, `datetime.now`, `uuid` or warning-filter call in compiled code splits the graph"
-    dynamo_gb = gb_types("GB0007", "GB0156", "GB0033", "GB0294", "GB0213", "GB0092")
+    dynamo_gb = gb_types("GB0007", "GB0156", "GB0033", "GB0294", "GB0213", "GB0092", "GB0178", "GB4841")
     effects = frozenset(_WHY)
     valid = (
         "import random\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * random.randint(1, 3)\n",
@@ -158,6 +164,11 @@ class UntraceableStdlibCall(SideEffectRule):
         "    return x * torch.from_numpy(np.random.normal(size=3))\n",
     )
     invalid = (
+        # a traced draw Python needs the value of: a branch, a slice bound, int() (measured, GB0170/GB0124/GB0178)
+        Example(
+            "import random\nimport torch\n\n@torch.compile\ndef f(x):\n    p = random.randint(0, x.shape[0])\n"
+            "    if p > 1:\n        x = x * 2\n    return x[:p], int(random.uniform(0, 4))\n"
+        ),
         Example("import time\nimport torch\n\n@torch.compile\ndef f(x):\n    t = time.perf_counter()\n    return x * 2, t\n"),
         Example("from random import random\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * random()\n"),
         Example("from datetime import datetime\nimport torch\n\n@torch.compile\ndef f(x):\n    return x, datetime.now()\n"),
@@ -205,6 +216,14 @@ class UntraceableStdlibCall(SideEffectRule):
                 node,
                 f"Python arithmetic on the `{found.label}` draw causes a graph break: Dynamo holds the draw "
                 "in a tensor and cannot apply a Python operator to it and a plain number",
+                traced,
+                Fix.advice(f"no source fix: {_INSTEAD[Effect.RANDOM]}"),
+            )
+        for node, traced, use in ctx.recognised(draw_use, nodes.If, nodes.While, nodes.IfExp, nodes.Subscript, nodes.Call):
+            yield ctx.report(
+                node.test if isinstance(node, (nodes.If, nodes.While, nodes.IfExp)) else node,
+                f"the `{use.label}` draw used as {use.what} causes a graph break: Dynamo holds the draw in a "
+                "tensor, and Python needs its value here",
                 traced,
                 Fix.advice(f"no source fix: {_INSTEAD[Effect.RANDOM]}"),
             )

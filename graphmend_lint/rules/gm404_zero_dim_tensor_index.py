@@ -10,7 +10,7 @@ from astroid.const import Context
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.module_attributes import is_tensor_like
 from graphmend_lint.analysis.python_sequences import python_sequence
-from graphmend_lint.analysis.zero_dim import zero_dim_index, zero_dim_position
+from graphmend_lint.analysis.zero_dim import zero_dim_element, zero_dim_position
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.index_select import index_select_fix
@@ -39,6 +39,10 @@ class ZeroDimTensorIndex(Rule):
     `torch.count_nonzero(m)`), a `.long()` / `.to(device)` of one, or one
     with Python ints added (`x[mask.sum() - 1]`): each is a 0-d tensor, and
     indexing with it breaks the same way (measured on torch 2.13, GB0033).
+    So does an item of a row of `torch.nonzero(m)` (`for i in ind:` then
+    `i[0]`, or `for r, c in ind:`), one position of a multi-axis index
+    (`Q[i[0], i[1]]`, vissl's Sinkhorn-Knopp), and the same index in an
+    assignment (`x[i] = 0`, `x[i] += 1`; measured, GB0033).
 
     ## Why is this bad
     A 0-d integer tensor used as an index goes through `__index__`, which
@@ -91,7 +95,6 @@ class ZeroDimTensorIndex(Rule):
     valid = (
         _HEADER + "    idx = x.argmax(-1)\n    return table[idx], table[x.argsort()], table[0]\n",
         "import torch\n\n\ndef f(x, table):\n    return table[x.argmax()]\n",
-        _HEADER + "    table[x.argmax()] = 0\n    return table\n",
         # a 0-d index a frame resumed after a break receives: no break (measured)
         _HEADER + "    count = (x > 0).sum()\n    print(count)\n    return table[count]\n",
         # a reduction along a dim keeps the other dims: not provably 0-d, so quiet
@@ -125,6 +128,9 @@ class ZeroDimTensorIndex(Rule):
         Example(_HEADER + "    sizes = [2, 3, 4]\n    return x * sizes[table[0]]\n"),
         # the last selected row: a full reduction, with a Python int taken off (GB0033, measured)
         Example(_HEADER + "    count = (x > 0).sum()\n    return table[count - 1], table[torch.count_nonzero(x).long() % 4]\n"),
+        # vissl's Sinkhorn-Knopp: the positions of infinite entries, written one by one (GB0033, measured)
+        Example(_HEADER + "    ind = torch.nonzero(torch.isinf(x))\n    for i in ind:\n        x[i[0], i[1]] = 0\n    return x\n"),
+        Example(_HEADER + "    for r, c in x.nonzero():\n        table[r] += c\n    x[x.argmax()] = 0\n    return x\n"),
         # torchaudio's RNN-T beam search reorders its hypotheses by a tensor of sorted positions
         Example(
             "import torch\nfrom typing import List\n\n\n@torch.compile\ndef f(hypos: List[tuple], scores: torch.Tensor):\n"
@@ -137,9 +143,7 @@ class ZeroDimTensorIndex(Rule):
         breaks = break_finder(ctx)
         for subscript, traced in ctx.traced_nodes(nodes.Subscript):
             index = subscript.slice
-            if subscript.ctx is not Context.Load:
-                continue
-            if values.is_tensor(index) and python_sequence(values, subscript.value):
+            if subscript.ctx is Context.Load and values.is_tensor(index) and python_sequence(values, subscript.value):
                 message = (
                     f"indexing the Python sequence `{snippet(subscript.value)}` with the tensor `{snippet(index)}` "
                     "copies it to a Python int: graph break and host sync"
@@ -148,10 +152,12 @@ class ZeroDimTensorIndex(Rule):
                 continue
             if not is_tensor_like(values, subscript.value):
                 continue
-            if not zero_dim_index(values, index) or breaks.resumed_input(index):
+            element = zero_dim_element(values, index)
+            if element is None or breaks.resumed_input(element):
                 continue  # a 0-d tensor a resumed frame receives: Dynamo specialises on it (measured: no break)
             message = (
-                f"indexing with the 0-d tensor `{snippet(index)}` copies it to a Python int: graph break and host sync"
+                f"indexing with the 0-d tensor `{snippet(element)}` copies it to a Python int: graph break and host sync"
             )
-            fix = index_select_fix(ctx.analysis, subscript, index) if zero_dim_position(values, index) else ZERO_DIM_INDEX
+            rewritable = subscript.ctx is Context.Load and element is index and zero_dim_position(values, index)
+            fix = index_select_fix(ctx.analysis, subscript, index) if rewritable else ZERO_DIM_INDEX
             yield ctx.report(subscript, message, traced, fix)
