@@ -55,6 +55,31 @@ _SIZE_ARGUMENT: dict[str, tuple[tuple[int, str, bool], ...]] = {
     "torch.topk": ((1, "k", True),),
     "torch.roll": ((1, "shifts", False),),
 }
+#: Python-number parameters (``float`` in the schema) a tensor is read back for: GB0033 at the call, and
+#: still a break (or a Dynamo failure) under ``capture_scalar_outputs`` (measured, torch 2.13, each one
+#: below; ``clamp``'s bounds, ``pow``, ``lerp``, ``where``, ``masked_fill``, ``fill_`` and ``quantile`` take a
+#: tensor and trace). MACE's conditional Huber loss passes ``delta=factors[0]`` of a factor tensor.
+_NUMBER_ARGUMENT: dict[str, tuple[tuple[int, str, bool], ...]] = {
+    "torch.nn.functional.huber_loss": ((3, "delta", False),),
+    "torch.nn.functional.smooth_l1_loss": ((5, "beta", False),),
+    "torch.nn.functional.leaky_relu": ((1, "negative_slope", False),),
+    "torch.nn.functional.dropout": ((1, "p", False),),
+    "torch.nn.functional.elu": ((1, "alpha", False),),
+    "torch.nn.functional.celu": ((1, "alpha", False),),
+    "torch.nn.functional.hardtanh": ((1, "min_val", False), (2, "max_val", False)),
+    "torch.nn.functional.normalize": ((1, "p", False), (3, "eps", False)),
+    "torch.nn.functional.cross_entropy": ((7, "label_smoothing", False),),
+    "torch.nn.functional.margin_ranking_loss": ((3, "margin", False),),
+    "torch.nn.functional.triplet_margin_loss": ((3, "margin", False), (5, "eps", False)),
+    "torch.nn.functional.threshold": ((1, "threshold", False), (2, "value", False)),
+    "torch.nn.functional.cosine_similarity": ((3, "eps", False),),
+    "torch.cosine_similarity": ((3, "eps", False),),
+    "torch.nan_to_num": ((1, "nan", False), (2, "posinf", False), (3, "neginf", False)),
+    "torch.nn.utils.clip_grad_norm_": ((1, "max_norm", False),),
+}
+NUMBER_OPERATORS = frozenset(
+    f"F.{name.rsplit('.', 1)[1]}" if name.startswith("torch.nn.functional.") else name for name in _NUMBER_ARGUMENT
+)
 #: Tensor methods with size (or integer) arguments among others, as in :data:`_SIZE_ARGUMENT`.
 _METHOD_SIZE_ARGUMENT: dict[str, tuple[tuple[int, str, bool], ...]] = {
     "narrow": ((1, "start", False), (2, "length", True)),
@@ -99,8 +124,16 @@ class TensorSize:
 
     @property
     def breaks_when_captured(self) -> bool:
-        """Dynamo still logs a break here with ``capture_scalar_outputs`` on (:data:`_CAPTURED_GUARD_BREAKS`)."""
-        return self.bound and self.operator in _CAPTURED_GUARD_BREAKS
+        """Dynamo still logs a break here with ``capture_scalar_outputs`` on (:data:`_CAPTURED_GUARD_BREAKS`,
+        and the Python-number parameters of :data:`_NUMBER_ARGUMENT`)."""
+        return self.bound and (self.operator in _CAPTURED_GUARD_BREAKS or self.operator in NUMBER_OPERATORS)
+
+    @property
+    def role(self) -> str:
+        """What the call wants the tensor as, for messages."""
+        if self.bound and self.operator in NUMBER_OPERATORS:
+            return "a Python number"
+        return "an integer argument" if self.bound else "a size"
 
 
 def tensor_size(values: ValueOracle, node: nodes.NodeNG) -> TensorSize | None:
@@ -182,9 +215,10 @@ def _size_operator(
 ) -> tuple[str, list[nodes.NodeNG], list[nodes.NodeNG]] | None:
     """``(label, size arguments, integer bounds)`` of a torch function or tensor method that takes sizes."""
     name = values.qualified_name(call.func) or ""
-    if name in _SIZE_ARGUMENT:
+    places = _SIZE_ARGUMENT.get(name, ()) + _NUMBER_ARGUMENT.get(name, ())
+    if places:
         label = f"F.{name.rsplit('.', 1)[1]}" if name.startswith("torch.nn.functional.") else name
-        return label, *_arguments_at(call, _SIZE_ARGUMENT[name])
+        return label, *_arguments_at(call, places)
     method = call.func.attrname if isinstance(call.func, nodes.Attribute) else None
     if method in _METHOD_SIZE_ARGUMENT and values.is_tensor(call.func.expr):
         return f".{method}", *_arguments_at(call, _METHOD_SIZE_ARGUMENT[method])

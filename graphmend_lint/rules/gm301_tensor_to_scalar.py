@@ -418,13 +418,12 @@ class TensorToPythonScalar(Rule):
             size = breaks.tensor_size(call)
             if size is None or (captured and not size.breaks_when_captured):
                 continue
-            role = "an integer argument" if size.bound else "a size"
             copied = (
                 "`capture_scalar_outputs` captures it, but Dynamo guards on the count"
                 if captured
                 else "it is copied to a Python int"
             )
-            message = f"`{size.operator}` takes `{snippet(size.tensor)}`, a tensor, as {role}: {copied}, graph break and host sync"
+            message = f"`{size.operator}` takes `{snippet(size.tensor)}`, a tensor, as {size.role}: {copied}, graph break and host sync"
             fix = TENSOR_SIZE if size.bound else scalar_capture_fix(ctx.analysis) or TENSOR_SIZE
             yield ctx.report(call, message, traced, fix)
 
