@@ -22,8 +22,9 @@ Each entry was measured on torch 2.13 (CPU) with the id Dynamo logs:
   to it ("Failed to convert args/kwargs to proxy", GB0055);
 * ``torch.autograd.backward``: in a file Dynamo skips, whatever the settings
   (GB0007);
-* ``with torch.backends.cudnn.flags(...)``: an unsupported context manager
-  (GB0142, and GB0208 on the same line);
+* ``with torch.backends.cudnn.flags(...)``, ``with torch.backends.cuda.sdp_kernel(...)`` (gpt-fast's decode
+  loop) and ``with torch.device(...)``: unsupported context managers (GB0142, and GB0208 on the same line
+  for the two backend switches);
 * a call of a function of this file decorated ``@torch.compiler.disable`` or
   ``@torch._dynamo.disable`` (or an alias of them, e.g. timm's
   ``disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap``,
@@ -98,7 +99,17 @@ _SKIPPED_FUNCTIONS: dict[str, str] = {
     "torch.typename": "use `type(x).__name__`, or compute the name outside the compiled function",
     "torch.utils.data.get_worker_info": "read it in the data pipeline, outside the compiled function",
 }
-_CUDNN_FLAGS = "torch.backends.cudnn.flags"
+#: Context managers Dynamo does not support (GB0142; the backend switches also log GB0208 on the same line),
+#: measured on torch 2.13 -> what to do instead. ``torch.nn.attention.sdpa_kernel``, ``autocast``, ``no_grad``
+#: and ``inference_mode`` are supported.
+_REFUSED_CONTEXTS: dict[str, str] = {
+    "torch.backends.cudnn.flags": "set the flags outside the compiled function (they only matter on CUDA)",
+    "torch.backends.cuda.sdp_kernel": (
+        "use `torch.nn.attention.sdpa_kernel(...)`, which Dynamo traces, or choose the kernel outside the "
+        "compiled function"
+    ),
+    "torch.device": "pass `device=` to the factories, or enter the device context outside the compiled function",
+}
 #: ``nn.Module`` methods that register a hook and return a ``RemovableHandle`` (GB0467).
 _MODULE_HOOK_REGISTRATIONS = frozenset(
     {"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
@@ -147,13 +158,8 @@ def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
             "Dynamo cannot pass the Python function to the op",
             "write the function with tensor operations (`torch.where`, `clamp`...) on the whole tensor",
         )
-    if name == _CUDNN_FLAGS and _is_with_item(node):
-        return RefusedCall(
-            node,
-            "`with torch.backends.cudnn.flags(...)`",
-            "Dynamo does not support this context manager",
-            "set the flags outside the compiled function (they only matter on CUDA)",
-        )
+    if name in _REFUSED_CONTEXTS and _is_with_item(node):
+        return RefusedCall(node, f"`with {name}(...)`", "Dynamo does not support this context manager", _REFUSED_CONTEXTS[name])
     if isinstance(node.func, nodes.Attribute) and node.func.attrname in _MODULE_HOOK_REGISTRATIONS:
         return RefusedCall(
             node,

@@ -80,7 +80,13 @@ class TensorToPythonScalar(Rule):
     `narrow`'s length, `F.interpolate(size=...)` and `F.pad`'s widths), and
     the integer arguments `torch.randint`'s bounds `low` / `high`, `roll`'s
     shifts, `narrow`'s start, `chunk`'s and `split`'s counts, `F.one_hot`'s
-    `num_classes` and `unflatten`'s sizes (measured, GB0033; unlike a size,
+    `num_classes` and `unflatten`'s sizes, and the Python-number parameters of
+    ops (`F.huber_loss`'s `delta`, `F.smooth_l1_loss`'s `beta`, `F.leaky_relu`'s
+    slope, `F.dropout`'s `p`, `F.elu`/`F.celu`'s `alpha`, `F.hardtanh`'s bounds,
+    `F.normalize`'s `p`/`eps`, `F.cross_entropy`'s `label_smoothing`, the
+    margins of the margin losses, `F.threshold`, `cosine_similarity`'s `eps`,
+    `torch.nan_to_num`'s values, `clip_grad_norm_`'s `max_norm`; MACE passes
+    `delta=factors[0]`) (measured, GB0033; unlike a size,
     `capture_scalar_outputs` does not trace these, so no switch is offered). A tensor the compiled
     frame receives as an argument (a parameter, unless every call of its
     function in the file is traced code passing a tensor computed there; a
@@ -357,6 +363,11 @@ class TensorToPythonScalar(Rule):
         # HuBERT's span masks: a range over a tensor element, also under capture_scalar_outputs (measured)
         Example(_HEADER + "    spans = [x[j] + k for j in range(n) for k in range(lengths[j])]\n    return torch.stack(spans)\n"),
         Example(_CAPTURE + "    return [x * i for i in range(1, (x > 0).sum())]\n"),
+        # MACE's conditional Huber loss: a factor tensor's item as a Python-number parameter (GB0033, measured)
+        Example(
+            _HEADER.replace("import torch\n", "import torch\nimport torch.nn.functional as F\n")
+            + "    factors = torch.tensor([1.0, 0.7])\n    return F.huber_loss(x, x.flip(0), delta=factors[0])\n"
+        ),
         # Deformable-DETR: split sizes computed from the rows of a shapes tensor (GB0033, measured)
         Example(_HEADER + "    return x.split([h * w for h, w in lengths], dim=1)\n"),
         # `math` converts a tensor argument to a Python number (GB0033), also under capture_scalar_outputs

@@ -51,7 +51,8 @@ class UntraceableTorchCall(Rule):
     `loss.backward()` on a tensor, `torch.autograd.backward`, a tensor's
     per-element Python callbacks (`t.apply_(fn)`, `t.map_(other, fn)`,
     `t.map2_(a, b, fn)`),
-    `with torch.backends.cudnn.flags(...)`, calls of a function of the
+    `with torch.backends.cudnn.flags(...)`, `with torch.backends.cuda.sdp_kernel(...)`
+    (gpt-fast's decode loop), `with torch.device(...)`, calls of a function of the
     same file decorated `@torch.compiler.disable` / `@torch._dynamo.disable`
     (also `(recursive=False)` or `(reason=...)`, and through an alias such as
     timm's `disable_compiler =
@@ -74,8 +75,9 @@ class UntraceableTorchCall(Rule):
     file Dynamo skips, whatever the settings (GB0007); `apply_`/`map_`/`map2_`
     would hand the op a Python function, which Dynamo cannot pass to it
     ("Failed to convert args/kwargs to proxy", GB0055);
-    `cudnn.flags` is an unsupported context manager (GB0142, with GB0208 on
-    the same line); a disabled function is skipped (GB0098, or GB0099 when
+    `cudnn.flags`, `cuda.sdp_kernel` and `torch.device` are unsupported context
+    managers (GB0142, with GB0208 on the same line for the two backend switches;
+    `torch.nn.attention.sdpa_kernel` traces); a disabled function is skipped (GB0098, or GB0099 when
     the call is inlined from another frame or the function was disabled with
     `recursive=False`; `torch.compiler.disable(fn)(x)` adds GB0007); a hook registration's
     `RemovableHandle` sets an attribute on a type (GB0467, and GB0013 at the
@@ -128,6 +130,8 @@ class UntraceableTorchCall(Rule):
     }
     valid = (
         "import torch\n\n\ndef f(x):\n    torch._dynamo.graph_break()\n    return x\n",
+        # the supported kernel switch (measured: no break)
+        _HEADER + "    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):\n        y = x * 2\n    return y\n",
         _JIT_ISINSTANCE.format(check="isinstance", kind="int"),
         # torch.jit's annotate and is_scripting have Dynamo handlers (measured: no break)
         _HEADER + "    sizes = torch.jit.annotate(list[int], [])\n    if not torch.jit.is_scripting():\n"
@@ -170,6 +174,7 @@ class UntraceableTorchCall(Rule):
             "    handle = layer.register_forward_hook(hook)\n    y = layer(x)\n    handle.remove()\n    return y\n"
         ),
         Example(_HEADER + "    with torch.no_grad(), torch.backends.cudnn.flags(enabled=False):\n        y = x * 2\n    return y\n"),
+        Example(_HEADER + "    with torch.backends.cuda.sdp_kernel(enable_math=True), torch.device('cpu'):\n        y = x * 2\n    return y\n"),
         Example(
             "import torch\n\n\n@torch.compiler.disable\ndef helper(x):\n    return x.sum().item()\n\n\n"
             "@torch.compile\ndef f(x):\n    y = x * 2\n    return y + helper(y)\n"
