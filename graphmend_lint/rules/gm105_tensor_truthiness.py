@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet, tensor_condition_parts
-from graphmend_lint.analysis.values import Kind
+from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Diagnostic
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.predicate import Predicator, predicated_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
@@ -17,6 +17,10 @@ from graphmend_lint.rules.gb_types import gb_types
 #: Where a boolean expression is a condition: GM101-GM104 report those.
 _CONDITION_PARENTS = (nodes.If, nodes.While, nodes.IfExp, nodes.Assert, nodes.Comprehension)
 ASSERT_FIX_MESSAGE = "Check all operands on the device with elementwise `&`, `|`"
+ELEMENT_TRUTH = Fix.advice(
+    "no automatic fix: reduce on the device (`t.all()`, `t.any()`) and keep the result a tensor "
+    "(`torch.where`, `torch._assert_async`), or test it outside the compiled function"
+)
 
 
 def _is_condition(node: nodes.NodeNG) -> bool:
@@ -37,6 +41,17 @@ def _final_operand(test: nodes.NodeNG) -> nodes.NodeNG:
     return test
 
 
+def _iterated_for_truth(values: ValueOracle, call: nodes.Call) -> nodes.NodeNG | None:
+    """The tensor the builtin ``all(t)`` / ``any(t)`` iterates, asking each element for its truth value
+    (fairchem's ``assert all(sizes >= 0)``; GB0170 at the call, measured on torch 2.13)."""
+    func = call.func
+    if not (isinstance(func, nodes.Name) and func.name in {"all", "any"} and len(call.args) == 1 and not call.keywords):
+        return None
+    if values.qualified_name(func) != func.name:
+        return None  # a local or imported ``all``, not the builtin
+    return call.args[0] if values.is_tensor(call.args[0]) else None
+
+
 class TensorTruthiness(Rule):
     """## What it does
     Flags `t and u`, `t or u` and `not t` on tensors when the result is used
@@ -47,7 +62,10 @@ class TensorTruthiness(Rule):
     break). `bool(t)` is GM301's. In an
     `assert a and b` it flags each tensor operand but the last: the `assert`
     itself checks the last one on the device, but `and`/`or` must decide on
-    the host whether to look at the next operand.
+    the host whether to look at the next operand. The builtins `all(t)` and
+    `any(t)` over a tensor are flagged too: they test each element's truth
+    on the host (fairchem's `assert all(sizes >= 0)`; GB0170 at the call,
+    measured on torch 2.13), with advice only.
 
     ## Why is this bad
     `and`, `or` and `not` ask for the truth of a tensor, which needs its value
@@ -90,12 +108,19 @@ class TensorTruthiness(Rule):
     summary = "`and`/`or`/`not` on a tensor value forces a host sync"
     dynamo_gb = gb_types("GB0170", "GB0033")
     valid = (
+        # the builtins over Python values, and the tensor reductions
+        "import torch\n\n@torch.compile\ndef f(x, flags: list):\n    return x.all(), torch.any(x > 0), all(flags), any([1, 0])\n",
         "import torch\n\n@torch.compile\ndef f(x):\n    if (x > 0).any() and x.sum() > 1:\n        x = x * 2\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, n: int):\n    assert n > 0 and (x > -9).all()\n    assert x.isnan().sum() == 0, 'nan'\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, a: bool, b: bool):\n    ok = a and b\n    return x * ok\n",
         "import torch\n\n@torch.compile\ndef f(x):\n    has_pads = x.device.type == 'xla' or (x == 0).any()\n    return x, has_pads\n",
     )
     invalid = (
+        # fairchem's repeat_blocks: the builtins test each element on the host (GB0170, measured)
+        Example(
+            "import torch\n\n@torch.compile\ndef f(sizes: torch.Tensor):\n    assert all(sizes >= 0)\n"
+            "    if any(sizes > 9):\n        sizes = sizes.clamp(max=9)\n    return sizes\n"
+        ),
         Example(
             "import torch\n\n@torch.compile\ndef f(y):\n    ok = (y.sum() > 0) and (y.mean() < 10)\n    return y * ok\n",
             fixed="import torch\n\n@torch.compile\ndef f(y):\n    ok = (y.sum() > 0) & (y.mean() < 10)\n    return y * ok\n",
@@ -129,6 +154,14 @@ class TensorTruthiness(Rule):
             fix = predicated_fix(ctx.analysis, Predicator.truthiness, node, "Use elementwise `&`, `|`, `~`")
             operator = node.op
             yield ctx.report(node, f"`{operator}` on a tensor value `{snippet(node)}` causes a graph break", traced, fix)
+        for call, traced in ctx.traced_nodes(nodes.Call):
+            tensor = _iterated_for_truth(ctx.values, call)
+            if tensor is not None:
+                message = (
+                    f"`{call.func.as_string()}()` tests each element of the tensor `{snippet(tensor)}` "
+                    "as a Python bool: graph break"
+                )
+                yield ctx.report(call, message, traced, ELEMENT_TRUTH)
         for statement, traced in ctx.traced_nodes(nodes.Assert):
             if not isinstance(statement.test, nodes.BoolOp):
                 continue
