@@ -159,6 +159,20 @@ def test_multi_axis_indexing_torch_op_inputs_and_joined_lists_are_tensor_evidenc
     assert kinds == {"shapes": T, "t": T, "u": T, "rows": U, "n": U, "m": U}
 
 
+def test_a_tensors_type_name_is_a_python_string() -> None:
+    """WaveGlow's ``if z.type() == 'torch.cuda.HalfTensor'``: ``t.type()`` with no argument names the type."""
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(z: torch.Tensor):\n"
+        "    name = z.type()\n"
+        "    cast = z.type(torch.float16)\n"
+        "    probe(name, cast)\n"
+        "    return cast\n"
+    )
+    assert kinds == {"name": S, "cast": T}
+
+
 def test_nested_unpacking_types_each_name() -> None:
     """YOLOv5's ``bbox_iou``: ``(x1, y1, w1, h1), (x2, ...) = box1.chunk(4, -1), box2.chunk(4, -1)``."""
     kinds = kinds_of(

@@ -1504,6 +1504,8 @@ class ValueOracle:
         if receiver_kind is Kind.TENSOR:
             if func.attrname in DATA_DEPENDENT_BOOL:
                 return Kind.TENSOR
+            if func.attrname == "type" and not node.args and not node.keywords:
+                return Kind.STATIC  # the type's name, ``"torch.cuda.HalfTensor"`` (WaveGlow compares it)
             return self._result_kind(self.facts.method_kind(func.attrname)) or Kind.UNKNOWN
         if isinstance(receiver, nodes.Attribute) and self._is_module_attribute(receiver) and func.attrname == "forward":
             return Kind.TENSOR

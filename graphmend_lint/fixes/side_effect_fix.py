@@ -26,7 +26,7 @@ never wrapped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from astroid import nodes
 
@@ -59,9 +59,15 @@ GUARD_APPLICABILITY = {
 class SideEffectFixes:
     """The fix of each side-effect call in one file."""
 
-    def __init__(self, analysis: FileAnalysis, finder: SideEffectFinder) -> None:
+    def __init__(
+        self, analysis: FileAnalysis, finder: SideEffectFinder, in_breaking_loop: Callable[[nodes.Call], bool]
+    ) -> None:
         self.analysis = analysis
         self.finder = finder
+        #: Whether a call sits in a loop that breaks the graph elsewhere: Dynamo then runs the loop eagerly,
+        #: and a print op there is traced apart and adds a break (measured, torch 2.13: GB0059 at a
+        #: Tacotron 2-style ``print`` after the decoder loop's data-dependent ``break``).
+        self.in_breaking_loop = in_breaking_loop
         self._suppressions: Suppressions | None = None
 
     def fix_for(self, call: nodes.Call, effect: Effect) -> Fix | None:
@@ -83,6 +89,8 @@ class SideEffectFixes:
             return None
         if not supports_hop_print(settings.target_torch_version):
             return f"`torch._higher_order_ops.print` needs torch >= 2.10 (target-torch is {settings.target_torch})"
+        if self.in_breaking_loop(call):
+            return "the loop around it breaks the graph elsewhere, and the print op would add a break of its own"
         return hop_print_fix(self.analysis, call)
 
     # -- one guard for neighbours -------------------------------------------------------

@@ -13,7 +13,7 @@ what cannot be resolved in the file is *unknown*.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from astroid import nodes
 from astroid.const import Context
@@ -102,6 +102,19 @@ class BreakFinder:
             if self._breaks(current):
                 return current
         return None
+
+    def breaks_in_loop_around(self, node: nodes.NodeNG, ignore: Callable[[nodes.NodeNG], bool]) -> bool:
+        """A ``for``/``while`` loop of *node*'s function around it holds a break other than those *ignore*
+        accepts (and *node*'s own parts). After a break in a loop Dynamo runs the function eagerly."""
+        inside = set(_walk(node))
+        loop = node.parent
+        while loop is not None and not isinstance(loop, _SCOPES):
+            if isinstance(loop, (nodes.For, nodes.While)) and any(
+                current not in inside and not ignore(current) and self._breaks(current) for current in _walk(loop)
+            ):
+                return True
+            loop = loop.parent
+        return False
 
     def breaking_call(self, node: nodes.NodeNG) -> nodes.Call | None:
         """The first call under *node* (this function only) that runs code of this file which breaks the graph

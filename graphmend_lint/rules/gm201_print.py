@@ -20,6 +20,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.side_effect_fix import SideEffectFixes
 from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.break_sites import break_finder
 from graphmend_lint.rules.gb_types import gb_types
 
 
@@ -33,9 +34,10 @@ class SideEffectRule(Rule):
         # shared by neighbouring print and log calls is the same in each rule.
         loggers = LoggerConfig.from_options(ctx.analysis.settings.options_for("GM202"))
         finder = SideEffectFinder(ctx.values, loggers)
-        fixes = SideEffectFixes(ctx.analysis, finder)
-        classified = ctx.analysis.shared("side-effect calls", lambda: _side_effect_calls(ctx, finder))
-        for call, traced, effect in classified:
+        breaks = break_finder(ctx)
+        prints = frozenset(call for call, _, effect in _side_effect_calls_of(ctx, finder) if effect.effect is Effect.PRINT)
+        fixes = SideEffectFixes(ctx.analysis, finder, lambda call: breaks.breaks_in_loop_around(call, prints.__contains__))
+        for call, traced, effect in _side_effect_calls_of(ctx, finder):
             if effect.effect in self.effects:
                 yield ctx.report(call, self.message(effect), traced, self.fix(call, effect, fixes))
 
@@ -48,10 +50,22 @@ class SideEffectRule(Rule):
         return fixes.fix_for(call, effect.effect)
 
 
+def _side_effect_calls_of(ctx: RuleContext, finder: SideEffectFinder) -> list[tuple[nodes.Call, TracedFunction, SideEffect]]:
+    """:func:`_side_effect_calls`, worked out once per file and shared by the side-effect rules."""
+    return ctx.analysis.shared("side-effect calls", lambda: _side_effect_calls(ctx, finder))
+
+
 def _side_effect_calls(ctx: RuleContext, finder: SideEffectFinder) -> list[tuple[nodes.Call, TracedFunction, SideEffect]]:
     """Every traced call with a side effect, whatever its kind (each side-effect rule keeps its kinds)."""
     classified = ((call, traced, finder.classify(call)) for call, traced in ctx.traced_nodes(nodes.Call))
     return [(call, traced, effect) for call, traced, effect in classified if effect is not None]
+
+
+_DECODER_LOOP = (
+    "import torch\n\n\n@torch.compile\ndef decode(x: torch.Tensor):\n    steps = 0\n    while True:\n"
+    "        x = x * 0.5\n        steps += 1\n        if x.sum() < 1:\n            break\n"
+    "        elif steps == 8:\n            {report}\n            break\n    return x\n"
+)
 
 
 class PrintInCompiledScope(SideEffectRule):
@@ -89,7 +103,11 @@ class PrintInCompiledScope(SideEffectRule):
     When every printed value is provably a tensor, a number, a string or
     tensor metadata, and the target torch (`target-torch`, default: the
     installed one) has the op, the fix rewrites the call to
-    `torch._higher_order_ops.print`. It is **safe**: eagerly the op calls
+    `torch._higher_order_ops.print`, except inside a loop that breaks the
+    graph elsewhere (Tacotron 2's decoder loop, which stops on a tensor gate):
+    Dynamo then runs the loop eagerly, and the print op is traced apart there
+    and adds a break of its own (GB0059, measured), so only the guard below
+    is offered. It is **safe**: eagerly the op calls
     `print(fmt.format(*values))` with a format string that reproduces
     `print`'s own text (`{!s}` per argument, `sep` between them, f-string
     fields kept as written), measured equal; `x.shape` is passed as
@@ -120,6 +138,15 @@ class PrintInCompiledScope(SideEffectRule):
         "import torch\n\n@torch.compile\ndef f(x):\n    y = x * 2\n    torch._higher_order_ops.print('y {!s}', y)\n    return y\n",
     )
     invalid = (
+        # Tacotron 2's decoder loop breaks on its gate: Dynamo runs the loop eagerly, where the print op would
+        # be traced apart and add a break (GB0059, measured); only the (unsafe) guard is offered
+        Example(
+            _DECODER_LOOP.format(report='print("Warning! Reached max decoder steps")'),
+            fixed=_DECODER_LOOP.format(
+                report='if not torch.compiler.is_compiling():\n                print("Warning! Reached max decoder steps")'
+            ),
+            unsafe=True,
+        ),
         Example(
             "import torch\n\n@torch.compile\ndef f(x):\n    y = x * 2\n    print('y', y, y.shape)  # debug\n    return y\n",
             fixed="import torch\n\n@torch.compile\ndef f(x):\n    y = x * 2\n"
