@@ -57,7 +57,7 @@ def _overwritten_before(found: list[nodes.NodeNG], node: nodes.Name | nodes.Assi
     cut: tuple[int, int] | None = None
     current: nodes.NodeNG = node.statement()
     while current.parent is not None and not isinstance(current, (nodes.FunctionDef, nodes.Module, nodes.ClassDef)):
-        block = _block_of(current)
+        block = statement_block(current)
         if block is not None:
             for earlier in block[: block.index(current)]:
                 if (cut is None or _position(earlier) > cut) and _always_assigns([earlier], node.name):
@@ -68,8 +68,8 @@ def _overwritten_before(found: list[nodes.NodeNG], node: nodes.Name | nodes.Assi
     return [binding for binding in found if _position(binding.statement()) >= cut]
 
 
-def _block_of(statement: nodes.NodeNG) -> list[nodes.NodeNG] | None:
-    """The statement list (``body``, ``orelse``...) of its parent that holds *statement*."""
+def statement_block(statement: nodes.NodeNG) -> list[nodes.NodeNG] | None:
+    """The statement list of its parent (a body, ``else``, handlers or ``finally``) that holds *statement*."""
     field = _block_fields(statement.parent).get(id(statement))
     return getattr(statement.parent, field) if field else None
 
@@ -183,3 +183,19 @@ def _inside_loop(statement: nodes.NodeNG, frame: nodes.FunctionDef) -> bool:
             return True
         node = node.parent
     return False
+
+
+def loops_binding(name: nodes.Name) -> list[nodes.For]:
+    """The ``for`` loops whose targets bind *name* (``for x in ...``, ``for a, x in ...``), when every binding
+    reaching it is one of them; empty otherwise."""
+    try:
+        bindings = reaching_bindings(name)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is known
+        return []
+    loops = []
+    for binding in bindings:
+        loop = binding.parent.parent if isinstance(binding.parent, nodes.Tuple) else binding.parent
+        if not (isinstance(binding, nodes.AssignName) and isinstance(loop, nodes.For)):
+            return []
+        loops.append(loop)
+    return loops

@@ -36,11 +36,11 @@ def recurrent_layers(resolution: AstResolution, node: nodes.NodeNG, some: bool =
     layers = {_recurrent_class(resolution, target) for target in targets}
     known = {layer for layer in layers if layer is not None}
     if some:
-        return frozenset(known) if all(_known(resolution, target) for target in targets) else frozenset()
+        return frozenset(known) if all(_known(target) for target in targets) else frozenset()
     return frozenset() if not layers or None in layers else frozenset(known)
 
 
-def _known(resolution: AstResolution, target: Target) -> bool:
+def _known(target: Target) -> bool:
     """An object the file builds: an instance of one of its classes, or of a torch class."""
     return target.what is What.INSTANCE or target.what is What.EXTERNAL and target.name.startswith("torch.")
 

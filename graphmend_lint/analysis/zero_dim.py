@@ -10,7 +10,7 @@ from __future__ import annotations
 from astroid import nodes
 
 from graphmend_lint.analysis.host_values import bound_values, is_python_int
-from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.lookup import loops_binding
 from graphmend_lint.analysis.values import ValueOracle
 
 #: Reductions over the whole tensor that return a 0-d tensor of non-negative int64 positions.
@@ -89,7 +89,7 @@ def _nonzero_row(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
     1-d tensor of positions, so each of its items is 0-d."""
     if not isinstance(node, nodes.Name) or depth > _MAX_DEPTH:
         return False
-    loops = _loops_binding(node)
+    loops = loops_binding(node)
     return bool(loops) and all(
         isinstance(loop.target, nodes.AssignName) and _nonzero_matrix(values, loop.iter, depth + 1) for loop in loops
     )
@@ -97,25 +97,10 @@ def _nonzero_row(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
 
 def _unpacked_from_nonzero_rows(values: ValueOracle, node: nodes.Name, depth: int) -> bool:
     """*node* is unpacked from a row of a ``nonzero()`` result (``for r, c in torch.nonzero(mask)``)."""
-    loops = _loops_binding(node)
+    loops = loops_binding(node)
     return bool(loops) and all(
         isinstance(loop.target, nodes.Tuple) and _nonzero_matrix(values, loop.iter, depth) for loop in loops
     )
-
-
-def _loops_binding(node: nodes.Name) -> list[nodes.For]:
-    """The ``for`` loops whose targets bind *node*, when every binding reaching it is one (else empty)."""
-    try:
-        bindings = reaching_bindings(node)
-    except Exception:  # astroid lookups can fail on odd code; then nothing is known
-        return []
-    loops = []
-    for binding in bindings:
-        loop = binding.parent.parent if isinstance(binding.parent, nodes.Tuple) else binding.parent
-        if not (isinstance(binding, nodes.AssignName) and isinstance(loop, nodes.For)):
-            return []
-        loops.append(loop)
-    return loops
 
 
 def _nonzero_matrix(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:

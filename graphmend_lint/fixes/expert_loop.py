@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from astroid import nodes
 
 from graphmend_lint.analysis.host_values import bound_values, reads_of, single_target
+from graphmend_lint.analysis.lookup import statement_block
 from graphmend_lint.analysis.values import ValueOracle
 
 ONE_HOT = "torch.nn.functional.one_hot"
@@ -129,7 +130,7 @@ def expert_loop(values: ValueOracle, call: nodes.Call) -> ExpertLoop | None:
     mask = _hit_mask(values, call)
     if mask is None or not _one_hot_experts(values, mask) or not isinstance(loop.target, nodes.AssignName):
         return None
-    if not isinstance(hit, nodes.Assign) or len(_block_of(hit)) < 2:
+    if not isinstance(hit, nodes.Assign) or len(statement_block(hit) or []) < 2:
         return None  # deleting the only statement of a block would leave it empty
     body = loop.body
     if len(body) < 5:
@@ -194,15 +195,6 @@ def _uncast(node: nodes.NodeNG) -> nodes.NodeNG:
     while _is_cast(node):
         node = node.func.expr  # type: ignore[attr-defined]
     return node
-
-
-def _block_of(statement: nodes.NodeNG) -> list[nodes.NodeNG]:
-    parent = statement.parent
-    for field in ("body", "orelse", "finalbody", "handlers"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and statement in block:
-            return block
-    return []
 
 
 def _is_name(node: nodes.NodeNG, name: str) -> bool:

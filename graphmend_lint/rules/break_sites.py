@@ -20,7 +20,7 @@ from astroid.const import Context
 
 from graphmend_lint.analysis.conditions import tensor_condition_parts
 from graphmend_lint.analysis.host_values import math_conversion, scalar_conversion
-from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.lookup import reaching_bindings, statement_block
 from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.analysis.recurrent_modules import RECURRENT_MODULES
 from graphmend_lint.analysis.side_effects import LoggerConfig, SideEffectFinder
@@ -70,16 +70,6 @@ def _walk(node: nodes.NodeNG) -> Iterator[nodes.NodeNG]:
         current = stack.pop()
         yield current
         stack.extend(child for child in current.get_children() if not isinstance(child, _SCOPES))
-
-
-def _block_of(statement: nodes.NodeNG) -> list[nodes.NodeNG] | None:
-    """The statement list (a body, ``else``, handlers or ``finally``) of its parent that holds *statement*."""
-    parent = statement.parent
-    for field in ("body", "orelse", "handlers", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and any(item is statement for item in block):
-            return block
-    return None
 
 
 def _tensor_tolist(values: ValueOracle, call: nodes.Call) -> bool:
@@ -238,7 +228,7 @@ class BreakFinder:
         while not isinstance(child, _SCOPES):
             if child is binding or child.parent_of(binding):
                 return False  # bound inside the statement that holds the use (a loop's target): no break between
-            block = _block_of(child)
+            block = statement_block(child)
             if block is None:
                 return False
             earlier = block[: block.index(child)]

@@ -10,6 +10,7 @@ from astroid.const import Context
 
 from graphmend_lint.analysis.ast_resolution import AstResolution, ast_resolution
 from graphmend_lint.analysis.dynamo_settings import ALLOW_RNN, setting_on
+from graphmend_lint.analysis.lookup import loops_binding, statement_block
 from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.analysis.recurrent_modules import RECURRENT_MODULES, recurrent_layers, recurrent_self
 from graphmend_lint.analysis.values import enclosing_class
@@ -261,24 +262,15 @@ def _runs_before(earlier: nodes.NodeNG, later: nodes.NodeNG) -> bool:
     statement before it in the same block. A read in another branch does not (each branch's first read is
     where Dynamo refuses the layer when that branch runs)."""
     statement = earlier.statement()
-    block = _block_of(statement)
+    block = statement_block(statement)
     node: nodes.NodeNG | None = later.statement()
     while node is not None and not isinstance(node, (nodes.FunctionDef, nodes.Module)):
         if node is statement:
             return True
-        if block is not None and _block_of(node) is block and statement.lineno < node.lineno:
+        if block is not None and statement_block(node) is block and statement.lineno < node.lineno:
             return True
         node = node.parent
     return False
-
-
-def _block_of(statement: nodes.NodeNG) -> list[nodes.NodeNG] | None:
-    """The statement list (``body``, ``orelse``...) of its parent that holds *statement*."""
-    for field in ("body", "orelse", "handlers", "finalbody"):
-        block = getattr(statement.parent, field, None)
-        if isinstance(block, list) and any(child is statement for child in block):
-            return block
-    return None
 
 
 def _layers_read(ctx: RuleContext, resolution: AstResolution, reference: nodes.NodeNG) -> frozenset[str]:
@@ -299,15 +291,4 @@ def _layers_read(ctx: RuleContext, resolution: AstResolution, reference: nodes.N
     if constructor is not None and constructor.startswith("torch."):
         # the torch class the class body builds it with wins: a ``ModuleList`` a loop walks is no layer
         return frozenset({constructor}) if constructor in RECURRENT_MODULES else frozenset()
-    return recurrent_layers(resolution, reference, some=_loop_variable(reference))
-
-
-def _loop_variable(reference: nodes.NodeNG) -> bool:
-    """A name a ``for`` loop of its function binds (and nothing else does)."""
-    if not isinstance(reference, nodes.Name):
-        return False
-    try:
-        _, bindings = reference.lookup(reference.name)
-    except Exception:  # astroid lookups can fail on odd code; then it is no loop variable
-        return False
-    return bool(bindings) and all(isinstance(b, nodes.AssignName) and isinstance(b.parent, nodes.For) for b in bindings)
+    return recurrent_layers(resolution, reference, some=isinstance(reference, nodes.Name) and bool(loops_binding(reference)))
