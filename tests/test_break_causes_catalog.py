@@ -43,6 +43,10 @@ CASES: dict[str, Case] = {
     "GM404/neg_batched_index.py": case(),
     # a whole-tensor reduction minus one as the index (advice: it may be negative); the 1-d index is kept
     "GM404/bad_last_valid_row.py": case({(15, "GM404")}, {(15, "GB0033")}),
+    # 0-d items of nonzero rows as the positions of an assignment's multi-axis index (vissl): the resumed frame breaks in a loop and runs eagerly
+    "GM404/bad_store_nonzero_rows.py": case(
+        {(14, "GM401"), (16, "GM404")}, {(14, "GB0036"), (16, "GB0033")}, frame_skipped=True
+    ),
     "GM501/bad_lstm_encoder.py": case({(17, "GM501")}, {(17, "GB0014")}),
     "GM501/fixed_lstm_encoder.py": case(),
     "GM501/neg_allow_rnn.py": case(),

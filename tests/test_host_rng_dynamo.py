@@ -28,6 +28,9 @@ BREAKS = {
     # Python arithmetic on a draw Dynamo traces (Mixup's `1 - lam`); scaling tensors by draws does not break
     "GM204/bad_random_draw_arithmetic.py": {(17, "GB0213")},
     "GM204/neg_random_draw_scales_tensor.py": set(),
+    # Python needs a draw's value: the branch breaks, then int() of a fresh draw; the slice after the break
+    # reads a draw the resumed frame received as a plain int (no break)
+    "GM204/bad_random_draw_uses.py": {(16, "GB0170"), (18, "GB0178")},
     # the SpecAugment plan's draws; its fixed twin (one custom op) is checked with the other pairs
     "GM204/bad_spec_augment_plan.py": {(16, "GB0033"), (23, "GB0033")},
     # a warning filter inside `catch_warnings`: the skipped `warnings` call (GB0007, placed at the program's call

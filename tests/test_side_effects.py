@@ -43,6 +43,7 @@ FINDINGS: dict[str, set[tuple[int, str]]] = {
     "GM204/bad_perf_counter.py": {(9, "GM204"), (11, "GM204")},
     "GM204/bad_random.py": {(9, "GM204")},
     "GM204/bad_random_draw_arithmetic.py": {(17, "GM204")},
+    "GM204/bad_random_draw_uses.py": {(16, "GM204"), (18, "GM204")},
     "GM204/bad_datetime.py": {(9, "GM204")},
     "GM204/bad_numpy_random.py": {(8, "GM204"), (9, "GM204")},
     "GM204/bad_manual_seed.py": {(13, "GM204")},

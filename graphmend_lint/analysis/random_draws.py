@@ -62,6 +62,7 @@ class DrawUse:
     """A place where Python needs the value of a traced ``random`` draw, which Dynamo holds in a tensor."""
 
     draw: nodes.Call  # the ``random.randint(...)`` call that produced the value
+    operand: nodes.NodeNG  # where the use reads it: the call, or the name bound to it
     label: str  # ``random.randint()``
     what: str  # ``a branch``, ``an index``, ``int()``...
 
@@ -78,7 +79,8 @@ def draw_use(values: ValueOracle, node: nodes.NodeNG) -> DrawUse | None:
     Measured on torch 2.13 with ``v = random.randint(0, 3)`` (also ``randrange``, ``uniform``): ``if v > 0``
     breaks at the test (GB0170), ``x[:v]`` and ``[a, b][v]`` at the subscript (GB0124), ``x[v]`` too (GB0033),
     ``int(v)`` / ``float(v)`` (GB0178) and ``range(v)`` (GB4841) at the call. ``x * v``, ``torch.full(s, v)``,
-    ``torch.tensor(v)`` and ``min(v, 0.5)`` trace.
+    ``torch.tensor(v)`` and ``min(v, 0.5)`` trace, and so does any use in a frame resumed after a break
+    that follows the draw: that frame receives the draw as a plain int (the caller checks that).
     """
     if not _imports_random(values):
         return None
@@ -110,7 +112,7 @@ def _first_use(values: ValueOracle, operands: list[nodes.NodeNG], what: str) -> 
     for operand in operands:
         draw = _draw_of(values, operand)
         if draw is not None:
-            return DrawUse(draw, f"{values.qualified_name(draw.func)}()", what)
+            return DrawUse(draw, operand, f"{values.qualified_name(draw.func)}()", what)
     return None
 
 

@@ -22,6 +22,7 @@ from graphmend_lint.analysis.conditions import tensor_condition_parts
 from graphmend_lint.analysis.host_values import math_conversion, scalar_conversion
 from graphmend_lint.analysis.lookup import reaching_bindings, statement_block
 from graphmend_lint.analysis.module_attributes import constructor_of
+from graphmend_lint.analysis.random_draws import draw_use
 from graphmend_lint.analysis.recurrent_modules import RECURRENT_MODULES
 from graphmend_lint.analysis.side_effects import LoggerConfig, SideEffectFinder
 from graphmend_lint.analysis.tensor_sizes import TensorSize, frame_input, tensor_size
@@ -255,7 +256,7 @@ class BreakFinder:
         """*statement* breaks whenever it runs: a simple statement that breaks (or calls code that does), or an
         ``if``/``while`` whose test does. A break only inside a compound statement's body may not run."""
         if isinstance(statement, (nodes.If, nodes.While)):
-            return bool(tensor_condition_parts(self.values, statement.test))
+            return bool(tensor_condition_parts(self.values, statement.test)) or draw_use(self.values, statement) is not None
         if isinstance(statement, (nodes.For, nodes.With, nodes.Try, *_SCOPES)):
             return False
         return self.verdict(statement) is Verdict.BREAKS
@@ -267,14 +268,15 @@ class BreakFinder:
                 self._data_call(node)
                 or self.side_effects.classify(node) is not None
                 or constructor_of(values, node.func) in RECURRENT_MODULES
+                or draw_use(values, node) is not None
             )
         if isinstance(node, nodes.Subscript):
             read = node.ctx is Context.Load and boolean_index(values, node) is not None
-            return read or zero_dim_element(values, node.slice) is not None
+            return read or zero_dim_element(values, node.slice) is not None or draw_use(values, node) is not None
         if isinstance(node, nodes.Slice):
             return any(data_dependent_bound(values, bound) is not None for bound in (node.lower, node.upper, node.step))
         if isinstance(node, (nodes.If, nodes.While, nodes.IfExp)):
-            return bool(tensor_condition_parts(values, node.test))
+            return bool(tensor_condition_parts(values, node.test)) or draw_use(values, node) is not None
         return False
 
     def verdict(self, node: nodes.NodeNG, depth: int = 0, seen: set[nodes.NodeNG] | None = None) -> Verdict:

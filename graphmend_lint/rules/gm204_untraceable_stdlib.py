@@ -15,6 +15,7 @@ from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.host_plan_op import host_plan_fix
 from graphmend_lint.fixes.side_effect_fix import SideEffectFixes
 from graphmend_lint.rules.base import Example
+from graphmend_lint.rules.break_sites import break_finder
 from graphmend_lint.rules.gb_types import gb_types
 from graphmend_lint.rules.gm201_print import SideEffectRule
 
@@ -219,7 +220,10 @@ class UntraceableStdlibCall(SideEffectRule):
                 traced,
                 Fix.advice(f"no source fix: {_INSTEAD[Effect.RANDOM]}"),
             )
+        breaks = break_finder(ctx)
         for node, traced, use in ctx.recognised(draw_use, nodes.If, nodes.While, nodes.IfExp, nodes.Subscript, nodes.Call):
+            if breaks.resumed_input(use.operand):
+                continue  # a frame resumed after a break receives the draw as a plain int (measured: no break)
             yield ctx.report(
                 node.test if isinstance(node, (nodes.If, nodes.While, nodes.IfExp)) else node,
                 f"the `{use.label}` draw used as {use.what} causes a graph break: Dynamo holds the draw in a "
