@@ -116,6 +116,10 @@ CASES: dict[str, Case] = {
     # the unsupported context manager is logged twice on its line, and Dynamo runs the resumed frame eagerly
     "GM507/bad_cudnn_flags.py": case({(15, "GM507")}, {(15, "GB0142"), (15, "GB0208")}, frame_skipped=True),
     "GM507/neg_traced_helpers.py": case(),
+    # gpt-fast's sdp_kernel block is logged twice on its line, like cudnn.flags; after either context, the resumed
+    # frame runs eagerly
+    "GM507/bad_sdp_kernel_decode.py": case({(17, "GM507")}, {(17, "GB0142"), (17, "GB0208")}, frame_skipped=True),
+    "GM507/bad_device_context.py": case({(18, "GM507")}, {(18, "GB0142")}, frame_skipped=True),
     "GM507/bad_backward_step.py": case({(26, "GM507"), (28, "GM507")}, {(26, "GB0123"), (28, "GB0007")}),
     # torch.jit and torch.random are modules Dynamo skips; the builtin isinstance is folded (safe fix)
     "GM507/bad_jit_isinstance.py": case({(14, "GM507"), (16, "GM507")}, {(14, "GB0007"), (16, "GB0007")}),

@@ -102,10 +102,13 @@ def _bound_to_numpy(values: ValueOracle, name: nodes.Name, depth: int) -> list[n
 
 
 def _binds_numpy(values: ValueOracle, binding: nodes.NodeNG, depth: int) -> list[nodes.Call] | None:
-    """``name = <numpy>``, or ``a, name = f(...)`` where ``f`` of this file returns one there."""
+    """``name = <numpy>``, ``a, name = f(...)`` where ``f`` of this file returns one there, or a parameter
+    every call in this file passes an array for (EDM2's ``constant(np.full(...))`` helper)."""
     if not isinstance(binding, nodes.AssignName):
         return None
     parent = binding.parent
+    if isinstance(parent, nodes.Arguments):
+        return _passed_numpy(values, parent.parent, binding.name, depth)
     if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is not None:
         return numpy_origins(values, parent.value, depth + 1)
     if isinstance(parent, nodes.Tuple) and isinstance(parent.parent, nodes.Assign) and parent.parent.targets == [parent]:
@@ -132,3 +135,12 @@ def _returned_at(values: ValueOracle, value: nodes.NodeNG, index: int, width: in
             return None
         origins.extend(found)
     return origins if returns else None
+
+
+def _passed_numpy(values: ValueOracle, function: nodes.NodeNG, parameter: str, depth: int) -> list[nodes.Call] | None:
+    """The NumPy origins of what the calls of *function* in this file pass for *parameter*, when every one
+    passes an array; a parameter no call here passes, or one given something else, is not provably NumPy."""
+    passed = [numpy_origins(values, argument, depth + 1) for argument in values.call_site_arguments(function, parameter)]
+    if not passed or any(origins is None for origins in passed):
+        return None
+    return [origin for origins in passed for origin in origins or ()]
