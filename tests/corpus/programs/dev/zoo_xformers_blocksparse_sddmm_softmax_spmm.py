@@ -96,7 +96,7 @@ def _to_dense(values, layout, shape):
 def blocksparse_attention(q, k, v, layout, return_attention=False):
     # masked_matmul(q, k.transpose(-2, -1), mask) -> softmax(dim=-1) -> bmm(att, v)
     scale = q.shape[-1] ** -0.5
-    att = _masked_matmul(q * scale, k.transpose(-2, -1).contiguous(), layout)
+    att = _masked_matmul(q * scale, k.transpose(-2, -1), layout)
     att = _softmax(layout, att)
     out = _spmm(v, layout, att)
     if return_attention:
@@ -113,5 +113,5 @@ def make():
         [[1, 0, 0], [1, 1, 0], [0, 1, 1]],
         [[1, 0, 1], [0, 1, 0], [1, 1, 1]],
     ])
-    q, k, v = torch.randn(3, 1, 2, 6, 4).unbind(0)
+    q, k, v = (t.contiguous() for t in torch.randn(3, 1, 2, 6, 4).unbind(0))
     return blocksparse_attention, [(q, k, v, layout), (q, k, v, layout, True)]
