@@ -7,6 +7,7 @@ program; everything else asserted here was measured on torch 2.13.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import textwrap
@@ -115,6 +116,43 @@ def test_multiline_condition_breaks_on_each_operand_line(tmp_path, registry):
     assert report.graph_count == 3
     for site in report.sites:
         assert_registered(site, "GB0170", registry)
+
+
+RESUMED_SELECTS = """
+    import torch
+
+    def f(x, m, factors=None):
+        boxes = torch.masked_select(  # BREAK
+            x, torch.stack((m, m), -1)
+        ).view(-1, 2)
+        if factors is not None:
+            x = x * factors
+        s = torch.masked_select(x[:, 0], m)  # BREAK
+        i = m.nonzero(as_tuple=False)[:, 0]  # BREAK
+        return boxes, s, i
+"""
+
+
+def test_breaks_of_a_resumed_frame_are_sited_at_their_own_lines(tmp_path, registry):
+    """nanodet's multiclass_nms: the resumed frame's line table is repaired (``_resume_lines_repaired``)."""
+    mod, path = load(tmp_path, RESUMED_SELECTS)
+    x = torch.randn(6, 2)
+    report = capture_breaks(mod.f, x, x[:, 0] > 0)
+    assert report.lines_in(path) == marked(path)
+    for site in report.sites:
+        assert_registered(site, "GB0036", registry)
+
+
+def test_dynamo_alone_sites_them_lines_too_far(tmp_path, monkeypatch):
+    """Without the repair torch 2.13 logs the two later breaks one line down, the last at the ``return``.
+
+    When this fails, Dynamo's writer is fixed and ``_resume_lines_repaired`` can go."""
+    monkeypatch.setattr(breaks, "_resume_lines_repaired", contextlib.nullcontext)
+    mod, path = load(tmp_path, RESUMED_SELECTS)
+    x = torch.randn(6, 2)
+    report = capture_breaks(mod.f, x, x[:, 0] > 0)
+    first, *later = sorted(marked(path))
+    assert report.lines_in(path) == {first, *(line + 1 for line in later)}
 
 
 def test_break_in_loop_skips_frame_but_site_is_reported(tmp_path, registry):

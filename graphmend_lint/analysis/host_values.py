@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from astroid import nodes
 
 from graphmend_lint.analysis.annotations import BOOL_TENSOR, TENSOR
-from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.numpy_values import is_numpy_value
-from graphmend_lint.analysis.side_effects import is_builtin_call
+from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.analysis.values import ITEM_COPIES, Kind, ValueOracle
 

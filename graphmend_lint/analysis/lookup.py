@@ -199,3 +199,15 @@ def loops_binding(name: nodes.Name) -> list[nodes.For]:
             return []
         loops.append(loop)
     return loops
+
+
+def is_builtin_call(call: nodes.Call, name: str) -> bool:
+    """``name(...)`` where *name* is the builtin, not a local or imported shadow."""
+    func = call.func
+    if not isinstance(func, nodes.Name) or func.name != name:
+        return False
+    try:
+        _, assignments = func.lookup(name)
+    except Exception:  # astroid lookups can fail on odd code; stay quiet
+        return False
+    return all(assignment.root().name == "builtins" for assignment in assignments)

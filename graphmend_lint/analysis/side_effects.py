@@ -20,7 +20,7 @@ from typing import Any
 
 from astroid import nodes
 
-from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.analysis.walk import dotted
 
@@ -128,18 +128,6 @@ class SideEffect:
 
     effect: Effect
     label: str  # e.g. "logger.warning_once()", "sys.stdout.write()"
-
-
-def is_builtin_call(call: nodes.Call, name: str) -> bool:
-    """``name(...)`` where *name* is the builtin, not a local or imported shadow."""
-    func = call.func
-    if not isinstance(func, nodes.Name) or func.name != name:
-        return False
-    try:
-        _, assignments = func.lookup(name)
-    except Exception:  # astroid lookups can fail on odd code; stay quiet
-        return False
-    return all(assignment.root().name == "builtins" for assignment in assignments)
 
 
 class SideEffectFinder:

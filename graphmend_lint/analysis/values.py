@@ -26,7 +26,7 @@ from graphmend_lint.analysis.annotations import STATIC_TYPES, TENSOR_TYPES, anno
 from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.duck_typing import opaque_argument
 from graphmend_lint.analysis.imports import ImportTable
-from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
 from graphmend_lint.analysis.scope import COMPILING_PREDICATES, SCRIPTING_PREDICATES, ScopeFacts
 from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts, split_kind
 from graphmend_lint.analysis.walk import descendants, dotted
@@ -231,6 +231,13 @@ def _is_sliced(node: nodes.NodeNG) -> bool:
     if isinstance(index, nodes.Tuple):
         return any(isinstance(item, nodes.Slice) or isinstance(item, nodes.Const) and item.value is Ellipsis for item in index.elts)
     return isinstance(index, nodes.Slice)
+
+
+def _mapped_lambda(node: nodes.NodeNG) -> nodes.Lambda | None:
+    """The lambda of ``map(lambda ...: ..., ...)`` (the builtin ``map``): what each item of the result is."""
+    if isinstance(node, nodes.Call) and node.args and isinstance(node.args[0], nodes.Lambda) and is_builtin_call(node, "map"):
+        return node.args[0]
+    return None
 
 
 def join(kinds: Iterable[Kind | None]) -> Kind | None:
@@ -950,10 +957,14 @@ class ValueOracle:
         tensors is ``to_d(x, sigmas[i + 1], denoised)``, whose ``sigma`` goes to ``append_dims(sigma,
         x.ndim)``, which reads ``x.ndim`` (``if s_tmin <= sigmas[i] <= s_tmax`` breaks, GB0170, measured).
         Calls of ``forward`` are left out: a module takes flags as often as tensors. At most
-        ``_MAX_HANDOFFS`` functions deep.
+        ``_MAX_HANDOFFS`` functions deep. An item under a string key (``data['mask0']``) is a mapping's: its
+        use says nothing of the mapping (LoFTR's ``data`` dict also holds the ints ``data['hw0_c']``).
         """
         argument: nodes.NodeNG = use
         if isinstance(use.parent, nodes.Subscript) and use.parent.value is use:
+            key = use.parent.slice
+            if isinstance(key, nodes.Const) and isinstance(key.value, str):
+                return False
             argument = use.parent
         call = argument.parent
         if not isinstance(call, nodes.Call) or argument not in call.args or self._handoffs >= _MAX_HANDOFFS:
@@ -1689,6 +1700,9 @@ class ValueOracle:
         if isinstance(value, (nodes.ListComp, nodes.GeneratorExp)) and isinstance(index, int):
             # ``query, key = [x.reshape(...) for x in (query, key)]`` (Qwen3-Next): every item is the element
             return [value.elt]
+        if isinstance(index, int) and (mapped := _mapped_lambda(value)) is not None:
+            # ``b_ids, mconf = map(lambda x, y: torch.cat([x, y]), ...)`` (LoFTR): every item is the lambda's value
+            return [mapped.body]
         if isinstance(value, nodes.Dict):
             if not all(isinstance(key, nodes.Const) for key, _ in value.items):
                 return None  # ``{**other, ...}``: the key may come from elsewhere

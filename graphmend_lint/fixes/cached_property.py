@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from astroid import nodes
 
-from graphmend_lint.analysis.side_effects import is_builtin_call
+from graphmend_lint.analysis.lookup import is_builtin_call
 from graphmend_lint.analysis.values import ELEMENTWISE_BUILTINS, HOST_CONVERSIONS, Kind, ValueOracle
 from graphmend_lint.analysis.walk import descendants
 from graphmend_lint.context import FileAnalysis

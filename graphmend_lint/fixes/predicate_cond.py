@@ -106,7 +106,8 @@ from dataclasses import dataclass, field
 from astroid import nodes
 
 from graphmend_lint.analysis.mutations import Mutations, contains
-from graphmend_lint.analysis.side_effects import SideEffectFinder, is_builtin_call
+from graphmend_lint.analysis.lookup import is_builtin_call
+from graphmend_lint.analysis.side_effects import SideEffectFinder
 from graphmend_lint.analysis.values import (
     ELEMENTWISE_BUILTINS,
     STATIC_BUILTINS,

@@ -41,6 +41,7 @@ from typing import Any
 
 import torch
 import torch._dynamo
+from torch._dynamo import bytecode_transformation
 from torch._dynamo import utils as dynamo_utils
 from torch._logging._internal import log_registry
 
@@ -246,8 +247,39 @@ class _MessageCollector(logging.Handler):
 def _captured_graph_break_log() -> Iterator[_MessageCollector]:
     """Collect graph_breaks messages, each with its user stack, then put the loggers back as they were."""
     collector = _MessageCollector()
-    with artifact_log_to(collector, _graph_break_loggers()), _every_user_stack_logged():
+    with artifact_log_to(collector, _graph_break_loggers()), _every_user_stack_logged(), _resume_lines_repaired():
         yield collector
+
+
+@contextlib.contextmanager
+def _resume_lines_repaired() -> Iterator[None]:
+    """Make the line tables of the resume functions Dynamo builds say the lines the instructions came from.
+
+    Dynamo's 3.11+ line-table writer splits an instruction longer than 8 code units (``LOAD_METHOD``
+    with its caches) into several entries and gives each the instruction's line delta, where CPython
+    gives it to the first only. Every instruction after such a ``LOAD_METHOD`` that starts a new line
+    then decodes one or more lines too far, and Dynamo logs the breaks of a resumed frame there:
+    nanodet's ``valid_mask.nonzero()`` on line 56 of a program is logged at the blank line 57
+    (torch 2.13, measured). The writer here gives the delta to the first entry only. Lines are
+    metadata: which breaks happen, and where the graphs split, do not change.
+    """
+    write = bytecode_transformation.linetable_311_writer
+
+    def repaired_writer(first_lineno: int) -> tuple[list[int], Callable[[Any, int], None]]:
+        linetable, update = write(first_lineno)
+
+        def update_once(positions: Any, inst_size: int) -> None:
+            update(positions, min(inst_size, 8))
+            if inst_size > 8:
+                update(positions, inst_size - 8)  # the same line again: a delta of 0
+
+        return linetable, update_once
+
+    bytecode_transformation.linetable_311_writer = repaired_writer
+    try:
+        yield
+    finally:
+        bytecode_transformation.linetable_311_writer = write
 
 
 @contextlib.contextmanager
