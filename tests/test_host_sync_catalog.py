@@ -96,6 +96,8 @@ CASES: dict[str, Case] = {
         {(18, "GB0007"), (20, "GB0036"), (22, "GB0007"), (24, "GB0036")},
     ),
     "GM401/bad_np_unique.py": case({(8, "GM401")}, {(8, "GB0036")}),
+    # torchmd-net: a mask over the columns of an untyped edge list (only an array takes `[:, mask]`)
+    "GM401/bad_edge_mask_columns.py": case({(14, "GM401")}, {(14, "GB0036")}),
     # no `num_classes`: the width comes from the data (GB0246); advice only, the switch does not trace it
     "GM401/bad_one_hot_width.py": case({(13, "GM401")}, {(13, "GB0246")}),
     # an unbound method, an aten overload, `where(condition=)` and a list of bools: the switch traces all four

@@ -13,6 +13,7 @@ loops and unusual scopes astroid is asked as before.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
 
 from astroid import nodes
 from astroid.nodes import are_exclusive
@@ -186,15 +187,17 @@ def _inside_loop(statement: nodes.NodeNG, frame: nodes.FunctionDef) -> bool:
 
 
 def loops_binding(name: nodes.Name) -> list[nodes.For]:
-    """The ``for`` loops whose targets bind *name* (``for x in ...``, ``for a, x in ...``), when every binding
-    reaching it is one of them; empty otherwise."""
+    """The ``for`` loops whose targets bind *name* (``for x in ...``, ``for a, x in ...``, ``for i, (a, x) in
+    ...``), when every binding reaching it is one of them; empty otherwise."""
     try:
         bindings = reaching_bindings(name)
     except Exception:  # astroid lookups can fail on odd code; then nothing is known
         return []
     loops = []
     for binding in bindings:
-        loop = binding.parent.parent if isinstance(binding.parent, nodes.Tuple) else binding.parent
+        loop = binding.parent
+        while isinstance(loop, (nodes.Tuple, nodes.List)):
+            loop = loop.parent
         if not (isinstance(binding, nodes.AssignName) and isinstance(loop, nodes.For)):
             return []
         loops.append(loop)
@@ -211,3 +214,12 @@ def is_builtin_call(call: nodes.Call, name: str) -> bool:
     except Exception:  # astroid lookups can fail on odd code; stay quiet
         return False
     return all(assignment.root().name == "builtins" for assignment in assignments)
+
+
+def loops_around(node: nodes.NodeNG) -> Iterator[nodes.For | nodes.While]:
+    """The ``for``/``while`` loops of *node*'s own function (or module) that hold it, innermost first."""
+    holder = node.parent
+    while holder is not None and not isinstance(holder, (nodes.FunctionDef, nodes.ClassDef, nodes.Lambda)):
+        if isinstance(holder, (nodes.For, nodes.While)):
+            yield holder
+        holder = holder.parent

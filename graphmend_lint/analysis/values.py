@@ -227,10 +227,16 @@ def _is_sliced(node: nodes.NodeNG) -> bool:
     parent = node.parent
     if not (isinstance(parent, nodes.Subscript) and parent.value is node):
         return False
-    index = parent.slice
-    if isinstance(index, nodes.Tuple):
-        return any(isinstance(item, nodes.Slice) or isinstance(item, nodes.Const) and item.value is Ellipsis for item in index.elts)
-    return isinstance(index, nodes.Slice)
+    return isinstance(parent.slice, nodes.Slice) or is_multi_axis_index(parent)
+
+
+def is_multi_axis_index(subscript: nodes.Subscript) -> bool:
+    """``x[:, i]`` or ``x[..., i]``: several indices with a slice or ``...`` among them, which only an array
+    (a tensor, a NumPy array) takes; a list takes no tuple, and a dict no slice in its key."""
+    index = subscript.slice
+    return isinstance(index, nodes.Tuple) and any(
+        isinstance(item, nodes.Slice) or isinstance(item, nodes.Const) and item.value is Ellipsis for item in index.elts
+    )
 
 
 def _mapped_lambda(node: nodes.NodeNG) -> nodes.Lambda | None:

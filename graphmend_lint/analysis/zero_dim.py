@@ -10,8 +10,9 @@ from __future__ import annotations
 from astroid import nodes
 
 from graphmend_lint.analysis.host_values import bound_values, is_python_int
-from graphmend_lint.analysis.lookup import loops_binding
+from graphmend_lint.analysis.lookup import is_builtin_call, loops_binding
 from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.walk import descendants
 
 #: Reductions over the whole tensor that return a 0-d tensor of non-negative int64 positions.
 _POSITION_REDUCTIONS = frozenset({"argmax", "argmin"})
@@ -96,24 +97,60 @@ def _nonzero_row(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
 
 
 def _unpacked_from_nonzero_rows(values: ValueOracle, node: nodes.Name, depth: int) -> bool:
-    """*node* is unpacked from a row of a ``nonzero()`` result (``for r, c in torch.nonzero(mask)``)."""
+    """*node* is unpacked from a row of positions (:func:`_row_of_positions`) in every loop that binds it."""
     loops = loops_binding(node)
-    return bool(loops) and all(
-        isinstance(loop.target, nodes.Tuple) and _nonzero_matrix(values, loop.iter, depth) for loop in loops
-    )
+    return bool(loops) and all(_row_of_positions(values, loop.target, loop.iter, node, depth) for loop in loops)
+
+
+def _row_of_positions(
+    values: ValueOracle, target: nodes.NodeNG, iterable: nodes.NodeNG, node: nodes.Name, depth: int
+) -> bool:
+    """*node* is an item of *target*, a tuple each step fills with 0-d positions: ``for r, c in
+    torch.nonzero(mask)``, ``for h, i, j in zip(*layout.nonzero(as_tuple=True))`` (xformers' block-sparse
+    ``_to_dense``), either under ``enumerate``."""
+    if isinstance(iterable, nodes.Call) and is_builtin_call(iterable, "enumerate") and len(iterable.args) == 1:
+        inner = target.elts[1] if isinstance(target, nodes.Tuple) and len(target.elts) == 2 else None
+        return inner is not None and _row_of_positions(values, inner, iterable.args[0], node, depth)
+    if not (isinstance(target, nodes.Tuple) and any(item.name == node.name for item in descendants(target, nodes.AssignName))):
+        return False
+    return _nonzero_matrix(values, iterable, depth) or _zipped_positions(values, iterable)
+
+
+def _zipped_positions(values: ValueOracle, call: nodes.NodeNG) -> bool:
+    """``zip(*torch.nonzero(m, as_tuple=True))``, ``zip(*m.nonzero(as_tuple=True))`` or ``zip(*torch.where(m))``:
+    one tuple of positions per hit, each a 0-d tensor."""
+    if not (isinstance(call, nodes.Call) and is_builtin_call(call, "zip") and len(call.args) == 1):
+        return False
+    starred = call.args[0]
+    if not (isinstance(starred, nodes.Starred) and isinstance(starred.value, nodes.Call)):
+        return False
+    positions = starred.value
+    name = values.qualified_name(positions.func) or ""
+    if name == "torch.where":
+        return len(positions.args) == 1 and not positions.keywords
+    as_tuple = [k.value for k in positions.keywords or [] if k.arg == "as_tuple"]
+    if not (len(as_tuple) == 1 and isinstance(as_tuple[0], nodes.Const) and as_tuple[0].value is True):
+        return False
+    if name == "torch.nonzero":
+        return len(positions.args) == 1
+    func = positions.func
+    return isinstance(func, nodes.Attribute) and func.attrname == "nonzero" and not positions.args and values.is_tensor(func.expr)
 
 
 def _nonzero_matrix(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
-    """``torch.nonzero(m)`` / ``m.nonzero()`` (not ``as_tuple``): one row of positions per hit, directly or
-    through names."""
+    """``torch.nonzero(m)`` / ``m.nonzero()`` (not ``as_tuple``) or ``torch.argwhere(m)``: one row of positions
+    per hit; or ``torch.cartesian_prod(a, b, ...)``, one row per combination (open-unmix's ``_covariance``
+    indexes with ``index[0]`` for ``index`` in one: GB0033, measured). Directly or through names."""
     if depth > _MAX_DEPTH:
         return False
     if isinstance(node, nodes.Call):
         if any(keyword.arg == "as_tuple" for keyword in node.keywords or []):
             return False
         name = values.qualified_name(node.func) or ""
-        if name == "torch.nonzero":
+        if name in {"torch.nonzero", "torch.argwhere"}:
             return len(node.args) == 1
+        if name == "torch.cartesian_prod":
+            return len(node.args) >= 2 and not any(isinstance(arg, nodes.Starred) for arg in node.args)
         return isinstance(node.func, nodes.Attribute) and node.func.attrname == "nonzero" and not node.args and values.is_tensor(node.func.expr)
     if isinstance(node, nodes.Name):
         bound = bound_values(node)

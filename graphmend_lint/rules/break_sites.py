@@ -20,7 +20,7 @@ from astroid.const import Context
 
 from graphmend_lint.analysis.conditions import tensor_condition_parts
 from graphmend_lint.analysis.host_values import math_conversion, scalar_conversion
-from graphmend_lint.analysis.lookup import reaching_bindings, statement_block
+from graphmend_lint.analysis.lookup import loops_around, reaching_bindings, statement_block
 from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.analysis.random_draws import draw_use
 from graphmend_lint.analysis.recurrent_modules import RECURRENT_MODULES
@@ -98,14 +98,11 @@ class BreakFinder:
         """A ``for``/``while`` loop of *node*'s function around it holds a break other than those *ignore*
         accepts (and *node*'s own parts). After a break in a loop Dynamo runs the function eagerly."""
         inside = set(_walk(node))
-        loop = node.parent
-        while loop is not None and not isinstance(loop, _SCOPES):
-            if isinstance(loop, (nodes.For, nodes.While)) and any(
-                current not in inside and not ignore(current) and self._breaks(current) for current in _walk(loop)
-            ):
-                return True
-            loop = loop.parent
-        return False
+        return any(
+            current not in inside and not ignore(current) and self._breaks(current)
+            for loop in loops_around(node)
+            for current in _walk(loop)
+        )
 
     def breaking_call(self, node: nodes.NodeNG) -> nodes.Call | None:
         """The first call under *node* (this function only) that runs code of this file which breaks the graph

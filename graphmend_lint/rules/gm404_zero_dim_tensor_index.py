@@ -8,6 +8,7 @@ from astroid import nodes
 from astroid.const import Context
 
 from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.lookup import loops_around
 from graphmend_lint.analysis.module_attributes import is_tensor_like
 from graphmend_lint.analysis.python_sequences import python_sequence
 from graphmend_lint.analysis.zero_dim import zero_dim_element, zero_dim_position
@@ -15,7 +16,7 @@ from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.index_select import index_select_fix
 from graphmend_lint.rules.base import Example, Rule
-from graphmend_lint.rules.break_sites import break_finder
+from graphmend_lint.rules.break_sites import BreakFinder, break_finder
 from graphmend_lint.rules.gb_types import gb_types
 
 ZERO_DIM_INDEX = Fix.advice(
@@ -39,10 +40,15 @@ class ZeroDimTensorIndex(Rule):
     `torch.count_nonzero(m)`), a `.long()` / `.to(device)` of one, or one
     with Python ints added (`x[mask.sum() - 1]`): each is a 0-d tensor, and
     indexing with it breaks the same way (measured on torch 2.13, GB0033).
-    So does an item of a row of `torch.nonzero(m)` (`for i in ind:` then
-    `i[0]`, or `for r, c in ind:`), one position of a multi-axis index
-    (`Q[i[0], i[1]]`, vissl's Sinkhorn-Knopp), and the same index in an
-    assignment (`x[i] = 0`, `x[i] += 1`; measured, GB0033).
+    So does an item of a row of `torch.nonzero(m)`, `torch.argwhere(m)` or
+    `torch.cartesian_prod(a, b)` (`for i in ind:` then `i[0]`, or `for r, c
+    in ind:`; open-unmix's channel pairs), a position from `zip(*m.nonzero(
+    as_tuple=True))` (xformers' block-sparse `_to_dense`, also under
+    `enumerate`), one position of a multi-axis index (`Q[i[0], i[1]]`,
+    vissl's Sinkhorn-Knopp), and the same index in an assignment (`x[i] =
+    0`, `x[i] += 1`; measured, GB0033). An assignment in a loop whose value
+    breaks first is not reported: after that break Dynamo runs the function
+    eagerly, and the store is never traced.
 
     ## Why is this bad
     A 0-d integer tensor used as an index goes through `__index__`, which
@@ -155,9 +161,23 @@ class ZeroDimTensorIndex(Rule):
             element = zero_dim_element(values, index)
             if element is None or breaks.resumed_input(element):
                 continue  # a 0-d tensor a resumed frame receives: Dynamo specialises on it (measured: no break)
+            if _stored_after_a_break_in_a_loop(breaks, subscript):
+                continue
             message = (
                 f"indexing with the 0-d tensor `{snippet(element)}` copies it to a Python int: graph break and host sync"
             )
             rewritable = subscript.ctx is Context.Load and element is index and zero_dim_position(values, index)
             fix = index_select_fix(ctx.analysis, subscript, index) if rewritable else ZERO_DIM_INDEX
             yield ctx.report(subscript, message, traced, fix)
+
+
+def _stored_after_a_break_in_a_loop(breaks: BreakFinder, subscript: nodes.Subscript) -> bool:
+    """``t[i] = value`` in a loop, where computing *value* breaks first: after a break in a loop Dynamo runs
+    the function eagerly, so the store never reaches it (open-unmix's ``Cj[:, :, index[0], ...] =
+    _mul_add(y_j[:, :, index[0], :], ...)`` logs GB0033 on the value's line only, measured)."""
+    statement = subscript.parent
+    if not (isinstance(statement, nodes.Assign) and subscript in statement.targets):
+        return False
+    if breaks.breaking_node(statement.value) is None and breaks.breaking_call(statement.value) is None:
+        return False
+    return next(loops_around(statement), None) is not None
