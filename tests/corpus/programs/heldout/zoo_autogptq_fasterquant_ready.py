@@ -8,8 +8,8 @@ Kept: GPTQ.__init__, add_batch and fasterquant verbatim for nn.Linear (group_siz
 actorder, static_groups, the os.environ DEBUG checks, logger lines, g_idx).
 Simplified: transformers.Conv1D checks dropped (no transformers); the
 torch.cuda.synchronize() call dropped (CPU); Quantizer keeps only the paths used by
-perchannel sym weights; the compiled entry quantizes one fresh 4x8 Linear layer from
-calibration inputs, as _base.py does per layer.
+perchannel sym weights; the compiled entry quantizes one 4x8 Linear layer from
+calibration inputs (hooked add_batch, then fasterquant), as _base.py does per layer.
 """
 import math
 import os
@@ -252,9 +252,7 @@ class GPTQ:
         return scale, zero, g_idx
 
 
-def quantize_linear(weight, calib_inps, bits=4, group_size=-1, actorder=False):
-    layer = nn.Linear(weight.shape[1], weight.shape[0], bias=False)
-    layer.weight.data = weight.clone()
+def quantize_linear(layer, calib_inps, bits=4, group_size=-1, actorder=False):
     gptq = GPTQ(layer)
     gptq.quantizer.configure(bits, perchannel=True, sym=True, mse=False)
 
@@ -274,10 +272,9 @@ compiled_quantize_linear = torch.compile(quantize_linear)
 
 def make():
     torch.manual_seed(0)
-    weight = torch.randn(4, 8)
     calib = [torch.randn(3, 8), torch.randn(2, 5, 8)]
     calib_dead = [torch.cat([torch.randn(3, 7), torch.zeros(3, 1)], dim=1)]
     return quantize_linear, [
-        (weight, calib),
-        (weight, calib_dead, 4, 4, True),
+        (nn.Linear(8, 4, bias=False), calib),
+        (nn.Linear(8, 4, bias=False), calib_dead, 4, 4, True),
     ]
