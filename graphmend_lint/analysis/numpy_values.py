@@ -73,18 +73,16 @@ def numpy_origins(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> li
         return _either(again, node.left, node.right) if node.op in _ARITHMETIC else None
     if isinstance(node, nodes.UnaryOp):
         return again(node.operand) if node.op in {"-", "+", "~"} else None
-    if isinstance(node, nodes.Compare):
-        return _either(again, node.left, node.ops[0][1]) if len(node.ops) == 1 else None
+    if isinstance(node, nodes.Compare):  # a chain ``a <= b <= c`` too (DiffWave's fast-sampling schedule search)
+        return _either(again, node.left, *(right for _, right in node.ops))
     if isinstance(node, nodes.Name):
         return _bound_to_numpy(values, node, depth)
     return None
 
 
-def _either(
-    origins_of: Callable[[nodes.NodeNG], list[nodes.Call] | None], left: nodes.NodeNG, right: nodes.NodeNG
-) -> list[nodes.Call] | None:
-    """The origins of a binary operation: NumPy when either side is."""
-    found = [origins_of(left), origins_of(right)]
+def _either(origins_of: Callable[[nodes.NodeNG], list[nodes.Call] | None], *operands: nodes.NodeNG) -> list[nodes.Call] | None:
+    """The origins of an operation over *operands*: NumPy when any of them is."""
+    found = [origins_of(operand) for operand in operands]
     if all(side is None for side in found):
         return None
     return [origin for side in found for origin in side or ()]

@@ -464,12 +464,20 @@ class Resolver:
             return
         for callee in self.resolve(func, scope, (), depth):
             if callee.what is What.CLASS:
-                yield Target(What.INSTANCE, callee.name)
+                yield from self._constructed(callee.name, path, depth)
             elif callee.what is What.FUNCTION and callee.name.rpartition(".")[2] not in {"forward", "__call__"}:
                 for value in self.index.returns(callee.name):
                     yield from self.resolve(value, callee.name, path, depth)
             elif callee.what is What.EXTERNAL and not path and callee.name.rpartition(".")[2][:1].isupper():
                 yield Target(What.EXTERNAL, callee.name)  # an instance of an imported class
+
+    def _constructed(self, klass: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
+        """What calling the class *klass* gives: an instance of it, or, when the class (or a local base)
+        defines ``__new__``, what that returns (MuZero's ``MuZeroNetwork.__new__`` returns the network the
+        config names); an instance of *klass* when nothing it returns is known (``super().__new__(cls)``)."""
+        new = self.index.method(klass, "__new__")
+        built = [] if new is None else [target for value in self.index.returns(new) for target in self.resolve(value, new, path, depth)]
+        yield from built or [Target(What.INSTANCE, klass)]
 
     # -- parameters -------------------------------------------------------------------
 
@@ -600,9 +608,14 @@ class Resolver:
         if simple in {"forward", "__call__"}:
             return  # their parameters take tensors from the module's caller
         if owner is not None and simple == "__init__":
-            for call, scope in self.index.calls_named(owner.rpartition(".")[2]):
-                if Target(What.CLASS, owner) in self.resolve(call.func, scope, (), depth):
-                    yield call, scope
+            # the class, and each subclass that inherits this ``__init__`` (decision-transformer's
+            # ``SequenceTrainer(model=..., optimizer=...)`` runs ``Trainer.__init__``)
+            for klass in (owner, *self.index.subclasses(owner)):
+                if self.index.method(klass, "__init__") != function:
+                    continue
+                for call, scope in self.index.calls_named(klass.rpartition(".")[2]):
+                    if Target(What.CLASS, klass) in self.resolve(call.func, scope, (), depth):
+                        yield call, scope
             return
         if owner is not None and self.index.is_method(function):
             for call, scope in self.index.calls_named(simple):
