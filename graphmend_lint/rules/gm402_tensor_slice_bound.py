@@ -9,7 +9,7 @@ from astroid import nodes
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
 from graphmend_lint.analysis.host_values import bound_values, numpy_origin, scalar_conversion
-from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.values import ValueOracle, is_multi_axis_index
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.static_slice_bound import static_bound_fix
@@ -63,8 +63,9 @@ def _slices(index: nodes.NodeNG) -> list[nodes.Slice]:
 
 class TensorValuedSliceBound(Rule):
     """## What it does
-    Flags a slice of a tensor whose start, stop or step is a tensor or a NumPy
-    value made from one (`n = t.numpy()[0]`, or each `n` of `for n in
+    Flags a slice of a tensor (or of an untyped value indexed on several axes,
+    `retrieve_indices[best, :n]`, which only an array takes) whose start, stop
+    or step is a tensor or a NumPy value made from one (`n = t.numpy()[0]`, or each `n` of `for n in
     t.cpu().numpy()`: Dynamo traces it as a 0-d tensor, GB0033, measured):
     `x[:n]` where `n = mask.sum()`. A bound converted first (`n =
     int(mask.sum())`, `.item()`) is GM301's finding: Dynamo breaks at the
@@ -159,8 +160,8 @@ class TensorValuedSliceBound(Rule):
         if setting_on(ctx.values, ctx.options, CAPTURE_SCALAR_OUTPUTS):
             return
         for subscript, traced in ctx.traced_nodes(nodes.Subscript):
-            if not ctx.values.is_tensor(subscript.value):
-                continue
+            if not (ctx.values.is_tensor(subscript.value) or is_multi_axis_index(subscript)):
+                continue  # only an array takes ``x[i, :n]`` (Medusa's untyped ``retrieve_indices``)
             for part in _slices(subscript.slice):
                 for bound in (part.lower, part.upper, part.step):
                     why = data_dependent_bound(ctx.values, bound, converted=False)
