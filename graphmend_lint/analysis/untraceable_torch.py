@@ -52,7 +52,8 @@ from dataclasses import dataclass
 from astroid import nodes
 
 from graphmend_lint.analysis.astroid_tree import def_position
-from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
+from graphmend_lint.analysis.values import Kind, ValueOracle, assigned_self_values, enclosing_class
+from graphmend_lint.analysis.walk import descendants
 
 TRACE_AUTOGRAD_OPS = "trace_autograd_ops"
 #: torch function -> (what the message calls it, why Dynamo stops, what to do instead).
@@ -134,6 +135,32 @@ class RefusedCall:
     callee: str = ""  # the torch function's qualified name, when the call is one
 
 
+def _backward_of_a_tensor(values: ValueOracle, receiver: nodes.NodeNG) -> bool:
+    """``receiver.backward()`` runs autograd: *receiver* is a tensor, or a value of unknown kind in a file none
+    of whose classes defines a ``backward`` it could call (decision-transformer's ``loss = self.loss_fn(...)``
+    with the loss function a lambda its trainer is built with; an ``autograd.Function``'s ``backward`` is
+    autograd's to call, never ``obj.backward()``)."""
+    kind = values.kind(receiver)
+    if kind is Kind.TENSOR:
+        return True
+    return kind is Kind.UNKNOWN and not _local_backward_methods(values.module)
+
+
+def _local_backward_methods(module: nodes.Module) -> bool:
+    """A class of the file defines ``backward`` as an ordinary method (not a ``staticmethod`` of an
+    ``autograd.Function``, which only autograd calls)."""
+    return any(
+        method.name == "backward" and not _is_staticmethod(method)
+        for klass in descendants(module, nodes.ClassDef)
+        for method in klass.mymethods()
+    )
+
+
+def _is_staticmethod(method: nodes.FunctionDef) -> bool:
+    decorators = method.decorators.nodes if method.decorators else []
+    return any(isinstance(decorator, nodes.Name) and decorator.name == "staticmethod" for decorator in decorators)
+
+
 def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
     """What makes Dynamo refuse *node*, when it is such a call."""
     if not isinstance(node, nodes.Call):
@@ -145,7 +172,7 @@ def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
     if name in _SKIPPED_FUNCTIONS:
         label = f"`{name.removeprefix('torch.nn.utils.rnn.')}`"
         return RefusedCall(node, label, _SKIPPED_MODULE, _SKIPPED_FUNCTIONS[name], callee=name)
-    if isinstance(node.func, nodes.Attribute) and node.func.attrname == "backward" and values.is_tensor(node.func.expr):
+    if isinstance(node.func, nodes.Attribute) and node.func.attrname == "backward" and _backward_of_a_tensor(values, node.func.expr):
         return RefusedCall(node, *_BACKWARD, autograd=True)
     if (
         isinstance(node.func, nodes.Attribute)

@@ -48,7 +48,9 @@ class UntraceableTorchCall(Rule):
     `pad_packed_sequence`, `torch.jit.isinstance`, `torch.jit.fork`/`wait`,
     `torch.get_rng_state`/`set_rng_state`, `torch.typename`,
     `torch.utils.data.get_worker_info`), `torch.autograd.grad`,
-    `loss.backward()` on a tensor, `torch.autograd.backward`, a tensor's
+    `loss.backward()` on a tensor (or on a value of unknown kind, when no
+    class of the file defines its own `backward` method: a loss from a loss
+    function the trainer was built with), `torch.autograd.backward`, a tensor's
     per-element Python callbacks (`t.apply_(fn)`, `t.map_(other, fn)`,
     `t.map2_(a, b, fn)`),
     `with torch.backends.cudnn.flags(...)`, `with torch.backends.cuda.sdp_kernel(...)`
@@ -156,6 +158,13 @@ class UntraceableTorchCall(Rule):
         Example(_HEADER + "    return torch.autograd.grad((x * lengths).sum(), [lengths])\n"),
         Example(_HEADER + "    loss = (x * lengths).sum()\n    loss.backward()\n    return loss.detach()\n"),
         Example(_HEADER + "    loss = (x * lengths).sum()\n    torch.autograd.backward(loss)\n    return loss.detach()\n"),
+        # a loss of unknown kind, in a file with no `backward` of its own (decision-transformer's trainer)
+        Example(
+            "import torch\n\n\nclass Trainer:\n    def __init__(self, model, loss_fn):\n        self.model = model\n"
+            "        self.loss_fn = loss_fn\n\n    def train_step(self, x):\n        loss = self.loss_fn(self.model(x))\n"
+            "        loss.backward()\n        return loss.detach()\n\n\n"
+            "trainer = Trainer(torch.nn.Linear(2, 2), lambda y: y.pow(2).mean())\nstep = torch.compile(trainer.train_step)\n"
+        ),
         Example(_HEADER + "    return (x * 2).apply_(lambda v: min(v, 1.0))\n"),
         Example(
             _JIT_ISINSTANCE.format(check="torch.jit.isinstance", kind="int"),
