@@ -126,6 +126,7 @@ CASES: dict[str, Case] = {
     # torch.jit and torch.random are modules Dynamo skips; the builtin isinstance is folded (safe fix)
     "GM507/bad_jit_isinstance.py": case({(14, "GM507"), (16, "GM507")}, {(14, "GB0007"), (16, "GB0007")}),
     "GM507/fixed_jit_isinstance.py": case(),
+    "GM507/bad_autograd_variable.py": case({(13, "GM507")}, {(13, "GB0007")}),
     "GM507/bad_rng_state_restore.py": case({(17, "GM507"), (19, "GM507")}, {(17, "GB0007"), (19, "GB0007")}),
     # Dynamo runs an allow_in_graph function on fake tensors: the branch breaks at the call, then in its own frame
     "GM507/bad_allow_in_graph_branch.py": case({(25, "GM507"), (13, "GM101")}, {(25, "GB0033"), (13, "GB0170")}),

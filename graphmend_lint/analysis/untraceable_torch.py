@@ -85,6 +85,10 @@ _PYTHON_CALLBACK_METHODS = frozenset({"apply_", "map_", "map2_"})
 _SKIPPED_MODULE = "Dynamo skips the torch module it lives in"
 _RNG_STATE = "read or restore the RNG state outside the compiled function"
 _PACKING = "run the recurrent part outside the compiled function, or pad and mask instead of packing"
+_VARIABLE = (
+    "use the tensor itself (`Variable` has been a no-op wrapper since PyTorch 0.4), `.detach()`ed if it must "
+    "not carry autograd history"
+)
 #: Functions of skipped torch modules without a Dynamo handler (GB0007, measured) -> what to do instead.
 _SKIPPED_FUNCTIONS: dict[str, str] = {
     "torch.nn.utils.rnn.pack_padded_sequence": _PACKING,
@@ -99,6 +103,8 @@ _SKIPPED_FUNCTIONS: dict[str, str] = {
     "torch.random.set_rng_state": _RNG_STATE,
     "torch.typename": "use `type(x).__name__`, or compute the name outside the compiled function",
     "torch.utils.data.get_worker_info": "read it in the data pipeline, outside the compiled function",
+    "torch.autograd.Variable": _VARIABLE,
+    "torch.autograd.variable.Variable": _VARIABLE,
 }
 #: Context managers Dynamo does not support (GB0142; the backend switches also log GB0208 on the same line),
 #: measured on torch 2.13 -> what to do instead. ``torch.nn.attention.sdpa_kernel``, ``autocast``, ``no_grad``

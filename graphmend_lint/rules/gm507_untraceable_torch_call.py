@@ -47,7 +47,8 @@ class UntraceableTorchCall(Rule):
     functions of torch modules Dynamo skips (`pack_padded_sequence`,
     `pad_packed_sequence`, `torch.jit.isinstance`, `torch.jit.fork`/`wait`,
     `torch.get_rng_state`/`set_rng_state`, `torch.typename`,
-    `torch.utils.data.get_worker_info`), `torch.autograd.grad`,
+    `torch.utils.data.get_worker_info`, `torch.autograd.Variable`, flair's
+    locked-dropout mask), `torch.autograd.grad`,
     `loss.backward()` on a tensor (or on a value of unknown kind, when no
     class of the file defines its own `backward` method: a loss from a loss
     function the trainer was built with), `torch.autograd.backward`, a tensor's
@@ -166,6 +167,7 @@ class UntraceableTorchCall(Rule):
             "trainer = Trainer(torch.nn.Linear(2, 2), lambda y: y.pow(2).mean())\nstep = torch.compile(trainer.train_step)\n"
         ),
         Example(_HEADER + "    return (x * 2).apply_(lambda v: min(v, 1.0))\n"),
+        Example(_HEADER + "    mask = torch.autograd.Variable(x.new_ones(x.shape), requires_grad=False)\n    return mask * x\n"),
         Example(
             _JIT_ISINSTANCE.format(check="torch.jit.isinstance", kind="int"),
             fixed=_JIT_ISINSTANCE.format(check="isinstance", kind="int"),
