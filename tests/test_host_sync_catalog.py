@@ -134,6 +134,8 @@ CASES: dict[str, Case] = {
     # an array a helper receives (EDM2's constant()): its dtype is the first member Dynamo cannot model, and
     # Dynamo runs the helper's resumed frame eagerly
     "GM403/bad_ndarray_cache_key.py": case({(14, "GM403")}, {(14, "GB0157")}, frame_skipped=True),
+    # VAR: a NumPy position forced into Python picks a layer (GB0033)
+    "GM403/bad_numpy_position_item.py": case({(18, "GM403")}, {(18, "GB0033")}),
     # Perceiver's flattening: np.prod over a shape as a torch size, stored in a name or inline (GB0033)
     "GM403/bad_np_prod_reshape.py": case({(18, "GM403"), (20, "GM403")}, {(18, "GB0033"), (20, "GB0033")}),
     "GM403/fixed_np_prod_reshape.py": case(),

@@ -7,7 +7,8 @@ trace: ``np.ceil(np.log1p(n)).item()``, ``float(np.log(n))``,
 number does not: ``np.ceil(np.log1p(n)).astype("int").item()``,
 ``int(np.int32(n))``, ``v.astype(int).item()`` after ``v = np.sqrt(n)``
 each break with GB0208 ("torch.* op returned non-Tensor"), at the line that
-forces the value (measured, torch 2.13). A float cast (``.astype(np.float32)``
+forces the value (measured, torch 2.13). A NumPy position (``np.argmin(...)``,
+``a.argmax()``) forced the same way breaks too (GB0033). A float cast (``.astype(np.float32)``
 then ``float(...)``) and ``.tolist()`` do not break. transformers' Informer
 and Autoformer size their ProbSparse sampling this way:
 ``np.ceil(np.log1p(L)).astype("int").item()``.
@@ -26,6 +27,9 @@ from graphmend_lint.analysis.values import ValueOracle
 
 _MAX_DEPTH = 4
 _INTEGER_PREFIXES = ("int", "uint")
+#: NumPy functions (and array methods) that return positions or counts: integers whatever the input.
+_POSITION_FUNCTIONS = frozenset({"argmin", "argmax", "argsort", "searchsorted", "count_nonzero"})
+_POSITION_METHODS = ("argmin", "argmax", "argsort", "searchsorted")
 
 
 def _integer_dtype(values: ValueOracle, dtype: nodes.NodeNG) -> bool:
@@ -78,13 +82,35 @@ def integer_cast(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nod
     return None
 
 
+def integer_position(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nodes.Call | None:
+    """``np.argmin(a)``, ``a.argmax()``, ``np.searchsorted(...)``...: a NumPy position, an integer whatever the
+    input's dtype (also through a name). Forced into Python it breaks (GB0033, measured on torch 2.13: VAR's
+    ``self.qresi_ls[np.argmin(np.abs(self.ticks - at)).item()]``, ``int(np.argmax(ticks > 0.5))``)."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(node, nodes.Name):
+        bound = bound_values(node)
+        found = [integer_position(values, value, depth + 1) for value in bound or ()]
+        return found[0] if found and None not in found else None
+    if not isinstance(node, nodes.Call) or numpy_origin(values, node) is not None:
+        return None
+    module, _, function = (values.qualified_name(node.func) or "").rpartition(".")
+    if module == "numpy" and function in _POSITION_FUNCTIONS:
+        return node
+    method = method_call(node, *_POSITION_METHODS)
+    return node if method is not None and numpy_value(values, method.func.expr) else None
+
+
 def forced_integer_cast(values: ValueOracle, node: nodes.NodeNG) -> nodes.Call | None:
-    """The integer cast that ``<cast>.item()`` or ``int(<cast>)`` (*node*) forces into Python, else ``None``."""
+    """The integer NumPy value (a cast to an integer dtype, or a position) that ``<value>.item()`` or
+    ``int(<value>)`` (*node*) forces into Python, else ``None``."""
     if not isinstance(node, nodes.Call):
         return None
     item = method_call(node, "item")
     if item is not None and not node.args and not node.keywords:
-        return integer_cast(values, item.func.expr)
-    if builtin_name(node) == "int" and len(node.args) == 1 and not node.keywords:
-        return integer_cast(values, node.args[0])
-    return None
+        forced = item.func.expr
+    elif builtin_name(node) == "int" and len(node.args) == 1 and not node.keywords:
+        forced = node.args[0]
+    else:
+        return None
+    return integer_cast(values, forced) or integer_position(values, forced)

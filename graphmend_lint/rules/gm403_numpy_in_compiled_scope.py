@@ -150,7 +150,9 @@ class NumpyInCompiledScope(Rule):
     (`np.ceil(np.log1p(n)).astype("int").item()`, `int(np.int32(n))`) is
     refused as well (GB0208, at the line that forces it; a float cast, a
     plain `.item()` and `.tolist()` trace): it is flagged whatever the
-    NumPy functions before the cast.
+    NumPy functions before the cast. So is a NumPy position forced the same
+    way (`np.argmin(np.abs(self.ticks - at)).item()`, VAR's choice of a
+    shared layer; `int(np.argmax(a))`: GB0033).
     Reading `dtype`, `flags` or `base`, or calling `tobytes()`, on an array
     traced code computes (`value = np.asarray(value)`, then a cache key
     `(value.shape, value.dtype, value.tobytes())`, as NVlabs' EDM2 builds its
@@ -249,6 +251,8 @@ class NumpyInCompiledScope(Rule):
         # transformers' Informer: an integer cast of a NumPy value forced into Python (GB0208)
         Example(_HEADER + "    n = x.size(1)\n    u = np.ceil(np.log1p(n)).astype(\"int\").item()\n    return x[:, :u]\n"),
         Example(_HEADER + "    v = np.ceil(x.size(1) / 2)\n    return x * int(v.astype(np.int64)), x * np.int32(k).item()\n"),
+        # VAR: a NumPy position forced into Python picks a layer (GB0033)
+        Example(_HEADER + "    ticks = np.linspace(0.0, 1.0, 4)\n    return x * np.argmin(np.abs(ticks - 0.3)).item()\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -267,7 +271,7 @@ class NumpyInCompiledScope(Rule):
             yield ctx.report(use, message, traced, numpy_twin_fix(ctx.analysis, found), gate_at=call)
         for call, traced, cast in ctx.recognised(forced_integer_cast, nodes.Call):
             message = (
-                f"`{snippet(cast)}` casts a NumPy value to an integer dtype and `{snippet(call.func)}` forces it "
+                f"`{snippet(cast)}` is an integer NumPy value and `{snippet(call.func)}` forces it "
                 "into Python: Dynamo does not trace that, graph break"
             )
             yield ctx.report(call, message, traced, FORCED_CAST)
