@@ -66,7 +66,7 @@ def numpy_origins(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> li
         func = node.func
         return again(func.expr) if isinstance(func, nodes.Attribute) and func.attrname in ARRAY_METHODS else None
     if isinstance(node, nodes.Subscript):
-        return again(node.value)
+        return again(node.value) or _comprehension_item(values, node.value, depth)
     if isinstance(node, nodes.Attribute):
         return again(node.expr) if node.attrname == "T" else None
     if isinstance(node, nodes.BinOp):
@@ -86,6 +86,23 @@ def _either(origins_of: Callable[[nodes.NodeNG], list[nodes.Call] | None], *oper
     if all(side is None for side in found):
         return None
     return [origin for side in found for origin in side or ()]
+
+
+def _comprehension_item(values: ValueOracle, node: nodes.NodeNG, depth: int) -> list[nodes.Call] | None:
+    """The origins of an item of *node*, a name bound once to a list comprehension of NumPy values
+    (RetinaNet's ``image_shapes = [(image_shape + 2 ** x - 1) // (2 ** x) for x in levels]``). The list
+    itself is no NumPy value: its truthiness and length are Python's."""
+    if not isinstance(node, nodes.Name):
+        return None
+    try:
+        bindings = reaching_bindings(node)
+    except Exception:  # astroid lookups can fail on odd code: not provable
+        return None
+    if len(bindings) != 1 or not isinstance(assignment := bindings[0].parent, nodes.Assign):
+        return None
+    if not isinstance(assignment.value, nodes.ListComp) or assignment.targets != [bindings[0]]:
+        return None
+    return numpy_origins(values, assignment.value.elt, depth + 1)
 
 
 def _bound_to_numpy(values: ValueOracle, name: nodes.Name, depth: int) -> list[nodes.Call] | None:
@@ -142,3 +159,24 @@ def _passed_numpy(values: ValueOracle, function: nodes.NodeNG, parameter: str, d
     if not passed or any(origins is None for origins in passed):
         return None
     return [origin for origins in passed for origin in origins or ()]
+
+
+#: NumPy constructors whose output size comes from arguments: ``arange``'s start, stop and step, the shape
+#: of the others.
+_SIZED_CONSTRUCTORS = {"arange": ("start", "stop", "step"), "zeros": ("shape",), "ones": ("shape",),
+                       "empty": ("shape",), "full": ("shape",), "eye": ("N", "M"), "identity": ("n",)}  # fmt: skip
+
+
+def traced_numpy_sizes(values: ValueOracle, call: nodes.Call) -> list[nodes.NodeNG]:
+    """The sizes a NumPy constructor takes that are NumPy values computed in traced code: RetinaNet's
+    ``np.arange(0, shape[1])`` with ``shape = (np.array(image.shape[2:]) + 2 ** x - 1) // (2 ** x)``,
+    ``np.ones(np.array(sizes).sum())``. Dynamo holds such a value as a tensor, and an output size needs a
+    Python int: GB0033 at the call (measured, torch 2.13)."""
+    module, _, function = (values.qualified_name(call.func) or "").rpartition(".")
+    if module != "numpy" or function not in _SIZED_CONSTRUCTORS:
+        return []
+    names = _SIZED_CONSTRUCTORS[function]
+    given = [*call.args[: len(names) if function == "arange" else 1],
+             *(k.value for k in call.keywords or [] if k.arg in names)]  # fmt: skip
+    sizes = [item for value in given for item in (value.elts if isinstance(value, (nodes.Tuple, nodes.List)) else [value])]
+    return [size for size in sizes if numpy_origins(values, size) is not None]

@@ -8,7 +8,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.host_values import condition_operands, python_use
-from graphmend_lint.analysis.numpy_values import numpy_origins
+from graphmend_lint.analysis.numpy_values import numpy_origins, traced_numpy_sizes
 from graphmend_lint.analysis.numpy_int_casts import forced_integer_cast
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.context import RuleContext
@@ -57,6 +57,10 @@ UNTRACED = Fix.advice(
 NUMPY_BRANCH = Fix.advice(
     "no automatic fix: decide on Python numbers (`math`, `random`) or outside the compiled function, "
     "or keep the value a tensor and select with `torch.where`",
+)
+NUMPY_SIZE = Fix.advice(
+    "no automatic fix: compute the size with Python ints (`math`, builtins, `x.shape`), or build the array "
+    "outside the compiled function",
 )
 FORCED_CAST = Fix.advice(
     "no source fix: compute the integer with `math` on Python numbers "
@@ -284,6 +288,15 @@ class NumpyInCompiledScope(Rule):
                     f"`{attribute.attrname}` for them, graph break"
                 )
                 yield ctx.report(attribute, message, traced, UNMODELLED_MEMBER)
+        for call, traced in ctx.traced_nodes(nodes.Call):
+            for size in traced_numpy_sizes(ctx.values, call):
+                if reported.isdisjoint(numpy_origins(ctx.values, size) or ()):
+                    message = (
+                        f"`{snippet(call.func)}` takes the NumPy value `{snippet(size)}` as a size: Dynamo traces "
+                        "NumPy as tensors, and a size needs a Python int: graph break"
+                    )
+                    yield ctx.report(call, message, traced, NUMPY_SIZE)
+                    break
         for branch, traced in ctx.traced_nodes(nodes.If, nodes.While, nodes.IfExp):
             for operand in condition_operands(branch.test):
                 # an operand the oracle calls a tensor is GM101's finding, and one computed by a NumPy call
