@@ -156,7 +156,11 @@ class NumpyInCompiledScope(Rule):
     plain `.item()` and `.tolist()` trace): it is flagged whatever the
     NumPy functions before the cast. So is a NumPy position forced the same
     way (`np.argmin(np.abs(self.ticks - at)).item()`, VAR's choice of a
-    shared layer; `int(np.argmax(a))`: GB0033).
+    shared layer; `int(np.argmax(a))`: GB0033), and a NumPy value computed
+    in traced code given to a NumPy constructor as a size
+    (`np.arange(0, shape[1])` with `shape = (np.array(image.shape[2:]) + 1)
+    // 2`, RetinaNet's anchors; `np.ones(k)` with `k =
+    np.array(sizes).sum()`: GB0033, measured).
     Reading `dtype`, `flags` or `base`, or calling `tobytes()`, on an array
     traced code computes (`value = np.asarray(value)`, then a cache key
     `(value.shape, value.dtype, value.tobytes())`, as NVlabs' EDM2 builds its
@@ -255,6 +259,11 @@ class NumpyInCompiledScope(Rule):
         # transformers' Informer: an integer cast of a NumPy value forced into Python (GB0208)
         Example(_HEADER + "    n = x.size(1)\n    u = np.ceil(np.log1p(n)).astype(\"int\").item()\n    return x[:, :u]\n"),
         Example(_HEADER + "    v = np.ceil(x.size(1) / 2)\n    return x * int(v.astype(np.int64)), x * np.int32(k).item()\n"),
+        # RetinaNet's anchors: a NumPy value computed in traced code sizes a NumPy array (GB0033)
+        Example(
+            _HEADER + "    shape = (np.array(x.shape[1:]) + 1) // 2\n    grid = np.arange(0, shape[1]) * 0.5\n"
+            "    return x * float(grid[0])\n"
+        ),
         # VAR: a NumPy position forced into Python picks a layer (GB0033)
         Example(_HEADER + "    ticks = np.linspace(0.0, 1.0, 4)\n    return x * np.argmin(np.abs(ticks - 0.3)).item()\n"),
     )
