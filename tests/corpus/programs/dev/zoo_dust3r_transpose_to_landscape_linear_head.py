@@ -11,7 +11,8 @@ the model's set_downstream_head / _downstream_head / forward, with `true_shape`
 taken from the view dict or rebuilt from the image shape.
 Simplified: the CroCo encoder/decoder is replaced by a patch embedding and one
 linear layer per view (`_decoder` returns a list of token tensors like the real
-decoder); no symmetrized-pair shortcut; patch 2, dec_embed_dim 8, 4x6 images.
+decoder); no symmetrized-pair shortcut; `torch.cuda.amp.autocast(enabled=False)`
+becomes `torch.autocast("cpu", enabled=False)`; patch 2, dec_embed_dim 8, 4x6 images.
 """
 import torch
 import torch.nn as nn
