@@ -196,7 +196,8 @@ def _batch(opt):
         for frame_id in opt.frame_ids:
             inputs[("color", frame_id, scale)] = torch.rand(2, 3, h, w)
             if frame_id != 0:
-                outputs[("color", frame_id, scale)] = torch.rand(2, 3, h, w)
+                # generate_images_pred warps at full resolution for every scale
+                outputs[("color", frame_id, scale)] = torch.rand(2, 3, 8, 12)
         outputs[("disp", scale)] = torch.rand(2, 1, h, w)
     return inputs, outputs
 
