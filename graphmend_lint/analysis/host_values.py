@@ -55,9 +55,12 @@ _BOOL_PRESERVING_METHODS = frozenset(
      "select", "index_select", "gather", "tril", "triu", "unflatten", "movedim", "swapaxes", "diagonal", "cpu",
      "cuda", "view_as", "reshape_as", "masked_fill", "masked_scatter", "index_fill", "scatter"}
 )  # fmt: skip
-#: torch functions outside the ``torch.`` namespace whose result has the dtype of their first argument
-#: (``F.pad(mask, (0, 1))`` pads a bool mask with ``False``: GB0036 when it indexes, measured).
-_DTYPE_KEEPING_FUNCTIONS = frozenset({"torch.nn.functional.pad", "torch._C._nn.pad"})
+#: torch functions whose result has the dtype of their first argument (``F.pad(mask, (0, 1))`` pads a bool
+#: mask with ``False``: GB0036 when it indexes, measured; ``torch.zeros_like(mask)`` without a ``dtype``).
+_DTYPE_KEEPING_FUNCTIONS = frozenset(
+    {"torch.nn.functional.pad", "torch._C._nn.pad", "torch.zeros_like", "torch.ones_like", "torch.empty_like",
+     "torch.full_like"}
+)  # fmt: skip
 #: torch functions that join tensors: boolean when every joined tensor is.
 _JOINING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
 #: torch functions that build a tensor from Python data, inferring its dtype (``torch.bool`` from bools).
@@ -590,11 +593,13 @@ def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, l
         )
     if isinstance(node, nodes.UnaryOp) and node.op == "~":
         return is_bool_tensor(values, node.operand, depth + 1, lenient=lenient)
-    if isinstance(node, nodes.BinOp) and node.op in {"&", "|", "^"}:
+    if isinstance(node, nodes.BinOp) and node.op in {"&", "|", "^", "*"}:
         operands = (node.left, node.right)
         masks = [is_bool_tensor(values, operand, depth + 1, lenient=lenient) for operand in operands]
         if all(masks):
-            return True
+            return True  # ``mask * crop_mask`` of two bool tensors is one too (monodepth2's Garg crop)
+        if node.op == "*":
+            return False
         return lenient and any(masks) and all(
             values.is_tensor(operand) and not is_integer_tensor(values, operand) and not is_float_tensor(values, operand)
             for operand in operands

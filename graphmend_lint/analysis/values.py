@@ -239,6 +239,18 @@ def is_multi_axis_index(subscript: nodes.Subscript) -> bool:
     )
 
 
+def _refines(binding: nodes.NodeNG) -> bool:
+    """``x = <expression reading x>`` (``x = x[mask]``, ``x = x.float()``): the name's new value is computed
+    from its old one."""
+    statement = binding.parent
+    return (
+        isinstance(binding, nodes.AssignName)
+        and isinstance(statement, nodes.Assign)
+        and statement.targets == [binding]
+        and any(use.name == binding.name for use in descendants(statement.value, nodes.Name))
+    )
+
+
 def _mapped_lambda(node: nodes.NodeNG) -> nodes.Lambda | None:
     """The lambda of ``map(lambda ...: ..., ...)`` (the builtin ``map``): what each item of the result is."""
     if isinstance(node, nodes.Call) and node.args and isinstance(node.args[0], nodes.Lambda) and is_builtin_call(node, "map"):
@@ -701,7 +713,10 @@ class ValueOracle:
             if isinstance(parent, nodes.Arguments):
                 return self._parameter(assignment, parent)
             if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is not None:
-                return self._kind(parent.value)
+                kind = self._kind(parent.value)
+                if kind is Kind.UNKNOWN and self._mapping_read_used_as_tensor(assignment, parent.value):
+                    return Kind.TENSOR
+                return kind
             if isinstance(parent, nodes.AugAssign):
                 # ``y += t`` is a tensor when ``t`` is, or when ``y`` was one before
                 if self._kind(parent.value) is Kind.TENSOR:
@@ -722,6 +737,21 @@ class ValueOracle:
             if isinstance(parent, nodes.NamedExpr):
                 return self._kind(parent.value)
         return Kind.UNKNOWN
+
+    def _mapping_read_used_as_tensor(self, name: nodes.AssignName, value: nodes.NodeNG) -> bool:
+        """``depth_gt = inputs["depth_gt"]`` then ``torch.median(depth_gt)`` (monodepth2): a value read from a
+        mapping under a string key, in a traced function that uses the name as a tensor, is one, on the
+        evidence an untyped parameter gets (:meth:`_used_as_tensor`). Every other binding of the name must
+        compute from it (``depth_gt = depth_gt[mask]``): evidence after one of those is evidence for it."""
+        if not (isinstance(value, nodes.Subscript) and isinstance(value.slice, nodes.Const) and isinstance(value.slice.value, str)):
+            return False
+        function = name.frame()
+        if not isinstance(function, nodes.FunctionDef):
+            return False
+        others = [binding for binding in function.locals.get(name.name, []) if binding is not name]
+        if not all(_refines(binding) for binding in others):
+            return False
+        return self.assume_tensor_parameters and self._is_traced(function) and self._used_as_tensor(function, name.name, 0)
 
     def _unpacked(self, target: nodes.AssignName, container: nodes.Tuple | nodes.List) -> Kind | None:
         """The kind of a name an assignment unpacks, at any depth: ``(x1, y1), (x2, y2) = a.chunk(2), b.chunk(2)``
