@@ -861,6 +861,32 @@ def test_getattr_of_a_computed_name_reaches_the_methods_it_can_name() -> None:
     }  # fmt: skip
 
 
+def test_getattr_of_an_f_string_reaches_the_attributes_the_calls_spell() -> None:
+    """DUSt3R's ``getattr(self, f'head{head_num}')`` with ``head_num`` 1 or 2 from the calls: each head, here a
+    nested function a factory returns."""
+    source = (
+        "import torch\n"
+        "def wrap(head):\n"
+        "    def wrapper(x):\n"
+        "        return head(x)\n"
+        "    return wrapper\n"
+        "def unused(x):\n"
+        "    return x\n"
+        "class Model(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.head1 = wrap(torch.nn.Linear(2, 2))\n"
+        "        self.head3 = unused\n"
+        "    def _head(self, num, x):\n"
+        "        head = getattr(self, f'head{num}')\n"
+        "        return head(x)\n"
+        "    def forward(self, x):\n"
+        "        return self._head(1, x)\n"
+        "model = torch.compile(Model())\n"
+    )
+    assert traced(source) == {"Model.forward", "Model._head", "wrap.wrapper"}
+
+
 def test_a_custom_autograd_function_applied_in_compiled_code_traces_forward_and_backward() -> None:
     """guided-diffusion's ``CheckpointFunction.apply``: Dynamo speculates ``backward`` too (GB9186 inside it)."""
     source = (

@@ -57,6 +57,8 @@ SEQUENTIAL_CONTAINERS = frozenset(
 #: Dict methods whose results iterate over the values (``values``) or ``(key, value)`` pairs (``items``).
 DICT_VIEWS = frozenset({"values", "items"})
 MAX_DEPTH = 16
+#: How many texts an f-string may format to before the resolver gives up on it.
+_MAX_FORMATTED = 16
 #: Calls that give back (a callable running) their first argument: ``partial(f, ...)``,
 #: ``update_wrapper(wrapper, wrapped)``, ``MethodType(f, obj)`` (a function bound to an object).
 WRAPPING_CALLS = frozenset({"functools.partial", "functools.update_wrapper", "types.MethodType"})
@@ -649,7 +651,9 @@ class Resolver:
 
     # -- constants --------------------------------------------------------------------
 
-    def constant_strings(self, expr: ast.expr, scope: str, depth: int = 0) -> frozenset[str] | None:
+    def constant_strings(
+        self, expr: ast.expr, scope: str, depth: int = 0, *, numbers: bool = False
+    ) -> frozenset[str] | None:
         """Every string *expr* may hold, when each is a literal somewhere in this module; else ``None``.
 
         ``rnn_type`` in ``getattr(nn, rnn_type)(...)``: a parameter holds its
@@ -657,14 +661,19 @@ class Resolver:
         in ``DPRNN.__init__``, whose own parameter defaults to ``"LSTM"``...);
         a name holds what each of its bindings gives. One value that is not
         provably a literal (a parameter nothing calls, a computed string)
-        makes the whole answer ``None``.
+        makes the whole answer ``None``. An f-string gives every text its parts can format to
+        (:meth:`_formatted_strings`); *numbers* takes integer literals as their text, for those parts.
         """
         if depth > MAX_DEPTH:
             return None
         if isinstance(expr, ast.Constant):
-            return frozenset({expr.value}) if isinstance(expr.value, str) else None
+            if isinstance(expr.value, str) or numbers and type(expr.value) is int:
+                return frozenset({str(expr.value)})
+            return None
+        if isinstance(expr, ast.JoinedStr):
+            return self._formatted_strings(expr, scope, depth + 1)
         if isinstance(expr, ast.IfExp):
-            return _union(self.constant_strings(e, scope, depth + 1) for e in (expr.body, expr.orelse))
+            return _union(self.constant_strings(e, scope, depth + 1, numbers=numbers) for e in (expr.body, expr.orelse))
         if isinstance(expr, ast.Attribute):
             return self._attribute_strings(expr, scope, depth + 1)
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and not expr.args:
@@ -680,14 +689,33 @@ class Resolver:
             return None
         reaching = self._straight_line_bindings(found, expr) if found.scope == scope else None
         if reaching is not None:  # ``rnn_type = rnn_type.upper()`` (asteroid): the use sees one value
-            parts = [self.constant_strings(binding.value, found.scope, depth + 1) for binding in reaching]
+            parts = [self.constant_strings(binding.value, found.scope, depth + 1, numbers=numbers) for binding in reaching]
             if not reaching:
-                parts.extend(self._parameter_strings(found.scope, expr.id, depth + 1))
+                parts.extend(self._parameter_strings(found.scope, expr.id, depth + 1, numbers=numbers))
             return _union(parts) if parts else None
-        parts = [self.constant_strings(binding.value, found.scope, depth + 1) for binding in found.bindings]
+        parts = [self.constant_strings(binding.value, found.scope, depth + 1, numbers=numbers) for binding in found.bindings]
         if found.parameter:
-            parts.extend(self._parameter_strings(found.scope, expr.id, depth + 1))
+            parts.extend(self._parameter_strings(found.scope, expr.id, depth + 1, numbers=numbers))
         return _union(parts) if parts else None
+
+    def _formatted_strings(self, expr: ast.JoinedStr, scope: str, depth: int) -> frozenset[str] | None:
+        """Every text ``f"head{num}"`` can format to when each part's values are known (DUSt3R's
+        ``getattr(self, f'head{head_num}')`` with ``head_num`` 1 or 2 from the calls); ``None`` past
+        :data:`_MAX_FORMATTED` texts, or for a part with a conversion or a format spec."""
+        texts = {""}
+        for part in expr.values:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                options: frozenset[str] | None = frozenset({part.value})
+            elif isinstance(part, ast.FormattedValue) and part.conversion == -1 and part.format_spec is None:
+                options = self.constant_strings(part.value, scope, depth, numbers=True)
+            else:
+                return None
+            if options is None:
+                return None
+            texts = {text + option for text in texts for option in options}
+            if len(texts) > _MAX_FORMATTED:
+                return None
+        return frozenset(texts)
 
     def _straight_line_bindings(self, found: _Lookup, use: ast.expr) -> list[Binding] | None:
         """The bindings *use* sees, when every binding of its name is a plain assignment in the function's own
@@ -727,7 +755,9 @@ class Resolver:
                 )
         return _union(parts) if parts else None
 
-    def _parameter_strings(self, function: str, name: str, depth: int) -> Iterator[frozenset[str] | None]:
+    def _parameter_strings(
+        self, function: str, name: str, depth: int, *, numbers: bool = False
+    ) -> Iterator[frozenset[str] | None]:
         """What a parameter holds: each call site's argument, and its default where a call (or, with no
         call in this module, a caller elsewhere) leaves it out."""
         node = self.index.functions[function]
@@ -740,14 +770,14 @@ class Resolver:
         for call, call_scope in sites:
             argument = _argument(call, name, None if index is None else index - offset, True)
             if argument is not None:
-                yield self.constant_strings(argument, call_scope, depth)
+                yield self.constant_strings(argument, call_scope, depth, numbers=numbers)
             elif _unpacks(call):
                 yield None  # ``f(*args)`` / ``f(**kw)``: what it passes is not written here
             else:
                 takes_default = True
         if takes_default:
             site_scope = self.index.enclosing_scope(function) or MODULE
-            yield None if default is None else self.constant_strings(default, site_scope, depth)
+            yield None if default is None else self.constant_strings(default, site_scope, depth, numbers=numbers)
 
     # -- attributes -------------------------------------------------------------------
 
