@@ -78,6 +78,11 @@ def test_every_kind_is_known() -> None:
         ("torch.nn.functional.logsigmoid", "tensor"),  # ``log_sigmoid as logsigmoid``
         ("torch._dynamo.graph_break", "none"),
         ("torch.compiler.is_compiling", "bool"),
+        # C bindings without stubs: the docstring's signature line says the result
+        ("torch.fft.rfftfreq", "tensor"),
+        ("torch.linalg.norm", "tensor"),  # ``linalg.norm(A, ...) -> Tensor``
+        ("torch.linalg.svd", "tuple_tensor"),
+        ("torch.special.expit", "tensor"),  # the signature opens the first part of a concatenated docstring
     ],
 )
 def test_function_kinds(qualname: str, kind: str) -> None:

@@ -1626,9 +1626,16 @@ class ValueOracle:
         return Kind.UNKNOWN
 
     def _returns(self, function: nodes.FunctionDef) -> Kind | None:
-        """What a project function returns: the join of its ``return`` values."""
+        """What a project function returns: the join of its ``return`` values, or, when they say nothing,
+        its return annotation (mbrl's ``def rfftfreq(...) -> torch.Tensor``)."""
         if function.name in {"forward", "__call__"}:
             return Kind.TENSOR
+        found = self._returned_kind(function)
+        if found is Kind.UNKNOWN and function.returns is not None:
+            return self._annotation_kind(function.returns)
+        return found
+
+    def _returned_kind(self, function: nodes.FunctionDef) -> Kind | None:
         returns = self._returned(function)
         if not returns:
             return Kind.UNKNOWN

@@ -28,6 +28,12 @@ What a name's kind is
     does not second-guess the stubs). ``Tensor.item`` is annotated
     ``Number`` and so is ``number``.
 
+Documented C bindings
+    ``torch.fft``, ``torch.linalg`` and ``torch.special`` bind C functions that
+    have no stub (``rfftfreq = _add_docstr(_fft.fft_rfftfreq, <docstring>)``).
+    Their docstring opens with the signature, ``rfftfreq(n, ...) -> Tensor``
+    (``linalg.norm(A, ...) -> Tensor``): its annotation is the kind.
+
 Unannotated definitions
     A stub (``.pyi``) definition without an annotation is left out: unknown.
     A Python definition without one is read from its ``return`` statements:
@@ -67,6 +73,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import functools
 import importlib.util
 import json
@@ -144,7 +151,10 @@ _WRAPPERS: dict[str, tuple[int | str, ...]] = {
 #: Modules that are generated copies of another.
 _CANONICAL_MODULES = {"torch._VF": "torch._C._VariableFunctions"}
 #: Namespaces whose functions the table lists.
-_PUBLIC_MODULES = ("torch", "torch.nn.functional", "torch.nn.utils.rnn", "torch._dynamo", "torch.compiler")
+_PUBLIC_MODULES = (
+    "torch", "torch.nn.functional", "torch.nn.utils.rnn", "torch._dynamo", "torch.compiler", "torch.fft", "torch.linalg",
+    "torch.special",
+)
 _TENSOR_BASE = "torch._C.TensorBase"
 _TENSOR = "torch._tensor.Tensor"
 _MODULE_CLASS = "torch.nn.modules.module.Module"
@@ -602,11 +612,35 @@ class KindReader:
             defs = [s for s in stmts if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _is_accessor(s)]
             return self.function(defs, scope)
         if isinstance(last, ast.Assign):
-            return self.callable(last.value, scope)
+            found = self.callable(last.value, scope)
+            return found if found is not None else self._documented_result(name, last.value, scope)
         if isinstance(last, ast.ImportFrom):
             imported = next(a.name for a in last.names if (a.asname or a.name) == name)
             return self.registry.kinds(f"{scope.module.resolve_relative(last.module, last.level)}.{imported}")
         return None
+
+    def _documented_result(self, name: str, value: ast.expr, scope: Scope) -> Kinds | None:
+        """The result ``name = _add_docstr(_C._fft.fft_rfftfreq, r\"\"\"rfftfreq(n, ...) -> Tensor ...\"\"\")``
+        documents, when the wrapped C function has no stub (``torch.fft``, ``torch.linalg``, ``torch.special``):
+        the docstring's signature line ``name(...) -> <annotation>``."""
+        if not (isinstance(value, ast.Call) and (_dotted(value.func) or "").endswith("_add_docstr") and len(value.args) > 1):
+            return None
+        doc = value.args[1]
+        while isinstance(doc, ast.BinOp) and isinstance(doc.op, ast.Add):
+            doc = doc.left  # ``r\"\"\"sig...\"\"\" + r\"\"\"...\"\"\"``: the signature opens the first part
+        if isinstance(doc, ast.Call) and isinstance(doc.func, ast.Attribute) and doc.func.attr == "format":
+            doc = doc.func.value  # ``r\"\"\"...\"\"\".format(**common_args)``
+        if not (isinstance(doc, ast.Constant) and isinstance(doc.value, str)):
+            return None
+        # ``rfftfreq(n, ...) -> Tensor``; torch.linalg's pages name the namespace: ``linalg.norm(A, ...) -> Tensor``
+        match = re.search(rf"^\s*(?:\w+\.)?{re.escape(name)}\(.*\)\s*->\s*(.+?)\s*$", doc.value, re.MULTILINE)
+        if match is None:
+            return None
+        try:
+            annotation = ast.parse(match.group(1), mode="eval").body
+        except SyntaxError:
+            return None
+        return self.annotation(annotation, scope)
 
     # -- expressions ---------------------------------------------------------------
 
