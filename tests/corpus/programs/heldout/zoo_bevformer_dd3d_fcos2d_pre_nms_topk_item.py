@@ -26,6 +26,9 @@ class Boxes:
     def __init__(self, tensor):
         self.tensor = tensor
 
+    def __len__(self) -> int:
+        return self.tensor.shape[0]
+
 
 class Instances:
     def __init__(self, image_size, **kwargs):
