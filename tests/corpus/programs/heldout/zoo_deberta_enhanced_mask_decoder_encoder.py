@@ -497,6 +497,7 @@ def make():
     mask2d[1, 4:] = 0
     mask3d = torch.ones(2, 5, 5, dtype=torch.long)
     return encoder, [
-        (layers, mask2d, True, False, query),
+        (layers, mask2d, True, False, query, build_relative_position(5, 5)),
         (layers, mask3d, False, True, query, build_relative_position(5, 5)),
+        (layers[0], mask2d, True, False, query),
     ]
