@@ -7,7 +7,9 @@ path, talking_head off) and disentangled_att_bias verbatim; XSoftmax,
 XDropout, DropoutContext and StableDropout verbatim except the torch version
 checks (the >= 1.2 sides are kept).
 Simplified: hidden 8, 2 heads, max_relative_positions 4; the caller passes
-`rel_embeddings` like DeBERTa's encoder (get_rel_embedding).
+`rel_embeddings` like DeBERTa's encoder (get_rel_embedding); the compiled
+entry is a `@torch.no_grad()` scoring function (with grad on, current torch
+rejects the verbatim `query_layer += ...` on chunk() views).
 """
 import math
 
@@ -265,17 +267,27 @@ class Config:
     attention_probs_dropout_prob = 0.1
 
 
+attention = DisentangledSelfAttention(Config()).eval()
+
+
+@torch.no_grad()
+def score(hidden_states, attention_mask, return_att, relative_pos, rel_embeddings):
+    # inference only: the in-place bias adds on chunk() views need grad off
+    return attention(hidden_states, attention_mask, return_att, None, relative_pos, rel_embeddings)
+
+
+compiled_score = torch.compile(score)
+
+
 def make():
+    global attention
     torch.manual_seed(0)
-    attn = DisentangledSelfAttention(Config()).eval()
+    attention = DisentangledSelfAttention(Config()).eval()
     hidden = torch.randn(2, 5, 8)
     mask = torch.ones(2, 1, 5, 5, dtype=torch.long)
     mask[1, :, :, 3:] = 0
     rel_embeddings = torch.randn(8, 8)
-    return attn, [
-        (hidden, mask, False, None, None, rel_embeddings),
-        (hidden, mask, True, None, build_relative_position(5, 5), rel_embeddings),
+    return score, [
+        (hidden, mask, False, None, rel_embeddings),
+        (hidden, mask, True, build_relative_position(5, 5), rel_embeddings),
     ]
-
-
-attention = torch.compile(DisentangledSelfAttention(Config()).eval())

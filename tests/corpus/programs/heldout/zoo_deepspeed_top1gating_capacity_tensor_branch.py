@@ -266,5 +266,5 @@ def make():
     return build_moe(), [
         (few, None),
         (many, None),
-        (few, torch.ones(8)),
+        (few, torch.tensor([1, 1, 1, 0, 1, 1, 0, 1])),
     ]
