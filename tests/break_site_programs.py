@@ -35,7 +35,20 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "and-not-operand": ("def f(x, y):\n    if (x.sum() > 0 and\n            not (y > 0).any()):\n        x = x + 1\n    return x * 2\n", {6}),
     "ternary-name": ("def f(x, y):\n    m = x.sum() > 0\n    z = (x + 1\n         if m\n         else x - 1)\n    return z * 2\n", {7}),
     "ternary-not-comparison": ("def f(x, y):\n    z = x + 1 if not (\n        x.sum() > 0) else x - 1\n    return z * 2\n", {7}),
-    # ...except inside an and/or nested in another: there it jumps where that nested and/or starts
+    # ...except after a comparison in the same test: CPython keeps the comparison's position for the jumps
+    # after it (metaseq's `if (`, `self_attn_padding_mask is None`, `and tokens.eq(pad).any()`), nested or not
+    "comparison-then-call-below-if": (
+        "def f(x, y):\n    if (\n        y.shape[0] > 0\n        and (x > 0).any()\n    ):\n        x = x + 1\n    return x * 2\n",
+        {7},
+    ),
+    "name-then-call-below-if": (
+        "def f(x, y, flag=True):\n    if (\n        flag\n        and (x > 0).any()\n    ):\n        x = x + 1\n    return x * 2\n",
+        {6},
+    ),
+    "nested-names-below-if": (
+        "def f(x, y, a=False, b=True):\n    if a or (\n        b and (x > 0).any()\n    ):\n        x = x + 1\n    return x * 2\n",
+        {6},
+    ),
     "nested-boolop-below-if": ("def f(x, y):\n    if y.shape[0] > 9 or (\n        x.shape[0] > 0 and (x > 0).any()\n    ):\n        x = x + 1\n    return x * 2\n", {7}),
     "nested-same-op-below-if": ("def f(x, y):\n    if y.shape[0] > 0 and (\n        x.shape[0] > 0 and (x > 0).all()\n    ):\n        x = x + 1\n    return x * 2\n", {7}),
     "nested-boolop-split": ("def f(x, y):\n    if (y.shape[0] > 9 or\n            (x.shape[0] > 0 and\n             (x > 0).any())):\n        x = x + 1\n    return x * 2\n", {7}),

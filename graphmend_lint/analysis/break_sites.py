@@ -5,13 +5,15 @@ gives instructions the positions below (measured on torch 2.13, every shape
 in ``tests/test_break_sites.py``, re-measured in ``test_break_sites_dynamo.py``):
 
 * A jump on a tensor condition. Each operand of ``and``/``or`` jumps on its
-  own (``not`` is folded into the jump). A comparison jumps at its own line;
-  any other operand (a name, a call such as ``x.any()``) jumps at the line of
-  the construct that tests it: the ``if``/``elif``/``while``/``assert``
-  keyword, the start of a conditional expression, or the start of the
-  comprehension whose ``if`` clause it is; an operand of an
-  ``and``/``or`` that is itself an operand of another jumps where that inner
-  ``and``/``or`` starts.
+  own (``not`` is folded into the jump). A comparison jumps at its own line,
+  and the compiler keeps that position for what follows: any other operand (a
+  name, a call such as ``x.any()``) jumps where the last comparison before it
+  in the test jumped, or, with none before it, at the line of the construct
+  that tests it: the ``if``/``elif``/``while``/``assert`` keyword, the start
+  of a conditional expression, or the start of the comprehension whose ``if``
+  clause it is (``if (``, newline, ``mask is None``, newline, ``and
+  x.eq(pad).any()`` logs the second line: metaseq's decoder, and every
+  ``a > 0 and (b and t.any())`` split over lines).
 * A call whose callee is a method of a value (``x.sum().item()``,
   ``logger.warning``, ``sys.stdout.write``) breaks at the line of the method's
   name, which in a chain split over lines is not the line the call starts on.
@@ -33,14 +35,15 @@ TORCH_SUBMODULES = frozenset(
 
 def break_position(node: nodes.NodeNG) -> tuple[int, int]:
     """Line and UTF-8 byte column where Dynamo attributes the break *node* causes."""
-    owner = _testing_construct(node)
-    if owner is not None:
+    tested = _testing_construct(node)
+    if tested is not None:
+        owner, test = tested
         part = node
         while isinstance(part, nodes.UnaryOp) and part.op == "not":
             part = part.operand
         if isinstance(part, nodes.Compare):
             return part.lineno, part.col_offset
-        jumper = _nested_bool_op(node) or owner
+        jumper = _last_comparison_before(test, part) or owner
         return jumper.lineno, jumper.col_offset
     if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) and not _is_module(node.func.expr):
         func = node.func
@@ -49,32 +52,39 @@ def break_position(node: nodes.NodeNG) -> tuple[int, int]:
     return node.lineno, node.col_offset
 
 
-def _testing_construct(node: nodes.NodeNG) -> nodes.NodeNG | None:
-    """The ``if``/``while``/``assert``/conditional expression whose test *node* is (an operand of)."""
+def _testing_construct(node: nodes.NodeNG) -> tuple[nodes.NodeNG, nodes.NodeNG] | None:
+    """The ``if``/``while``/``assert``/conditional expression whose test *node* is (an operand of), and that
+    whole test."""
     current = node
     parent = current.parent
     while isinstance(parent, nodes.BoolOp) or (isinstance(parent, nodes.UnaryOp) and parent.op == "not"):
         current, parent = parent, parent.parent
     if isinstance(parent, _TESTED_BY) and parent.test is current:
-        return parent
+        return parent, current
     if isinstance(parent, nodes.Comprehension) and current in parent.ifs:
-        return parent.parent  # ``[r for r in x if r.any()]`` jumps where the ``[`` is
+        return parent.parent, current  # ``[r for r in x if r.any()]`` jumps where the ``[`` is
     return None
 
 
-def _nested_bool_op(operand: nodes.NodeNG) -> nodes.BoolOp | None:
-    """The ``and``/``or`` holding *operand* when it is itself an operand of another ``and``/``or``.
-
-    CPython 3.11 places the jump of such an operand where that inner
-    ``and``/``or`` starts: ``if a or (``, newline, ``b and t.any()``, newline, ``):`` logs the second line.
-    """
-    current = operand
-    while isinstance(current.parent, nodes.UnaryOp) and current.parent.op == "not":
-        current = current.parent
-    parent = current.parent
-    if isinstance(parent, nodes.BoolOp) and isinstance(parent.parent, nodes.BoolOp):
-        return parent
+def _last_comparison_before(test: nodes.NodeNG, operand: nodes.NodeNG) -> nodes.Compare | None:
+    """The last comparison among the operands the test jumps on before *operand* (in the order Python
+    evaluates them), whose position CPython 3.11 keeps for the jumps after it; ``None`` when there is none."""
+    last = None
+    for leaf in _jump_operands(test):
+        if leaf is operand:
+            return last
+        if isinstance(leaf, nodes.Compare):
+            last = leaf
     return None
+
+
+def _jump_operands(test: nodes.NodeNG) -> list[nodes.NodeNG]:
+    """The operands a test jumps on, in order: the leaves of its ``and``/``or``, with ``not`` folded."""
+    if isinstance(test, nodes.BoolOp):
+        return [leaf for value in test.values for leaf in _jump_operands(value)]
+    if isinstance(test, nodes.UnaryOp) and test.op == "not":
+        return _jump_operands(test.operand)
+    return [test]
 
 
 def _is_module(receiver: nodes.NodeNG) -> bool:
