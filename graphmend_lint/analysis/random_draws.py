@@ -28,6 +28,7 @@ from astroid import nodes
 from graphmend_lint.analysis.host_values import condition_operands
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.side_effects import TRACED_RANDOM, imported
+from graphmend_lint.analysis.tensor_sizes import size_arguments
 from graphmend_lint.analysis.values import Kind, ValueOracle
 
 #: Unary operators measured to break on a draw (``-lam``); ``not`` and ``~`` were not measured.
@@ -78,7 +79,8 @@ def draw_use(values: ValueOracle, node: nodes.NodeNG) -> DrawUse | None:
 
     Measured on torch 2.13 with ``v = random.randint(0, 3)`` (also ``randrange``, ``uniform``): ``if v > 0``
     breaks at the test (GB0170), ``x[:v]`` and ``[a, b][v]`` at the subscript (GB0124), ``x[v]`` too (GB0033),
-    ``int(v)`` / ``float(v)`` (GB0178) and ``range(v)`` (GB4841) at the call. ``x * v``, ``torch.full(s, v)``,
+    ``int(v)`` / ``float(v)`` (GB0178) and ``range(v)`` (GB4841) at the call, and a size (GFPGAN's style
+    mixing ``latent.repeat(1, inject_index, 1)``, ``torch.zeros(v, 2)``: GB0033). ``x * v``, ``torch.full(s, v)``,
     ``torch.tensor(v)`` and ``min(v, 0.5)`` trace, and so does any use in a frame resumed after a break
     that follows the draw: that frame receives the draw as a plain int (the caller checks that).
     """
@@ -94,6 +96,8 @@ def draw_use(values: ValueOracle, node: nodes.NodeNG) -> DrawUse | None:
     if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Name) and node.func.name in _VALUE_BUILTINS:
         if values.qualified_name(node.func) == node.func.name:  # the builtin, not a local ``int``
             return _first_use(values, list(node.args), f"`{node.func.name}()`")
+    if isinstance(node, nodes.Call):
+        return _first_use(values, size_arguments(values, node), "a size")
     return None
 
 

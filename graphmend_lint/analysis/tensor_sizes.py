@@ -160,6 +160,13 @@ def tensor_size(values: ValueOracle, node: nodes.NodeNG) -> TensorSize | None:
     return TensorSize(node, tensor, operator, bound)
 
 
+def size_arguments(values: ValueOracle, call: nodes.Call) -> list[nodes.NodeNG]:
+    """The size arguments and integer bounds of *call* when it is a torch function or tensor method that takes
+    sizes (size tuples opened into their elements); empty otherwise."""
+    found = _size_operator(values, call)
+    return [] if found is None else [*found[1], *found[2]]
+
+
 def size_use(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nodes.Call | None:
     """The torch call that takes *node*'s value as a size or an integer bound, else ``None``.
 

@@ -770,6 +770,9 @@ class ValueOracle:
         (container, index), rest = steps[0], steps[1:]
         if isinstance(value, (nodes.Tuple, nodes.List)) and len(value.elts) == len(container.elts):
             return self._unpacked_from(value.elts[index], rest) if rest else self._kind(value.elts[index])
+        returned = self._returns_of_submodules(value)
+        if returned:
+            return join(self._unpacked_from(item, steps) for item in returned)
         if not rest:
             element = self._element(value, index)
             if element is not None:
@@ -1453,9 +1456,27 @@ class ValueOracle:
                 return _sole_method(owner, func.attrname)
         return None
 
+    def _returns_of_submodules(self, value: nodes.NodeNG) -> list[nodes.NodeNG]:
+        """What ``self.patch_embed(x)`` returns when the class builds the submodule from several classes of this
+        module (ViTPose's ``HybridEmbed`` or ``PatchEmbed``): every ``return`` of each one's ``forward``; empty
+        when it is one class (:meth:`_submodule_forward`) or any of them is unclear."""
+        if not (isinstance(value, nodes.Call) and _self_attribute(value.func)):
+            return []
+        classes = self._instance_classes(value.func)
+        forwards = [_sole_method(klass, "forward") for klass in classes or ()]
+        if len(forwards) < 2 or None in forwards:
+            return []
+        returned = [item for forward in forwards for item in self._returned(forward)[:_MAX_LOOKUPS]]
+        return [] if not returned or None in returned else returned
+
     def _instance_class(self, receiver: nodes.NodeNG) -> nodes.ClassDef | None:
         """The class of this module every binding of *receiver* constructs: ``self.<attr> = Sampler(...)``
         wherever the class assigns it, or a name bound only to ``Sampler(...)``; ``None`` when any is unclear."""
+        classes = self._instance_classes(receiver)
+        return classes[0] if classes is not None and len(classes) == 1 else None
+
+    def _instance_classes(self, receiver: nodes.NodeNG) -> list[nodes.ClassDef] | None:
+        """The classes of this module the bindings of *receiver* construct; ``None`` when any is unclear."""
         if _self_attribute(receiver):
             assigned = list(itertools.islice(self._self_assignments(receiver), _MAX_LOOKUPS + 1))
         elif isinstance(receiver, nodes.Name) and receiver.name != "self":
@@ -1471,7 +1492,7 @@ class ValueOracle:
         if not assigned or len(assigned) > _MAX_LOOKUPS:
             return None
         classes = {self._local_class(value.func) if isinstance(value, nodes.Call) else None for value in assigned}
-        return classes.pop() if len(classes) == 1 else None
+        return None if None in classes else sorted(classes, key=lambda klass: klass.lineno)
 
     def _local_module_class(self, func: nodes.NodeNG) -> nodes.ClassDef | None:
         klass = self._local_class(func)

@@ -97,7 +97,9 @@ class UntraceableStdlibCall(SideEffectRule):
     draw's value breaks too, and is flagged: a branch on it (`if v > 0`,
     GB0170, at the test), a slice bound or index (`x[:, :v]`, GB0124;
     `x[v]`, GB0033; Vim's random class-token position), `int(v)` /
-    `float(v)` (GB0178) and `range(v)` (GB4841), all measured on torch 2.13.
+    `float(v)` (GB0178), `range(v)` (GB4841) and a size (`x.repeat(1, v,
+    1)`, `torch.zeros(v, 2)`: GB0033, GFPGAN's style mixing), all measured
+    on torch 2.13.
     (GB0170 and GB0124 are the ids of tensor branches and `.item()`, which
     GM101 and GM301 declare; this rule lists only the draw-specific ones.)
 
@@ -169,6 +171,11 @@ class UntraceableStdlibCall(SideEffectRule):
         Example(
             "import random\nimport torch\n\n@torch.compile\ndef f(x):\n    p = random.randint(0, x.shape[0])\n"
             "    if p > 1:\n        x = x * 2\n    return x[:p], int(random.uniform(0, 4))\n"
+        ),
+        # a traced draw as a size (measured, GB0033)
+        Example(
+            "import random\nimport torch\n\n@torch.compile\ndef f(x: torch.Tensor):\n    k = random.randint(1, 3)\n"
+            "    return x.unsqueeze(1).repeat(1, k, 1), torch.zeros(k, 2)\n"
         ),
         Example("import time\nimport torch\n\n@torch.compile\ndef f(x):\n    t = time.perf_counter()\n    return x * 2, t\n"),
         Example("from random import random\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * random()\n"),
