@@ -6,7 +6,8 @@ and _covariance verbatim (softmask/residual flags, iterations == 0 early
 return, max_abs rescale, the per-source R[j] weighted update, the
 cartesian_prod index loops with `index[0]` tensor indexing).
 Simplified: docstrings trimmed; sizes: 3 frames, 2 bins, 2 channels, 2 sources,
-batch_size 2 so the frame loop runs twice.
+batch_size 2 so the frame loop runs twice; float32 inputs (open-unmix's models run
+in float32, and `y[t, ...] = torch.tensor(0.0)` fails on a float64 `y`).
 """
 from typing import Optional
 
@@ -330,8 +331,8 @@ compiled_wiener = torch.compile(wiener, dynamic=False)
 
 def make():
     torch.manual_seed(0)
-    spectrograms = torch.rand(3, 2, 2, 2, dtype=torch.float64)
-    mix_stft = torch.randn(3, 2, 2, 2, dtype=torch.float64)
+    spectrograms = torch.rand(3, 2, 2, 2)
+    mix_stft = torch.randn(3, 2, 2, 2)
     return wiener, [
         (spectrograms, mix_stft, 1, False, False),
         (spectrograms, mix_stft, 1, True, True),
