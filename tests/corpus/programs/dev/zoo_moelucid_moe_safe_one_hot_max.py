@@ -4,7 +4,9 @@ Source: lucidrains/mixture-of-experts@0fb459faf558c8e77b0e018685c64d00571d4fd9:m
 Kept: the module verbatim from the top through MoE.forward (helpers, safe_one_hot,
 Experts, Top2Gating with its train/eval policies, importance masks and capacity
 arithmetic, MoE dispatch/combine einsums).
-Simplified: dim 8, 4 experts, group of 6 tokens; the eval policy is 'threshold'.
+Simplified: dim 8, 4 experts, group of 6 tokens; the second-expert policies are
+the defaults ('random'), as MoE(...) is built in the README (upstream's
+'threshold' branch multiplies [b, n, e] by [b, n] and cannot run).
 """
 import torch
 from torch import nn
@@ -273,7 +275,7 @@ class MoE(nn.Module):
 
 
 def build():
-    return MoE(dim = 8, num_experts = 4, hidden_dim = 16, second_policy_eval = 'threshold')
+    return MoE(dim = 8, num_experts = 4, hidden_dim = 16)
 
 
 moe = torch.compile(build().eval())

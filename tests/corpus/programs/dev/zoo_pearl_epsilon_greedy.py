@@ -5,10 +5,13 @@ Also: pearl/policy_learners/sequential_decision_making/deep_td_learning.py (act)
 pearl/utils/instantiations/spaces/discrete.py@066f41f45bd2fb992abf4046d207ec4f5e6e8a00:34-110 and
 discrete_action.py@1653c9cf4fd5081f6f666df555ecc80007c5b4b2:34-100 (DiscreteSpace/DiscreteActionSpace),
 pearl/neural_networks/sequential_decision_making/q_value_networks.py (VanillaQValueNetwork.get_q_values),
+pearl/utils/functional_utils/learning/extend_state_feature.py,
 pearl/action_representation_modules/one_hot_action_representation_module.py.
 Kept: EGreedyExploration.__init__/act verbatim (epsilon schedule, time_step
 counter, isinstance checks), DeepTDLearning.act verbatim, the discrete spaces'
-validation/actions/actions_batch/sample, the one-hot action representation.
+validation/actions/actions_batch/sample, the one-hot action representation,
+VanillaQValueNetwork.get_q_values verbatim (state repeated per action by
+extend_state_feature_by_available_action_space before the cat).
 Simplified: gymnasium's Discrete is a local class with the same sample(mask)
 logic on a seeded numpy Generator; the Q network is a 2-layer MLP on
 [state, action]; no replay buffer or learning.
@@ -188,6 +191,18 @@ class OneHotActionTensorRepresentationModule(torch.nn.Module):
         return F.one_hot(x.long(), num_classes=self._max_number_actions).squeeze(dim=-2).float()
 
 
+def extend_state_feature_by_available_action_space(
+    state_batch: torch.Tensor,
+    curr_available_actions_batch: torch.Tensor,
+) -> torch.Tensor:
+    state_repeated_batch = torch.repeat_interleave(
+        state_batch.unsqueeze(1),
+        curr_available_actions_batch.shape[-2],  # num of available actions
+        dim=1,
+    )  # (batch_size x available_action_space_size x state_dim)
+    return state_repeated_batch
+
+
 class VanillaQValueNetwork(torch.nn.Module):
     def __init__(self, state_dim: int, action_dim: int, hidden_dims: List[int]) -> None:
         super().__init__()
@@ -202,9 +217,29 @@ class VanillaQValueNetwork(torch.nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         return self._model(x)
 
-    def get_q_values(self, state_batch: Tensor, action_batch: Tensor, curr_available_actions_batch: Optional[Tensor] = None) -> Tensor:
-        x = torch.cat([state_batch, action_batch], dim=-1)
-        return self.forward(x).view(x.shape[:-1])
+    def get_q_values(
+        self,
+        state_batch: Tensor,  # (batch_size, state_dim)
+        # (batch_size, number of query actions, action_dim) or (batch_size, action_dim)
+        action_batch: Tensor,
+        curr_available_actions_batch: Tensor | None = None,
+    ) -> Tensor:
+        assert len(state_batch.shape) == 2
+        assert len(action_batch.shape) == 3 or len(action_batch.shape) == 2
+        if len(action_batch.shape) == 2:
+            extended_action_batch = action_batch.unsqueeze(1)
+        else:
+            extended_action_batch = action_batch
+        state_batch = extend_state_feature_by_available_action_space(
+            state_batch, extended_action_batch
+        )  # (batch_size, number_of_actions_to_query, state_dim)
+        x = torch.cat(
+            [state_batch, extended_action_batch], dim=-1
+        )  # (batch_size, number_of_actions_to_query, (state_dim + action_dim))
+        q_values = self.forward(x).squeeze(
+            -1
+        )  # (batch_size, number_of_actions_to_query)
+        return q_values if len(action_batch.shape) == 3 else q_values.squeeze(-1)
 
 
 class DeepQLearning(torch.nn.Module):
