@@ -263,5 +263,5 @@ gate = torch.compile(build_gate())
 def make():
     torch.manual_seed(0)
     tokens = torch.randn(16, 8)
-    used = (torch.arange(16) % 4 != 0).float()
+    used = (torch.arange(16) % 4 != 0).long()  # integer mask: keeps mask1 an index tensor for one_hot
     return build_gate(), [(tokens,), (tokens, used), (tokens[:8],)]

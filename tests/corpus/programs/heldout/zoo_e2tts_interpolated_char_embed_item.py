@@ -131,5 +131,9 @@ embed = torch.compile(InterpolatedCharacterEmbed(8))
 def make():
     torch.manual_seed(0)
     text = torch.tensor([[3, 7, 9, -1], [5, 2, -1, -1]])
+    # E2TTS.forward and sample always pass mask = lens_to_mask(...); with
+    # mask=None the original's final masked where receives the (None,)
+    # placeholder tuple and fails, so every input set passes a mask.
+    full_mask = torch.ones(2, 10, dtype = torch.bool)
     mask = torch.tensor([[True] * 6 + [False] * 4, [True] * 9 + [False]])
-    return InterpolatedCharacterEmbed(8), [(text, 10), (text, 10, mask)]
+    return InterpolatedCharacterEmbed(8), [(text, 10, full_mask), (text, 10, mask)]

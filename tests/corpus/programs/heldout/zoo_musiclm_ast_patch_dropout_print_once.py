@@ -6,7 +6,7 @@ FeedForward, Attention (qk rmsnorm, rel_pos_bias), Transformer(return_all_layers
 AudioSpectrogramTransformer.forward from the accept_spec input on (crop, patches, grid,
 patch dropout with `int(n * (1 - p))` and topk indices, relative-distance MLP, mean pool).
 Simplified: only accept_spec=True (no torchaudio Spectrogram, no SpecAugment); einops
-Rearrange/rearrange/repeat/reduce written as view/permute/expand/mean; dim 16, depth 1,
+Rearrange/rearrange/repeat/reduce written as view/permute/expand/mean; dim 16, depth 2,
 2 heads, patch 4.
 """
 import math
@@ -311,7 +311,8 @@ class AudioSpectrogramTransformer(nn.Module):
 
 
 def build():
-    return AudioSpectrogramTransformer(dim = 16, depth = 1, patch_size = 4, dim_head = 8, heads = 2)
+    # depth 2: Transformer.forward always stacks layers[:-1], which is empty at depth 1
+    return AudioSpectrogramTransformer(dim = 16, depth = 2, patch_size = 4, dim_head = 8, heads = 2)
 
 
 def train(specs):

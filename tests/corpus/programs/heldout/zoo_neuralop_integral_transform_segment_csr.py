@@ -6,7 +6,8 @@ neuralop/layers/mlp.py (MLPLinear).
 Kept: IntegralTransform's transform_type validation, forward verbatim (batched/unbatched
 f_y, weights, the reduction choice) and segment_csr's torch_scatter guard.
 Simplified: MLPLinear is a two-layer stand-in; the neighbor CSR dict is built in
-make() as NeighborSearch would; 6 points in 2-d, 4 channels.
+make() as NeighborSearch would; 6 points in 2-d, 4 channels. The weighted
+input set raises, as the original does (see RAISING_INPUTS).
 """
 import importlib
 from typing import Literal
@@ -171,6 +172,12 @@ def build_gno(transform_type="linear"):
 
 
 gno = torch.compile(build_gno())
+
+# At this commit the weights branch multiplies the (n_nbrs,) neighbor weights
+# into the (n_nbrs, channels) features without unsqueeze(-1) (added upstream
+# later), so any weighted call with channels != n_nbrs fails to broadcast:
+# input set 1 raises in the original code too.
+RAISING_INPUTS = {1: "RuntimeError"}
 
 
 def make():
