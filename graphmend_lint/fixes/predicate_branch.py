@@ -93,12 +93,34 @@ def _guarded_where(predicator: Predicator, node: nodes.If, guard: list[nodes.Nod
             "the branch calls submodules or user code, and the Python part of the condition keeps it "
             "from becoming `torch.cond`"
         )
+    unset = _none_under_guard(node, guard)
+    if unset is not None:
+        raise Declined(f"the Python part of the condition says `{unset}` is None, and `torch.where` keeps its old value")
     parts = [predicator.condition(part) for part in tensor_test]
     condition = " & ".join(predicator.parenthesised(part) for part in parts) if len(parts) > 1 else parts[0]
     inner, safe = predicator.assignments(node, condition)
     lines = [f"if {' and '.join(predicator.text(part) for part in guard)}:"]
     lines += ["    " + line for statement in inner for line in wrap_long_call(statement).split("\n")]
     return predicator.statement_rewrite(node, node, lines, safe)
+
+
+def _none_under_guard(node: nodes.If, guard: list[nodes.NodeNG]) -> str | None:
+    """A name the body assigns that a guard operand tests ``is None``: under the guard its old value, the one
+    ``torch.where`` would keep where the tensor test is false, is ``None`` (metaseq's ``if mask is None and
+    tokens.eq(pad).any(): mask = tokens.eq(pad)``)."""
+    assigned = {target.name for statement in node.body for target in statement.nodes_of_class(nodes.AssignName)}
+    for operand in guard:
+        if (
+            isinstance(operand, nodes.Compare)
+            and isinstance(operand.left, nodes.Name)
+            and operand.left.name in assigned
+            and len(operand.ops) == 1
+            and operand.ops[0][0] == "is"
+            and isinstance(operand.ops[0][1], nodes.Const)
+            and operand.ops[0][1].value is None
+        ):
+            return operand.left.name
+    return None
 
 
 def _has_call(node: nodes.NodeNG) -> bool:

@@ -189,6 +189,12 @@ class TensorDependentBranch(Rule):
         "    return unpad(x, size)\n",
     )
     invalid = (
+        # metaseq: under `mask is None` the old value torch.where would keep is None, so no select is offered
+        Example(
+            "import torch\n\n@torch.compile\ndef f(tokens: torch.Tensor, mask=None):\n    if (\n"
+            "        mask is None\n        and tokens.eq(0).any()\n    ):\n        mask = tokens.eq(0)\n"
+            "    return tokens, mask\n"
+        ),
         # both branches overwrite the parameter with a tensor: its default no longer reaches the test
         Example(
             "import torch\n\n@torch.compile\ndef f(x, limit=200):\n    if limit < 0:\n        limit = x.max()\n"
