@@ -29,9 +29,10 @@ from tests.corpus.acid import acid  # noqa: E402
 
 #: The size issue 14 asks for.
 CORPUS_SIZE_FLOOR = 300
-#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 628 of 814 on 2026-11-29 18:30 UTC, 558 dev
-#: programs, breaks in library code counted). Reset only when the corpus grows.
-UNSAFE_SITES_AFTER_CEILING = 628
+#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 634 of 814 in the fresh-clone CI of 2026-11-29
+#: 19:00 UTC, 558 dev programs, breaks in library code counted: 628 at 18:30 UTC, before GM101's guarded select
+#: stopped on metaseq's two programs, whose wrong rewrite had removed six sites). Reset only when the corpus grows.
+UNSAFE_SITES_AFTER_CEILING = 634
 #: Precision/recall floors per split and scope: the values measured on main after the s14 merges
 #: (2026-11-29 18:30 UTC, 952 programs, docs/corpus.md "Current") minus 0.03, so a change that loses
 #: detection fails here. "precision" is strict (a finding on a line Dynamo never traced counts as
@@ -196,7 +197,7 @@ def test_fixes_never_move_breaks_into_other_files(corpus_run: dict[str, Any], mo
 
 @pytest.mark.dynamo
 def test_unsafe_fixes_remove_at_least_what_they_did(corpus_run: dict[str, Any]) -> None:
-    """A regression gate on the fixes' effect: dev logged sites after ``--unsafe-fixes`` (628 of 814 on 2026-11-29)."""
+    """A regression gate on the fixes' effect: dev logged sites after ``--unsafe-fixes`` (634 of 814 on 2026-11-29)."""
     fixed = corpus_run["splits"]["dev"]["fix"]["unsafe"]
     assert fixed["sites_after"] <= UNSAFE_SITES_AFTER_CEILING, fixed
 
