@@ -227,16 +227,7 @@ def _is_sliced(node: nodes.NodeNG) -> bool:
     parent = node.parent
     if not (isinstance(parent, nodes.Subscript) and parent.value is node):
         return False
-    return isinstance(parent.slice, nodes.Slice) or is_multi_axis_index(parent)
-
-
-def is_multi_axis_index(subscript: nodes.Subscript) -> bool:
-    """``x[:, i]`` or ``x[..., i]``: several indices with a slice or ``...`` among them, which only an array
-    (a tensor, a NumPy array) takes; a list takes no tuple, and a dict no slice in its key."""
-    index = subscript.slice
-    return isinstance(index, nodes.Tuple) and any(
-        isinstance(item, nodes.Slice) or isinstance(item, nodes.Const) and item.value is Ellipsis for item in index.elts
-    )
+    return isinstance(parent.slice, nodes.Slice) or is_array_index(parent.slice)
 
 
 def _refines(binding: nodes.NodeNG) -> bool:
@@ -1699,7 +1690,7 @@ class ValueOracle:
                 return join(self._kind(item) for item in stored)
         if value in (Kind.TENSOR, Kind.STATIC):
             return value
-        return Kind.TENSOR if _array_index(index) else Kind.UNKNOWN
+        return Kind.TENSOR if is_array_index(index) else Kind.UNKNOWN
 
     def _stored_items(self, node: nodes.Subscript) -> list[nodes.NodeNG]:
         """What ``self.state[key]`` can hold when ``self.state`` is a dict or list literal the class fills with
@@ -1985,8 +1976,9 @@ def _sole_method(klass: nodes.ClassDef | None, name: str) -> nodes.FunctionDef |
     return found[0] if len(found) == 1 and isinstance(found[0], nodes.FunctionDef) else None
 
 
-def _array_index(index: nodes.NodeNG) -> bool:
-    """``[:, 0]``, ``[..., None]``: several axes at once, which only arrays (tensors, numpy) accept."""
+def is_array_index(index: nodes.NodeNG) -> bool:
+    """``[:, 0]``, ``[..., None]``: several axes at once, which only arrays (tensors, NumPy) accept; a list takes
+    no tuple, and a dict no slice in its key (torchmd-net's untyped ``edge_index[:, mask]``)."""
     if not isinstance(index, nodes.Tuple):
         return False
     return any(

@@ -131,10 +131,15 @@ def _zipped_positions(values: ValueOracle, call: nodes.NodeNG) -> bool:
     as_tuple = [k.value for k in positions.keywords or [] if k.arg == "as_tuple"]
     if not (len(as_tuple) == 1 and isinstance(as_tuple[0], nodes.Const) and as_tuple[0].value is True):
         return False
+    return _nonzero_call(values, positions, name)
+
+
+def _nonzero_call(values: ValueOracle, call: nodes.Call, name: str) -> bool:
+    """``torch.nonzero(m)`` or ``m.nonzero()`` on a tensor (*name* is the call's qualified name)."""
     if name == "torch.nonzero":
-        return len(positions.args) == 1
-    func = positions.func
-    return isinstance(func, nodes.Attribute) and func.attrname == "nonzero" and not positions.args and values.is_tensor(func.expr)
+        return len(call.args) == 1
+    func = call.func
+    return isinstance(func, nodes.Attribute) and func.attrname == "nonzero" and not call.args and values.is_tensor(func.expr)
 
 
 def _nonzero_matrix(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
@@ -147,11 +152,11 @@ def _nonzero_matrix(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool
         if any(keyword.arg == "as_tuple" for keyword in node.keywords or []):
             return False
         name = values.qualified_name(node.func) or ""
-        if name in {"torch.nonzero", "torch.argwhere"}:
+        if name == "torch.argwhere":
             return len(node.args) == 1
         if name == "torch.cartesian_prod":
             return len(node.args) >= 2 and not any(isinstance(arg, nodes.Starred) for arg in node.args)
-        return isinstance(node.func, nodes.Attribute) and node.func.attrname == "nonzero" and not node.args and values.is_tensor(node.func.expr)
+        return _nonzero_call(values, node, name)
     if isinstance(node, nodes.Name):
         bound = bound_values(node)
         return bool(bound) and all(_nonzero_matrix(values, value, depth + 1) for value in bound)

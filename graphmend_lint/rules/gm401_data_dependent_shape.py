@@ -23,7 +23,7 @@ from graphmend_lint.analysis.host_values import (
 from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.resumed_calls import interrupted_method_call
 from graphmend_lint.analysis.scope import TracedFunction
-from graphmend_lint.analysis.values import Kind, ValueOracle, is_multi_axis_index
+from graphmend_lint.analysis.values import Kind, ValueOracle, is_array_index
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.capture_switch import capture_switch_fix, declined_switch_advice
@@ -227,7 +227,7 @@ def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.N
     container = subscript.value
     container_is_array = (
         container_is_tensor
-        or is_multi_axis_index(subscript)  # torchmd-net's ``edge_index[:, mask]``
+        or is_array_index(subscript.slice)  # torchmd-net's ``edge_index[:, mask]``
         or is_numpy_value(values, container)
         or numpy_origin(values, container) is not None
     )

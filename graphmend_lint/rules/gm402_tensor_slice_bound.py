@@ -9,7 +9,7 @@ from astroid import nodes
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
 from graphmend_lint.analysis.host_values import bound_values, numpy_origin, scalar_conversion
-from graphmend_lint.analysis.values import ValueOracle, is_multi_axis_index
+from graphmend_lint.analysis.values import ValueOracle, is_array_index
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.static_slice_bound import static_bound_fix
@@ -160,7 +160,7 @@ class TensorValuedSliceBound(Rule):
         if setting_on(ctx.values, ctx.options, CAPTURE_SCALAR_OUTPUTS):
             return
         for subscript, traced in ctx.traced_nodes(nodes.Subscript):
-            if not (ctx.values.is_tensor(subscript.value) or is_multi_axis_index(subscript)):
+            if not (ctx.values.is_tensor(subscript.value) or is_array_index(subscript.slice)):
                 continue  # only an array takes ``x[i, :n]`` (Medusa's untyped ``retrieve_indices``)
             for part in _slices(subscript.slice):
                 for bound in (part.lower, part.upper, part.step):
