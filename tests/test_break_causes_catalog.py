@@ -1,4 +1,4 @@
-"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM519): findings and fixes, without Dynamo.
+"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM520): findings and fixes, without Dynamo.
 
 :data:`CASES` lists, for every program, the findings the linter must report
 and the breaks Dynamo logs, measured on torch 2.13 (CPU, Python 3.11) and
@@ -20,7 +20,7 @@ from graphmend_lint.config import load_settings
 CODES = (
     "GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506", "GM507", "GM508",
     "GM509", "GM510", "GM511", "GM512", "GM513", "GM514", "GM515", "GM516", "GM517", "GM518",
-    "GM519",
+    "GM519", "GM520",
 )  # fmt: skip
 
 CASES: dict[str, Case] = {
@@ -31,6 +31,8 @@ CASES: dict[str, Case] = {
     "GM205/fixed_is_enabled_for.py": case(),
     "GM205/bad_effective_level.py": case({(17, "GM205")}, {(17, "GB0291")}),
     "GM205/neg_guarded_level_check.py": case(),
+    # the truth of the logger's own fields (GB4841) at the `if`: Dynamo then runs the frame eagerly
+    "GM205/bad_logger_handlers.py": case({(23, "GM205")}, {(23, "GB4841")}, frame_skipped=True),
     # allclose in the if: the fix keeps it a tensor and GM101 predicates the branch
     "GM303/bad_allclose_centre.py": case({(9, "GM303")}, {(9, "GB0033")}),
     "GM303/fixed_allclose_centre.py": case(),
@@ -52,6 +54,8 @@ CASES: dict[str, Case] = {
     "GM501/bad_lstm_encoder.py": case({(17, "GM501")}, {(17, "GB0014")}),
     "GM501/fixed_lstm_encoder.py": case(),
     "GM501/neg_allow_rnn.py": case(),
+    # built by the base class's __init__, read in the subclass's forward
+    "GM501/bad_lstm_in_base_class.py": case({(20, "GM501")}, {(20, "GB0014")}, frame_skipped=True),
     # `getattr(nn, rnn_type)` with rnn_type "LSTM" from the constructors' defaults: Dynamo skips forward
     "GM501/bad_getattr_rnn_type.py": case({(18, "GM501")}, {(18, "GB0014")}, frame_skipped=True),
     # the first read of the module, not its call, is where Dynamo refuses it (cleanrl's PPO-LSTM agent)
@@ -122,6 +126,8 @@ CASES: dict[str, Case] = {
     # frame runs eagerly
     "GM507/bad_sdp_kernel_decode.py": case({(17, "GM507")}, {(17, "GB0142"), (17, "GB0208")}, frame_skipped=True),
     "GM507/bad_device_context.py": case({(18, "GM507")}, {(18, "GB0142")}, frame_skipped=True),
+    # retain_grad() on an intermediate (GB0108)
+    "GM507/bad_retain_grad_debug.py": case({(20, "GM507")}, {(20, "GB0108")}),
     "GM507/bad_backward_step.py": case({(26, "GM507"), (28, "GM507")}, {(26, "GB0123"), (28, "GB0007")}),
     # torch.jit and torch.random are modules Dynamo skips; the builtin isinstance is folded (safe fix)
     "GM507/bad_jit_isinstance.py": case({(14, "GM507"), (16, "GM507")}, {(14, "GB0007"), (16, "GB0007")}),
@@ -188,6 +194,13 @@ CASES: dict[str, Case] = {
     "GM519/bad_ddim_schedule.py": case({(20, "GM519"), (21, "GM519")}, compile_error="GB4315"),
     "GM519/fixed_ddim_schedule.py": case(),
     "GM519/neg_numpy_into_torch_ops.py": case(),
+    # a method whose `.item()` breaks, called on a tree node the frame built: Dynamo cannot rebuild it (MuZero)
+    # (the frame then runs eagerly)
+    "GM520/bad_tree_search_root.py": case(
+        {(20, "GM301"), (33, "GM520")}, {(20, "GB0124"), (33, "GB0092")}, frame_skipped=True
+    ),
+    # the same node handed to a helper: the helper's frame receives it, and only the `.item()` breaks
+    "GM520/neg_root_passed_to_helper.py": case({(18, "GM301")}, {(18, "GB0124")}),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
 SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py", "GM507/fixed_jit_isinstance.py"})

@@ -53,6 +53,8 @@ CASES: dict[str, Case] = {
         {(14, "GB0033"), (14, "GB0208"), (18, "GB0208"), (22, "GB0088")},
         frame_skipped=True,
     ),
+    # `str()` of a tensor as a cache key: no rule for it, in either mode
+    "GM301/bad_str_cache_key.py": case({(18, "GM301")}, {(18, "GB0059")}),
     # `operator.index` of a tensor reads it back like `int(t)`; of a shape it is plain Python
     "GM301/bad_operator_index.py": case({(15, "GM301")}, {(15, "GB0124")}),
     "GM302/bad_tolist.py": case({(13, "GM302")}, {(13, "GB0109")}),

@@ -333,6 +333,21 @@ def test_a_compiled_value_nothing_resolves_compiles_the_files_modules(entry: str
     assert traced(MODEL + entry) == NET
 
 
+def test_a_compiled_lambda_traces_what_it_calls() -> None:
+    assert traced(MODEL + "c = torch.compile(lambda x: unrelated(x) + 1)") == {"unrelated"}
+    assert traced(MODEL + "c = torch.compile(lambda x: Net()(x))") == NET
+
+
+def test_forward_hooks_of_a_traced_module_are_traced() -> None:
+    """Calling the module runs its hooks, and Dynamo traces them with its ``forward``; a hook on a module
+    nothing compiles is not traced."""
+    hooks = "def pre(module, args):\n    return None\ndef post(module, args, out):\n    return out\n"
+    compiled = "m = Net()\nm.block.register_forward_pre_hook(pre)\nm.register_forward_hook(post)\nc = torch.compile(m)"
+    assert traced(MODEL + hooks + compiled) == NET | {"pre", "post"}
+    eager = "m = Net()\nm.register_forward_hook(post)\nc = torch.compile(unrelated)"
+    assert traced(MODEL + hooks + eager) == {"unrelated"}
+
+
 def test_a_resolved_or_method_compile_does_not_fall_back() -> None:
     assert traced(MODEL + "def f(x):\n    return x\nc = torch.compile(f)") == {"f"}
     assert traced(MODEL + "def go(m):\n    m.compile()") == set()

@@ -251,6 +251,28 @@ def percent_format(values: ValueOracle, node: nodes.NodeNG) -> TensorFormat | No
     return None if tensor is None else TensorFormat(node, tensor)
 
 
+#: Builtins with no Dynamo rule for a tensor argument: each breaks at the call whether or not
+#: ``capture_scalar_outputs`` is on (measured, torch 2.13).
+UNHANDLED_BUILTINS = frozenset({"str", "repr"})
+
+
+def unhandled_builtin(values: ValueOracle, node: nodes.NodeNG) -> TensorFormat | None:
+    """``str(t)`` or ``repr(t)`` of a TENSOR: Python needs the tensor's value on the host.
+
+    Dynamo has no rule for these on a tensor and breaks at the call, whether
+    or not ``capture_scalar_outputs`` is on (``str``: GB0059, "Failed to trace
+    builtin operator"; ``repr``: GB0569; measured on torch 2.13, on a frame
+    input and on an element ``x[0, 0]`` alike). ``str(t.shape)`` and
+    ``str(t.dtype)`` are not tensors and trace; ``min``, ``max`` and ``abs``
+    of tensors trace too, and ``round(t)`` raises ``TypeError`` eagerly.
+    """
+    if not isinstance(node, nodes.Call) or builtin_name(node) not in UNHANDLED_BUILTINS:
+        return None
+    if len(node.args) != 1 or node.keywords or not _tensor_not_array(values, node.args[0]):
+        return None
+    return TensorFormat(node, node.args[0])
+
+
 #: torch's tensor checks and the position of their condition: each reads the condition back with
 #: ``cond._is_all_true().item()``, so a tensor condition breaks like ``.item()`` (GB0124, measured on
 #: torch 2.13; traced with ``capture_scalar_outputs``). ``torch._check`` takes a Python bool and does not.

@@ -69,6 +69,25 @@ def _overwritten_before(found: list[nodes.NodeNG], node: nodes.Name | nodes.Assi
     return [binding for binding in found if _position(binding.statement()) >= cut]
 
 
+def runs_before(earlier: nodes.NodeNG, later: nodes.NodeNG) -> bool:
+    """*earlier* runs on every path to *later*: in the same statement as one that encloses *later*, or in a
+    statement before it in the same block. A node in another branch does not.
+
+    After a break that makes Dynamo run the rest of the frame eagerly (an RNN
+    module, a reconstruction failure), nothing *later* can be logged.
+    """
+    statement = earlier.statement()
+    block = statement_block(statement)
+    node: nodes.NodeNG | None = later.statement()
+    while node is not None and not isinstance(node, (nodes.FunctionDef, nodes.Module)):
+        if node is statement:
+            return True
+        if block is not None and statement_block(node) is block and statement.lineno < node.lineno:
+            return True
+        node = node.parent
+    return False
+
+
 def statement_block(statement: nodes.NodeNG) -> list[nodes.NodeNG] | None:
     """The statement list of its parent (a body, ``else``, handlers or ``finally``) that holds *statement*."""
     field = _block_fields(statement.parent).get(id(statement))

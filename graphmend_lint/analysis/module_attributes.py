@@ -53,9 +53,26 @@ def self_attribute_constructor(values: ValueOracle, node: nodes.NodeNG) -> str |
         return None
     known: dict[str, str | None] = klass.__dict__.setdefault(_CACHE_ATTRIBUTE, {})
     if node.attrname not in known:
-        assigned = list(assigned_self_values(klass, node.attrname))[:_MAX_BINDINGS]
+        assigned = _assigned_in_class_or_bases(klass, node.attrname)[:_MAX_BINDINGS]
         known[node.attrname] = _single([_constructor_name(values, value) for value in assigned])
     return known[node.attrname]
+
+
+def _assigned_in_class_or_bases(klass: nodes.ClassDef, attribute: str) -> list[nodes.NodeNG]:
+    """The values the class assigns to ``self.<attribute>``, or else the first of its bases in the file that
+    does, in method resolution order: ``self.lstm`` in a tagger's ``forward`` is often built by the
+    ``__init__`` of a shared base class."""
+    try:
+        classes = klass.mro()
+    except Exception:  # astroid cannot linearise every hierarchy (duplicate or unresolvable bases)
+        classes = [klass]
+    for owner in classes:
+        if owner.root() is not klass.root():
+            continue
+        assigned = list(assigned_self_values(owner, attribute))
+        if assigned:
+            return assigned
+    return []
 
 
 def constructor_of(values: ValueOracle, node: nodes.NodeNG) -> str | None:

@@ -263,6 +263,8 @@ class Resolver:
             yield from self._container(expr, scope, path, depth)
         elif isinstance(expr, (ast.ListComp, ast.GeneratorExp)) and path and path[0] == ELEMENTS:
             yield from self.resolve(expr.elt, scope, path[1:], depth)  # ``[Block(c) for c in cfgs]``
+        elif isinstance(expr, ast.DictComp) and path and path[0] == ELEMENTS:
+            yield from self.resolve(expr.value, scope, path[1:], depth)  # ``{f"rnn{i}": nn.LSTM(...) for i in ...}``
         elif isinstance(expr, ast.IfExp):
             yield from self.resolve(expr.body, scope, path, depth)
             yield from self.resolve(expr.orelse, scope, path, depth)

@@ -197,6 +197,8 @@ class ScopeAnalyzer:
         for seed in seeds:
             self._reach_seed(seed)
         self._drain()
+        while self._reach_module_hooks():
+            self._drain()
         functions = sorted(self._traced.values(), key=lambda f: (f.line, f.col))
         return ScopeFacts(
             functions=tuple(functions),
@@ -268,6 +270,10 @@ class ScopeAnalyzer:
             if subject is None:
                 continue
             origin = (f"{self.label}:{call.lineno} {_short(call)}",)
+            if isinstance(subject, ast.Lambda):  # ``torch.compile(lambda x: model(x) + 1)``: its calls are traced
+                for inner in (node for node in ast.walk(subject.body) if isinstance(node, ast.Call)):
+                    yield from ((name, origin) for name in self._call_targets(inner, scope, origin))
+                continue
             targets = self.resolver.resolve(subject, scope)
             if not targets and isinstance(subject, ast.Name):
                 targets = self.resolver.narrowed_instances(subject.id, call, scope)
@@ -368,6 +374,30 @@ class ScopeAnalyzer:
             for target in self.resolver.resolve(value, scope):
                 for name in self._targets_of(target, origin):
                     self._enqueue(name, origin)
+
+    def _reach_module_hooks(self) -> bool:
+        """Hooks registered on a module whose ``forward`` is traced: calling the module runs them, and Dynamo
+        traces them with it (``m.register_forward_pre_hook(fn)`` then ``torch.compile(m)``; measured, torch
+        2.13). Whether anything new was reached, so that the caller drains again until nothing is."""
+        reached = False
+        for registration in _FORWARD_HOOK_REGISTRATIONS:
+            for call, scope in self.index.calls_named(registration):
+                if not (call.args and isinstance(call.func, ast.Attribute)):
+                    continue
+                modules = self.resolver.resolve(call.func.value, scope)
+                if not any(self._forward_traced(module) for module in modules):
+                    continue
+                origin = (f"{self.label}:{call.lineno} {_short(call)}",)
+                for target in self.resolver.resolve(call.args[0], scope):
+                    for name in self._targets_of(target, origin):
+                        if name in self.index.functions and name not in self._traced:
+                            self._enqueue(name, origin)
+                            reached = True
+        return reached
+
+    def _forward_traced(self, module: Target) -> bool:
+        forward = self.index.method(module.name, "forward") if module.what is What.INSTANCE else None
+        return forward is not None and forward in self._traced
 
     def _stops_tracing(self, decorator: ast.expr, scope: str) -> str | None:
         """What stops Dynamo tracing the decorated function, else ``None``.
@@ -580,6 +610,10 @@ def _is_module_compile(call: ast.Call) -> bool:
 def _short(node: ast.AST, limit: int = 80) -> str:
     text = " ".join(ast.unparse(node).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: ``nn.Module`` methods whose first argument runs whenever the module is called.
+_FORWARD_HOOK_REGISTRATIONS = ("register_forward_pre_hook", "register_forward_hook")
 
 
 def analyze_scope(

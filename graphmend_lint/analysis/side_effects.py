@@ -58,7 +58,7 @@ _CLOCKS = frozenset(
     )
 )  # fmt: skip
 #: Dynamo traces these ``random`` functions itself (measured: no break), so they are not flagged.
-TRACED_RANDOM = frozenset({"random.randint", "random.randrange", "random.uniform"})
+TRACED_RANDOM = frozenset({"random.randint", "random.randrange", "random.uniform", "random.Random"})
 #: Seeding torch's RNG: Dynamo skips these functions (GB0007, measured on ``torch.manual_seed(3)``).
 TORCH_SEEDERS = frozenset(
     {"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all"}
@@ -80,6 +80,20 @@ _DATETIME_NOW = frozenset(
     {"datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today", "datetime.date.today"}
 )
 _UUIDS = frozenset({"uuid.uuid1", "uuid.uuid3", "uuid.uuid4", "uuid.uuid5", "uuid.getnode"})
+#: Host queries and byte utilities in modules Dynamo skips, each measured to break on torch 2.13 (GB0007;
+#: GB0156 for ``json``). Left out: ``copy.copy`` (it traces on an instance of a user class),
+#: ``heapq.nlargest``/``nsmallest`` (they break on a literal list and trace on one the frame receives), and
+#: ``os.path`` helpers, ``platform`` and ``tempfile`` (they trace).
+SKIPPED_HOST_FUNCTIONS = frozenset(
+    {
+        "time.sleep", "gc.collect", "getpass.getuser", "glob.glob", "socket.gethostname",
+        "os.getpid", "os.getppid", "os.getcwd", "os.listdir", "os.urandom", "os.cpu_count",
+        "sys.getsizeof", "sys.getrefcount", "pickle.dumps", "pickle.loads", "json.dumps", "json.loads",
+        "zlib.crc32", "zlib.adler32", "base64.b64encode", "base64.b64decode", "hashlib.md5", "hashlib.sha256",
+        "heapq.heappush", "heapq.heappop", "heapq.heapify",
+        "bisect.bisect", "bisect.bisect_left", "bisect.bisect_right", "bisect.insort",
+    }
+)  # fmt: skip
 #: Host conversions and formatting: cheap, tensor-free work that may run after the graph.
 HOST_FORMAT_BUILTINS = frozenset({"str", "repr", "format", "float", "int", "bool", "round", "len"})
 HOST_FORMAT_METHODS = frozenset({"item", "tolist"})
@@ -105,6 +119,7 @@ class Effect(enum.Enum):
     DATETIME = "datetime"  # GM204
     UUID = "uuid"  # GM204
     WARNING_FILTER = "warning-filter"  # GM204: warnings.simplefilter / filterwarnings / resetwarnings
+    SKIPPED_HOST = "skipped-host"  # GM204: host queries and byte utilities of skipped modules (time.sleep, heapq)
 
 
 @dataclass(frozen=True)
@@ -192,6 +207,8 @@ class SideEffectFinder:
             return SideEffect(Effect.DATETIME, f"{name}()")
         if name in _UUIDS:
             return SideEffect(Effect.UUID, f"{name}()")
+        if name in SKIPPED_HOST_FUNCTIONS:
+            return SideEffect(Effect.SKIPPED_HOST, f"{name}()")
         if name in {"io.open", "builtins.open"}:
             return SideEffect(Effect.OPEN, f"{name}()")
         return None

@@ -20,11 +20,14 @@ Each entry was measured on torch 2.13 (CPU) with the id Dynamo logs:
 * ``t.apply_(fn)``, ``t.map_(other, fn)``, ``t.map2_(a, b, fn)`` on a tensor: the op
   would call a Python function per element, and Dynamo cannot pass the function
   to it ("Failed to convert args/kwargs to proxy", GB0055);
+* ``t.retain_grad()`` (GB0108), ``t.is_pinned()`` (a bool out of a torch op, GB0208),
+  ``t.untyped_storage()`` (GB0156) and ``t.to_sparse()`` (GB0015, GB0277) on a tensor;
 * ``torch.autograd.backward``: in a file Dynamo skips, whatever the settings
   (GB0007);
 * ``with torch.backends.cudnn.flags(...)``, ``with torch.backends.cuda.sdp_kernel(...)`` (gpt-fast's decode
-  loop) and ``with torch.device(...)``: unsupported context managers (GB0142, and GB0208 on the same line
-  for the two backend switches);
+  loop), ``with torch.device(...)`` and ``with torch.autograd.detect_anomaly():``: unsupported context
+  managers (GB0142, and GB0208 on the same line for the two backend switches, GB0008 for anomaly
+  detection);
 * a call of a function of this file decorated ``@torch.compiler.disable`` or
   ``@torch._dynamo.disable`` (or an alias of them, e.g. timm's
   ``disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap``,
@@ -80,8 +83,34 @@ _BACKWARD = (
     "Dynamo does not trace it while `torch._dynamo.config.trace_autograd_ops` is off (the default)",
     "return the loss and call `.backward()` on it outside the compiled function",
 )
-#: Tensor methods that call a Python function per element: Dynamo cannot pass the function to the op (GB0055).
-_PYTHON_CALLBACK_METHODS = frozenset({"apply_", "map_", "map2_"})
+_PYTHON_CALLBACK = (
+    "Dynamo cannot pass the Python function to the op",
+    "write the function with tensor operations (`torch.where`, `clamp`...) on the whole tensor",
+)
+#: Tensor methods Dynamo refuses, measured on torch 2.13 -> (why, what to do instead): the per-element Python
+#: callbacks (GB0055), ``retain_grad`` (GB0108), ``is_pinned`` (GB0208), ``untyped_storage`` (GB0156) and
+#: ``to_sparse`` (GB0015 and GB0277).
+_REFUSED_TENSOR_METHODS: dict[str, tuple[str, str]] = {
+    "apply_": _PYTHON_CALLBACK,
+    "map_": _PYTHON_CALLBACK,
+    "map2_": _PYTHON_CALLBACK,
+    "retain_grad": (
+        "`retain_grad()` does not work with the compiled graph's autograd",
+        "return the intermediate and read its gradient outside, or register a hook outside the compiled function",
+    ),
+    "is_pinned": (
+        "the op returns a Python bool, which cannot be a graph output",
+        "check pinning where the tensor is made, outside the compiled function",
+    ),
+    "untyped_storage": (
+        "Dynamo has no handler for a tensor's storage",
+        "use `x.numel() * x.element_size()` for a size, or inspect storage outside the compiled function",
+    ),
+    "to_sparse": (
+        "torch.compile does not support sparse tensors",
+        "keep the tensor dense inside the compiled function, or convert outside it",
+    ),
+}
 _SKIPPED_MODULE = "Dynamo skips the torch module it lives in"
 _RNG_STATE = "read or restore the RNG state outside the compiled function"
 _PACKING = "run the recurrent part outside the compiled function, or pad and mask instead of packing"
@@ -116,6 +145,7 @@ _REFUSED_CONTEXTS: dict[str, str] = {
         "compiled function"
     ),
     "torch.device": "pass `device=` to the factories, or enter the device context outside the compiled function",
+    "torch.autograd.detect_anomaly": "debug anomalies in eager mode; Dynamo skips the context (GB0008 too)",
 }
 #: ``nn.Module`` methods that register a hook and return a ``RemovableHandle`` (GB0467).
 _MODULE_HOOK_REGISTRATIONS = frozenset(
@@ -182,15 +212,10 @@ def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
         return RefusedCall(node, *_BACKWARD, autograd=True)
     if (
         isinstance(node.func, nodes.Attribute)
-        and node.func.attrname in _PYTHON_CALLBACK_METHODS
+        and node.func.attrname in _REFUSED_TENSOR_METHODS
         and values.is_tensor(node.func.expr)
     ):
-        return RefusedCall(
-            node,
-            f"`.{node.func.attrname}()` on a tensor",
-            "Dynamo cannot pass the Python function to the op",
-            "write the function with tensor operations (`torch.where`, `clamp`...) on the whole tensor",
-        )
+        return RefusedCall(node, f"`.{node.func.attrname}()` on a tensor", *_REFUSED_TENSOR_METHODS[node.func.attrname])
     if name in _REFUSED_CONTEXTS and _is_with_item(node):
         return RefusedCall(node, f"`with {name}(...)`", "Dynamo does not support this context manager", _REFUSED_CONTEXTS[name])
     if isinstance(node.func, nodes.Attribute) and node.func.attrname in _MODULE_HOOK_REGISTRATIONS:

@@ -14,9 +14,15 @@ from graphmend_lint.fixes.predicate import Predicator, predicated_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
+#: Builtins that take the truth of each item they are given (``filter``: of what its function returns).
+_TRUTH_BUILTINS = frozenset({"all", "any", "filter"})
 #: Where a boolean expression is a condition: GM101-GM104 report those.
 _CONDITION_PARENTS = (nodes.If, nodes.While, nodes.IfExp, nodes.Assert, nodes.Comprehension)
 ASSERT_FIX_MESSAGE = "Check all operands on the device with elementwise `&`, `|`"
+SORT_KEY = Fix.advice(
+    "no automatic fix: sort on the device (`torch.stack(keys).argsort()`, then index), or sort outside the "
+    "compiled function"
+)
 ELEMENT_TRUTH = Fix.advice(
     "no automatic fix: reduce on the device (`t.all()`, `t.any()`) and keep the result a tensor "
     "(`torch.where`, `torch._assert_async`), or test it outside the compiled function"
@@ -42,14 +48,39 @@ def _final_operand(test: nodes.NodeNG) -> nodes.NodeNG:
 
 
 def _iterated_for_truth(values: ValueOracle, call: nodes.Call) -> nodes.NodeNG | None:
-    """The tensor the builtin ``all(t)`` / ``any(t)`` iterates, asking each element for its truth value
-    (fairchem's ``assert all(sizes >= 0)``; GB0170 at the call, measured on torch 2.13)."""
+    """The tensor whose truth the builtin ``all`` / ``any`` asks for, element by element: the tensor it
+    iterates (fairchem's ``assert all(sizes >= 0)``), or the tensor each item of a comprehension or a list
+    is (``any(m.any() for m in masks)``, ``all([a.min() > 0, b.max() < 1])``); also the tensor the
+    ``lambda`` given to ``filter`` returns (``filter(lambda t: t.sum() > 0, parts)``). GB0170 at the call,
+    measured on torch 2.13."""
     func = call.func
-    if not (isinstance(func, nodes.Name) and func.name in {"all", "any"} and len(call.args) == 1 and not call.keywords):
+    if not (isinstance(func, nodes.Name) and func.name in _TRUTH_BUILTINS and not call.keywords):
         return None
     if values.qualified_name(func) != func.name:
         return None  # a local or imported ``all``, not the builtin
-    return call.args[0] if values.is_tensor(call.args[0]) else None
+    if func.name == "filter":
+        predicate = call.args[0] if len(call.args) == 2 else None
+        return predicate.body if isinstance(predicate, nodes.Lambda) and values.is_tensor(predicate.body) else None
+    if len(call.args) != 1:
+        return None
+    iterated = call.args[0]
+    if isinstance(iterated, (nodes.GeneratorExp, nodes.ListComp)):
+        return iterated.elt if values.is_tensor(iterated.elt) else None
+    if isinstance(iterated, (nodes.List, nodes.Tuple)):
+        return next((element for element in iterated.elts if values.is_tensor(element)), None)
+    return iterated if values.is_tensor(iterated) else None
+
+
+def _sorted_by_tensor(values: ValueOracle, call: nodes.Call) -> nodes.NodeNG | None:
+    """The tensor the ``key`` of ``sorted(...)`` / ``xs.sort(...)`` returns: sorting compares the keys on the
+    host ("sort with non-constant keys", GB0207, measured on torch 2.13)."""
+    func = call.func
+    builtin = isinstance(func, nodes.Name) and func.name == "sorted" and values.qualified_name(func) == "sorted"
+    method = isinstance(func, nodes.Attribute) and func.attrname == "sort" and not values.is_tensor(func.expr)
+    if not (builtin or method):
+        return None
+    key = next((keyword.value for keyword in call.keywords or () if keyword.arg == "key"), None)
+    return key.body if isinstance(key, nodes.Lambda) and values.is_tensor(key.body) else None
 
 
 class TensorTruthiness(Rule):
@@ -65,7 +96,13 @@ class TensorTruthiness(Rule):
     the host whether to look at the next operand. The builtins `all(t)` and
     `any(t)` over a tensor are flagged too: they test each element's truth
     on the host (fairchem's `assert all(sizes >= 0)`; GB0170 at the call,
-    measured on torch 2.13), with advice only.
+    measured on torch 2.13), with advice only; so are `any`/`all` over a
+    comprehension or a list of tensor conditions (`any(m.any() for m in
+    masks)`, `all([a.min() > 0, b.max() < 1])`: GB0170, with GB8335 for
+    the generator), `filter` with a `lambda` that returns a tensor (GB0170),
+    and `sorted(...)` / `xs.sort(...)` with a `key` lambda that returns a
+    tensor ("sort with non-constant keys", GB0207). The builtins `min`,
+    `max` and `abs` of tensors trace (measured).
 
     ## Why is this bad
     `and`, `or` and `not` ask for the truth of a tensor, which needs its value
@@ -106,7 +143,7 @@ class TensorTruthiness(Rule):
     code = "GM105"
     name = "tensor-truthiness"
     summary = "`and`/`or`/`not` on a tensor value forces a host sync"
-    dynamo_gb = gb_types("GB0170", "GB0033")
+    dynamo_gb = gb_types("GB0170", "GB0033", "GB0207", "GB8335")
     valid = (
         # the builtins over Python values, and the tensor reductions
         "import torch\n\n@torch.compile\ndef f(x, flags: list):\n    return x.all(), torch.any(x > 0), all(flags), any([1, 0])\n",
@@ -114,12 +151,23 @@ class TensorTruthiness(Rule):
         "import torch\n\n@torch.compile\ndef f(x, n: int):\n    assert n > 0 and (x > -9).all()\n    assert x.isnan().sum() == 0, 'nan'\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, a: bool, b: bool):\n    ok = a and b\n    return x * ok\n",
         "import torch\n\n@torch.compile\ndef f(x):\n    has_pads = x.device.type == 'xla' or (x == 0).any()\n    return x, has_pads\n",
+        # Python items and shapes: nothing to read back
+        "import torch\n\n@torch.compile\ndef f(xs: list[torch.Tensor], names: list[str]):\n"
+        "    ok = any(n.startswith('a') for n in names)\n    xs = sorted(xs, key=lambda t: t.shape[0])\n"
+        "    return [x * ok for x in xs], sorted(names, key=len)\n",
     )
     invalid = (
         # fairchem's repeat_blocks: the builtins test each element on the host (GB0170, measured)
         Example(
             "import torch\n\n@torch.compile\ndef f(sizes: torch.Tensor):\n    assert all(sizes >= 0)\n"
             "    if any(sizes > 9):\n        sizes = sizes.clamp(max=9)\n    return sizes\n"
+        ),
+        # tensor conditions as the items of any/all, a filter's lambda, a sort key (GB0170, GB0207; measured)
+        Example(
+            "import torch\n\n@torch.compile\ndef f(x: torch.Tensor):\n    parts = x.unbind(0)\n"
+            "    if any(p.sum() > 0 for p in parts) and all([x.min() > -9, x.max() < 9]):\n        x = x * 2\n"
+            "    kept = list(filter(lambda p: p.sum() > 0, parts))\n"
+            "    ranked = sorted(parts, key=lambda p: p.sum())\n    return x, kept, ranked\n"
         ),
         Example(
             "import torch\n\n@torch.compile\ndef f(y):\n    ok = (y.sum() > 0) and (y.mean() < 10)\n    return y * ok\n",
@@ -158,10 +206,15 @@ class TensorTruthiness(Rule):
             tensor = _iterated_for_truth(ctx.values, call)
             if tensor is not None:
                 message = (
-                    f"`{call.func.as_string()}()` tests each element of the tensor `{snippet(tensor)}` "
+                    f"`{call.func.as_string()}()` tests the truth of the tensor `{snippet(tensor)}` "
                     "as a Python bool: graph break"
                 )
                 yield ctx.report(call, message, traced, ELEMENT_TRUTH)
+                continue
+            key = _sorted_by_tensor(ctx.values, call)
+            if key is not None:
+                message = f"sorting by the tensor `{snippet(key)}` compares tensors as Python bools: graph break"
+                yield ctx.report(call, message, traced, SORT_KEY)
         for statement, traced in ctx.traced_nodes(nodes.Assert):
             if not isinstance(statement.test, nodes.BoolOp):
                 continue

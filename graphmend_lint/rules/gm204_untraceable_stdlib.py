@@ -28,6 +28,7 @@ _WHY = {
     Effect.UUID: "`uuid` reads host entropy Dynamo cannot trace",
     Effect.WARNING_FILTER: "Dynamo skips the `warnings` module (inside `with warnings.catch_warnings():` it "
     "then gives up on the whole function)",
+    Effect.SKIPPED_HOST: "Dynamo does not trace this host function",
 }
 #: Draws a helper may make while it fills an array: the helper can run as one opaque op (measured for NumPy's).
 _PLAN_DRAWS = frozenset({Effect.NUMPY_RANDOM})
@@ -43,6 +44,8 @@ _INSTEAD = {
     Effect.UUID: "create ids outside the compiled function and pass them in",
     Effect.WARNING_FILTER: "set the warning filter outside the compiled function (around the call, or once at "
     "import)",
+    Effect.SKIPPED_HOST: "call it outside the compiled function and pass the result in (a heap or bisect "
+    "over a Python list: keep the list sorted outside, or use `torch.topk` / `torch.searchsorted` on a tensor)",
 }
 
 
@@ -64,7 +67,14 @@ class UntraceableStdlibCall(SideEffectRule):
     `datetime.now()`/`utcnow()`/`today()`, `uuid.uuid1()`...`uuid5()` and
     changes of the warning filters (`warnings.simplefilter(...)`,
     `warnings.filterwarnings(...)`, `warnings.resetwarnings()`), typically
-    inside `with warnings.catch_warnings():` to silence a deprecation.
+    inside `with warnings.catch_warnings():` to silence a deprecation. So
+    are host queries and byte utilities of modules Dynamo skips:
+    `time.sleep`, `os.getpid`/`getcwd`/`listdir`/`cpu_count`/`urandom`,
+    `socket.gethostname`, `getpass.getuser`, `glob.glob`, `gc.collect`,
+    `sys.getsizeof`, `pickle`, `json.dumps`/`loads`, `hashlib`, `zlib`
+    and `base64` checksums and codecs, and `heapq.heappush`/`heappop`/
+    `heapify` and the `bisect` functions that beam and tree searches use on
+    Python lists.
     Also flags Python arithmetic on a draw Dynamo does trace
     (`random.uniform(a, b) * area`, `1 - lam`, `-lam`, `lam *= 2` after
     `lam = random.uniform(0, 1)`).
@@ -78,7 +88,11 @@ class UntraceableStdlibCall(SideEffectRule):
     `warnings.py`); inside `with warnings.catch_warnings():` Dynamo cannot
     rebuild the context object at that break and gives up on the whole
     function (GB0092, "Reconstruction failure", at the call; measured,
-    torch 2.13). Dynamo traces NumPy as
+    torch 2.13). The host queries and byte utilities are skipped
+    functions too (GB0007; `json` is GB0156; each measured on torch 2.13),
+    while `os.path.join`/`exists`,
+    `platform.system()`, `tempfile.gettempdir()`, `copy.copy` of a user
+    object and `random.Random(0)` trace and are not flagged. Dynamo traces NumPy as
     torch code, but only the `np.random` functions `torch._numpy` implements:
     any other (`beta`, `permutation`, `default_rng`) is unsupported (GB0294);
     `choice` checks its probabilities with a data-dependent `if`, and a draw
@@ -153,7 +167,7 @@ class UntraceableStdlibCall(SideEffectRule):
 
     code = "GM204"
     name = "untraceable-stdlib-call"
-    summary = "clock, host RNG, `datetime.now`, `uuid` or warning-filter call in compiled code splits the graph"
+    summary = "clock, host RNG, `datetime.now`, `uuid`, warning-filter or skipped host call in compiled code splits the graph"
     dynamo_gb = gb_types("GB0007", "GB0156", "GB0033", "GB0294", "GB0213", "GB0092", "GB0178", "GB4841")
     effects = frozenset(_WHY)
     valid = (
@@ -162,6 +176,8 @@ class UntraceableStdlibCall(SideEffectRule):
         "import random\nimport torch\n\nLAM = random.uniform(0, 1)\n\n@torch.compile\ndef f(x):\n    return x * (1 - LAM)\n",
         "import random\nimport torch\n\n@torch.compile\ndef f(x, img):\n    return x + img * random.uniform(0.8, 1.2)\n",
         "import time\nimport torch\n\ndef f(x):\n    return x * time.time()\n",
+        "import os\nimport platform\nimport torch\n\n@torch.compile\ndef f(x):\n"
+        "    return x * len(os.path.join('a', platform.system()))\n",
         "import torch\n\n@torch.compile\ndef f(x, time):\n    return x * time.time()\n",
         "import numpy as np\nimport torch\n\n@torch.compile\ndef f(x):\n    np.random.seed(0)\n"
         "    return x * torch.from_numpy(np.random.normal(size=3))\n",
@@ -181,6 +197,9 @@ class UntraceableStdlibCall(SideEffectRule):
         Example("from random import random\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * random()\n"),
         Example("from datetime import datetime\nimport torch\n\n@torch.compile\ndef f(x):\n    return x, datetime.now()\n"),
         Example("import uuid\nimport torch\n\n@torch.compile\ndef f(x):\n    return x, uuid.uuid4()\n"),
+        Example("import heapq\nimport torch\n\n@torch.compile\ndef f(x, beams: list):\n"
+                "    heapq.heappush(beams, (1.0, 0))\n    return x * len(beams)\n"),
+        Example("import os\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * (os.getpid() % 2)\n"),
         Example("import warnings\nimport torch\n\n@torch.compile\ndef f(x):\n    with warnings.catch_warnings():\n"
                 "        warnings.simplefilter('ignore')\n        return torch.meshgrid(x, x)\n"),
         Example("import random\nimport torch\n\n@torch.compile\ndef f(x):\n    area = x.shape[0] * x.shape[1]\n"

@@ -17,6 +17,9 @@ from graphmend_lint.rules.gb_types import gb_types
 
 #: Logger methods that read the level; each is a logger method call to Dynamo.
 LEVEL_METHODS = frozenset({"isEnabledFor", "getEffectiveLevel"})
+#: Logger fields Dynamo holds unresolved: comparing one breaks (GB6215), and so does its truth or length
+#: (GB4841); measured, torch 2.13, for each of these.
+LOGGER_FIELDS = frozenset({"level", "disabled", "handlers", "propagate"})
 _RECORDS = frozenset({Effect.LOG, Effect.WARN})
 NO_FIX = Fix.advice(
     "no automatic fix: read the level once outside the compiled function, or gate the code with "
@@ -53,8 +56,10 @@ def _record_only_branch(finder: SideEffectFinder, call: nodes.Call) -> nodes.If 
 class LoggerLevelCheck(Rule):
     """## What it does
     Flags reading a logger's level in code that `torch.compile` traces:
-    `logger.isEnabledFor(level)`, `logger.getEffectiveLevel()`, and
-    comparisons with `logger.level`. A receiver counts as a logger as for
+    `logger.isEnabledFor(level)`, `logger.getEffectiveLevel()`, comparisons
+    with `logger.level`, and the logger's own fields used as conditions or
+    counted: `if logger.handlers and not logger.disabled:`,
+    `len(logger.handlers)`, `logger.propagate`. A receiver counts as a logger as for
     GM202 (its `logger-names` and `logger-factories` options apply).
 
     ## Why is this bad
@@ -62,8 +67,12 @@ class LoggerLevelCheck(Rule):
     `getEffectiveLevel` are logger methods like `debug`, so each call ends the
     graph and resumes in a new one (GB0291, "logging.Logger method not
     supported for non-export cases"), even when the answer is `False`.
-    Comparing `logger.level` breaks too (GB6215, "Unresolved GetAttrVariable
-    comparison"). The usual reason to write the check, skipping expensive
+    Comparing `logger.level` (or `.disabled`, `.handlers`, `.propagate`)
+    breaks too (GB6215, "Unresolved GetAttrVariable comparison"), and so does
+    the truth or `len()` of one of those fields (GB4841, "Unsupported
+    python_type() call", after which Dynamo runs the rest of the frame
+    eagerly); passing a field along (`flag = logger.disabled`) traces
+    (measured, torch 2.13). The usual reason to write the check, skipping expensive
     debug output, backfires under `torch.compile`.
 
     ## Example
@@ -106,7 +115,7 @@ class LoggerLevelCheck(Rule):
     code = "GM205"
     name = "logger-level-check"
     summary = "`logger.isEnabledFor()` / level reads in compiled code split the graph"
-    dynamo_gb = gb_types("GB0291", "GB6215")
+    dynamo_gb = gb_types("GB0291", "GB6215", "GB4841")
     valid = (
         _HEADER + "    if not torch.compiler.is_compiling() and logger.isEnabledFor(logging.DEBUG):\n"
         "        logger.debug('x')\n    return x\n",
@@ -127,6 +136,8 @@ class LoggerLevelCheck(Rule):
         ),
         Example(_HEADER + "    if logger.getEffectiveLevel() <= logging.DEBUG:\n        x = x + 1\n    return x\n"),
         Example(_HEADER + "    if logger.level == logging.NOTSET:\n        x = x + 1\n    return x\n"),
+        Example(_HEADER + "    if logger.handlers and not logger.disabled:\n        x = x + 1\n    return x\n"),
+        Example(_HEADER + "    return x * len(logger.handlers)\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -152,9 +163,30 @@ class LoggerLevelCheck(Rule):
                 yield ctx.report(node, message, traced, fix or NO_FIX)
                 continue
             for operand in (node.left, *(right for _, right in node.ops)):
-                if not (isinstance(operand, nodes.Attribute) and operand.attrname == "level"):
+                if not (isinstance(operand, nodes.Attribute) and operand.attrname in LOGGER_FIELDS):
                     continue
                 if finder.is_logger(operand.expr):
-                    message = "comparing a logger's `.level` in compiled code causes a graph break"
+                    message = f"comparing a logger's `.{operand.attrname}` in compiled code causes a graph break"
                     yield ctx.report(node, message, traced, NO_FIX)
                     break
+        for field, traced in ctx.traced_nodes(nodes.Attribute):
+            if field.attrname in LOGGER_FIELDS and _truth_or_length(field) and finder.is_logger(field.expr):
+                message = f"testing a logger's `.{field.attrname}` in compiled code causes a graph break"
+                yield ctx.report(field, message, traced, NO_FIX)
+
+
+def _truth_or_length(node: nodes.Attribute) -> bool:
+    """Python needs *node*'s truth or length: an ``if``/``while``/conditional test (also under ``not`` or
+    ``and``/``or``), or ``len(node)``. Only passing the field along (``flag = logger.disabled``) traces."""
+    child, parent = node, node.parent
+    while isinstance(parent, nodes.BoolOp) or (isinstance(parent, nodes.UnaryOp) and parent.op == "not"):
+        child, parent = parent, parent.parent
+    if isinstance(parent, (nodes.If, nodes.While, nodes.IfExp)):
+        return parent.test is child
+    return (
+        child is node
+        and isinstance(parent, nodes.Call)
+        and isinstance(parent.func, nodes.Name)
+        and parent.func.name == "len"
+        and parent.args == [node]
+    )

@@ -10,10 +10,12 @@ from graphmend_lint.analysis.captured_values import captured_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
 from graphmend_lint.analysis.host_values import (
+    builtin_name,
     math_conversion,
     percent_format,
     range_bound,
     scalar_conversion,
+    unhandled_builtin,
     tensor_check,
 )
 from graphmend_lint.analysis.tensor_sizes import frame_input
@@ -50,6 +52,10 @@ MATH_FUNCTION = Fix.advice(
 PERCENT_FORMAT = Fix.advice(
     "no automatic fix: format outside the compiled function, or format shapes and Python numbers only; "
     "an f-string `f\"{t}\"` keeps the tensor and does not break, `capture_scalar_outputs` does not help"
+)
+UNHANDLED_BUILTIN = Fix.advice(
+    "no automatic fix: format the tensor outside the compiled function (return it, then format), or format "
+    "its shape or dtype only; `capture_scalar_outputs` does not help"
 )
 _CAPTURE = (
     "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n\n\n"
@@ -211,6 +217,9 @@ class TensorToPythonScalar(Rule):
     | `"%d" % t`, `"%f" % t`, `"%x" % t` | GB0033 | guard | GM301 |
     | `"%s" % t`, `"%r" % t` | GB0208 | GB0208 | GM301 |
     | `"%d/%d" % (t, n)`, `"%(n)d" % {"n": t}` | GB0088 | GB0088 | GM301 |
+    | `str(t)`, `str(x[0, 0])` | GB0059 | GB0059 | GM301 |
+    | `repr(t)` | GB0569 | GB0569 | GM301 |
+    | `min(t, u)`, `max(3, t)`, `abs(t)` | no break | | none |
     | `t.tolist()`, integer / float `t` | GB0033 / GB0109 | no break / GB0109 | GM302 |
     | `torch.equal(a, b)`, `torch.allclose(a, b)` | GB0033 | GB0033 | GM303 |
     | `torch.is_nonzero(t)`, `t.is_nonzero()` | GB0033 | guard | GM303 |
@@ -249,7 +258,7 @@ class TensorToPythonScalar(Rule):
     code = "GM301"
     name = "tensor-to-python-scalar"
     summary = "`.item()` / `int(tensor)` copies a tensor to Python and splits the graph"
-    dynamo_gb = gb_types("GB0124", "GB0059", "GB0170", "GB0033", "GB0208", "GB0088")
+    dynamo_gb = gb_types("GB0124", "GB0059", "GB0170", "GB0033", "GB0208", "GB0088", "GB0569")
     options = {
         "capture-scalar-outputs": RuleOption(
             False, "the program turns `capture_scalar_outputs` on somewhere the linter cannot see (another module, a launcher script)"
@@ -297,6 +306,8 @@ class TensorToPythonScalar(Rule):
         "        return 1\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n    return x * load(x).item() * np.float32(2.0).item()\n",
     )
     invalid = (
+        # a tensor read back as text: no fix, in either mode
+        Example(_HEADER + "    key = str(lengths.max())\n    return x * len(key)\n"),
         # nothing needs the number itself: the switch traces the size (unsafe, process-wide)
         Example(
             _HEADER + "    n = lengths.max()\n    return torch.zeros(n) + x.sum()\n",
@@ -404,6 +415,12 @@ class TensorToPythonScalar(Rule):
                 "graph break and host sync"
             )
             yield ctx.report(operation, message, traced, PERCENT_FORMAT)
+        for call, traced, converted in ctx.recognised(unhandled_builtin, nodes.Call):  # breaks in either mode
+            message = (
+                f"`{builtin_name(call)}()` of `{snippet(converted.tensor)}`, a tensor, needs its value on the host: "
+                "graph break and host sync"
+            )
+            yield ctx.report(call, message, traced, UNHANDLED_BUILTIN)
         if setting_on(ctx.values, ctx.options, CAPTURE_SCALAR_OUTPUTS):
             yield from self._captured_branches(ctx)
             yield from self._tensor_sizes(ctx, breaks, captured=True)

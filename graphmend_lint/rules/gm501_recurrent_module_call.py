@@ -10,7 +10,7 @@ from astroid.const import Context
 
 from graphmend_lint.analysis.ast_resolution import AstResolution, ast_resolution
 from graphmend_lint.analysis.dynamo_settings import ALLOW_RNN, setting_on
-from graphmend_lint.analysis.lookup import loops_binding, statement_block
+from graphmend_lint.analysis.lookup import loops_binding, runs_before
 from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.analysis.recurrent_modules import RECURRENT_MODULES, recurrent_layers, recurrent_self
 from graphmend_lint.analysis.values import enclosing_class
@@ -224,6 +224,21 @@ class RecurrentModuleCall(Rule):
             "    rnn = nn.RNN(4, 4)\n    return rnn(x)[0]\n",
             ALLOW_RNN,
         ),
+        # built by a base class's ``__init__``, called in the subclass's ``forward``
+        switch_example(
+            _MODULE.format(layer="nn.LSTM(4, 4)")
+            .replace("    def forward", "\nclass Tagger(Encoder):\n    def forward")
+            .replace("torch.compile(Encoder())", "torch.compile(Tagger())"),
+            ALLOW_RNN,
+        ),
+        # the values of a ``ModuleDict`` built by a dict comprehension, walked with ``.items()``
+        switch_example(
+            _MODULE.format(layer='nn.ModuleDict({f"rnn{i}": nn.GRU(4, 4) for i in range(2)})').replace(
+                "        out, _ = self.rnn(x)\n        return out",
+                "        for _, layer in self.rnn.items():\n            x, _ = layer(x)\n        return x",
+            ),
+            ALLOW_RNN,
+        ),
         # reported where Dynamo refuses it: its first read, before the call (cleanrl's PPO-LSTM agent)
         switch_example(
             _MODULE.format(layer="nn.LSTM(4, 4)").replace(
@@ -245,7 +260,7 @@ class RecurrentModuleCall(Rule):
         for found in reads.values():
             found.sort(key=lambda read: _position(read[0]))
             for index, (reference, layers, traced) in enumerate(found):
-                if any(_runs_before(earlier, reference) for earlier, _, _ in found[:index]):
+                if any(runs_before(earlier, reference) for earlier, _, _ in found[:index]):
                     continue  # Dynamo gave up on the function at that earlier read
                 layer = " or ".join(f"`nn.{name.rsplit('.', 1)[-1]}`" for name in sorted(layers))
                 called = isinstance(reference.parent, nodes.Call) and reference.parent.func is reference
@@ -255,22 +270,6 @@ class RecurrentModuleCall(Rule):
                 )
                 fix = None if _packs_sequences(ctx) else enable_setting_fix(ctx.analysis, ALLOW_RNN, ALLOW_RNN_FIX)
                 yield ctx.report(reference, message, traced, fix or ALLOW_RNN_HINT)
-
-
-def _runs_before(earlier: nodes.NodeNG, later: nodes.NodeNG) -> bool:
-    """*earlier* runs on every path to *later*: in the same statement as one that encloses *later*, or in a
-    statement before it in the same block. A read in another branch does not (each branch's first read is
-    where Dynamo refuses the layer when that branch runs)."""
-    statement = earlier.statement()
-    block = statement_block(statement)
-    node: nodes.NodeNG | None = later.statement()
-    while node is not None and not isinstance(node, (nodes.FunctionDef, nodes.Module)):
-        if node is statement:
-            return True
-        if block is not None and statement_block(node) is block and statement.lineno < node.lineno:
-            return True
-        node = node.parent
-    return False
 
 
 def _layers_read(ctx: RuleContext, resolution: AstResolution, reference: nodes.NodeNG) -> frozenset[str]:

@@ -53,9 +53,11 @@ class UntraceableTorchCall(Rule):
     class of the file defines its own `backward` method: a loss from a loss
     function the trainer was built with), `torch.autograd.backward`, a tensor's
     per-element Python callbacks (`t.apply_(fn)`, `t.map_(other, fn)`,
-    `t.map2_(a, b, fn)`),
+    `t.map2_(a, b, fn)`), `t.retain_grad()`, `t.is_pinned()`,
+    `t.untyped_storage()`, `t.to_sparse()`,
     `with torch.backends.cudnn.flags(...)`, `with torch.backends.cuda.sdp_kernel(...)`
-    (gpt-fast's decode loop), `with torch.device(...)`, calls of a function of the
+    (gpt-fast's decode loop), `with torch.device(...)`,
+    `with torch.autograd.detect_anomaly():`, calls of a function of the
     same file decorated `@torch.compiler.disable` / `@torch._dynamo.disable`
     (also `(recursive=False)` or `(reason=...)`, and through an alias such as
     timm's `disable_compiler =
@@ -77,9 +79,14 @@ class UntraceableTorchCall(Rule):
     nor is `Tensor.backward()` (GB0123); `torch.autograd.backward` lives in a
     file Dynamo skips, whatever the settings (GB0007); `apply_`/`map_`/`map2_`
     would hand the op a Python function, which Dynamo cannot pass to it
-    ("Failed to convert args/kwargs to proxy", GB0055);
-    `cudnn.flags`, `cuda.sdp_kernel` and `torch.device` are unsupported context
-    managers (GB0142, with GB0208 on the same line for the two backend switches;
+    ("Failed to convert args/kwargs to proxy", GB0055); `retain_grad()` does
+    not work with the compiled graph's autograd (GB0108), `is_pinned()`
+    returns a Python bool from a torch op (GB0208), a storage has no handler
+    (GB0156), and sparse tensors are not supported (GB0015, GB0277);
+    `cudnn.flags`, `cuda.sdp_kernel`, `torch.device` and
+    `autograd.detect_anomaly` are unsupported context
+    managers (GB0142, with GB0208 on the same line for the two backend switches
+    and GB0008 for anomaly detection;
     `torch.nn.attention.sdpa_kernel` traces); a disabled function is skipped (GB0098, or GB0099 when
     the call is inlined from another frame or the function was disabled with
     `recursive=False`; `torch.compiler.disable(fn)(x)` adds GB0007); a hook registration's
@@ -122,7 +129,7 @@ class UntraceableTorchCall(Rule):
     summary = "a torch call Dynamo refuses to trace splits the graph"
     dynamo_gb = gb_types(
         "GB0025", "GB0007", "GB9186", "GB0123", "GB0142", "GB0208", "GB0098", "GB0099", "GB0467", "GB0033", "GB0036",
-        "GB0055",
+        "GB0055", "GB0108", "GB0156", "GB0015", "GB0277", "GB0008",
     )
     options = {
         "trace-autograd-ops": RuleOption(
@@ -167,6 +174,8 @@ class UntraceableTorchCall(Rule):
             "trainer = Trainer(torch.nn.Linear(2, 2), lambda y: y.pow(2).mean())\nstep = torch.compile(trainer.train_step)\n"
         ),
         Example(_HEADER + "    return (x * 2).apply_(lambda v: min(v, 1.0))\n"),
+        Example(_HEADER + "    y = x * 2\n    y.retain_grad()\n    return y.to_sparse()\n"),
+        Example(_HEADER + "    with torch.autograd.detect_anomaly():\n        return x * 2\n"),
         Example(_HEADER + "    mask = torch.autograd.Variable(x.new_ones(x.shape), requires_grad=False)\n    return mask * x\n"),
         Example(
             _JIT_ISINSTANCE.format(check="torch.jit.isinstance", kind="int"),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
 
 from graphmend_lint import lint_source
+from graphmend_lint.analysis.imports import ImportTable, module_name_for
+from graphmend_lint.analysis.scope import analyze_scope
 from graphmend_lint.config import Settings
 
 #: ``compiled`` is the default a user gets; ``modules`` is the library-author scope.
@@ -32,7 +35,26 @@ def findings(path: Path) -> dict[str, Any]:
         diagnostics = lint_source(source, str(path), Settings(scope=scope))
         answer[scope] = sorted({(d.start.line, d.code) for d in diagnostics})
         answer["dtype_gated"][scope] = _dtype_gated_lines([(d.start.line, d.message) for d in diagnostics])
+    answer["reached"] = {scope: _reached_spans(source, str(path), scope) for scope in SCOPES}
     return answer
+
+
+def _reached_spans(source: str, path: str, scope: str) -> list[tuple[int, int]]:
+    """``(first, last)`` lines of each function the linter's scope analysis says Dynamo traces.
+
+    A missed break outside every span is a scope miss (the linter never looked
+    there); inside one it is a typing or rule miss. The held-out split may show
+    that split by cause, never where.
+    """
+    tree = ast.parse(source)
+    module_name, is_package = module_name_for(path)
+    facts = analyze_scope(tree, ImportTable.from_tree(tree, module_name, is_package), path, scope, text=source)
+    positions = {(function.line, function.col) for function in facts.functions}
+    return sorted(
+        (node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (node.lineno, node.col_offset) in positions
+    )
 
 
 def _dtype_gated_lines(messages: list[tuple[int, str]]) -> dict[int, list[str]]:

@@ -169,6 +169,7 @@ def detection(programs: Iterable[Program], answers: dict[str, dict[str, Any]], s
             if not found:
                 described = ", ".join(f"{gb_id} ({claims.family_of_site(gb_id)}) {gb_type}" for gb_id, gb_type in sites)
                 note = " (training only)" if line in only_in_training else ""
+                note += _scope_note(line, answer["lint"].get("reached", {}).get(scope))
                 score.misses.append(f"{program.name}:{line} {described}{note}")
         error_path = {line for line, *_ in answer["original"].get("error_path_sites", ())} - logged.keys()
         score.error_path_lines += len(error_path)
@@ -189,6 +190,14 @@ def detection(programs: Iterable[Program], answers: dict[str, dict[str, Any]], s
                 score.false_alarms.append(f"{program.name}:{line} {','.join(sorted(codes))}{note}")
     score.families = {name: score.families[name] for name in FAMILY_ORDER if name in score.families}
     return score
+
+
+def _scope_note(line: int, reached: list[tuple[int, int]] | None) -> str:
+    """`` (outside scope)`` for a missed line in no function the linter's scope analysis reached, when the answer
+    records what it reached: a scope miss, not a typing or rule miss."""
+    if reached is None or any(first <= line <= last for first, last in reached):
+        return ""
+    return " (outside scope)"
 
 
 def _dtype_gates_not_run(answer: dict[str, Any], scope: str) -> dict[int, str]:
