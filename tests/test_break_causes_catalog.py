@@ -126,6 +126,8 @@ CASES: dict[str, Case] = {
     # frame runs eagerly
     "GM507/bad_sdp_kernel_decode.py": case({(17, "GM507")}, {(17, "GB0142"), (17, "GB0208")}, frame_skipped=True),
     "GM507/bad_device_context.py": case({(18, "GM507")}, {(18, "GB0142")}, frame_skipped=True),
+    # a host query returning a Python int (GB0208)
+    "GM507/bad_device_count_shards.py": case({(17, "GM507")}, {(17, "GB0208")}),
     # retain_grad() on an intermediate (GB0108)
     "GM507/bad_retain_grad_debug.py": case({(20, "GM507")}, {(20, "GB0108")}),
     "GM507/bad_backward_step.py": case({(26, "GM507"), (28, "GM507")}, {(26, "GB0123"), (28, "GB0007")}),

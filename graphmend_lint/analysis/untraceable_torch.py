@@ -20,14 +20,22 @@ Each entry was measured on torch 2.13 (CPU) with the id Dynamo logs:
 * ``t.apply_(fn)``, ``t.map_(other, fn)``, ``t.map2_(a, b, fn)`` on a tensor: the op
   would call a Python function per element, and Dynamo cannot pass the function
   to it ("Failed to convert args/kwargs to proxy", GB0055);
+* process settings and host queries: ``torch.set_num_threads``, ``torch.save``,
+  ``torch.hub.get_dir``, ``torch.get_default_device``, ``torch.result_type``
+  (GB0007, with GB0208 for the last two), ``torch.cuda.device_count``,
+  ``torch.cuda.memory_allocated``, ``torch.get_num_threads``,
+  ``torch.get_float32_matmul_precision`` (GB0208), ``torch.is_inference_mode_enabled``
+  (GB0046), ``torch.autograd.set_detect_anomaly`` (GB0008), and
+  ``torch.testing.assert_close``, which compares on the host (GB0170), and
+  ``torch._assert`` of a tensor condition (GB0033; of a Python bool it traces);
 * ``t.retain_grad()`` (GB0108), ``t.is_pinned()`` (a bool out of a torch op, GB0208),
   ``t.untyped_storage()`` (GB0156) and ``t.to_sparse()`` (GB0015, GB0277) on a tensor;
 * ``torch.autograd.backward``: in a file Dynamo skips, whatever the settings
   (GB0007);
 * ``with torch.backends.cudnn.flags(...)``, ``with torch.backends.cuda.sdp_kernel(...)`` (gpt-fast's decode
-  loop), ``with torch.device(...)`` and ``with torch.autograd.detect_anomaly():``: unsupported context
-  managers (GB0142, and GB0208 on the same line for the two backend switches, GB0008 for anomaly
-  detection);
+  loop), ``with torch.device(...)``, ``with torch.autograd.detect_anomaly():`` and ``with
+  torch.random.fork_rng():``: unsupported context managers (GB0142, and GB0208 on the same line for
+  the two backend switches and ``fork_rng``, GB0008 for anomaly detection);
 * a call of a function of this file decorated ``@torch.compiler.disable`` or
   ``@torch._dynamo.disable`` (or an alias of them, e.g. timm's
   ``disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap``,
@@ -114,6 +122,7 @@ _REFUSED_TENSOR_METHODS: dict[str, tuple[str, str]] = {
 _SKIPPED_MODULE = "Dynamo skips the torch module it lives in"
 _RNG_STATE = "read or restore the RNG state outside the compiled function"
 _PACKING = "run the recurrent part outside the compiled function, or pad and mask instead of packing"
+_SETTING = "read or change it once, outside the compiled function, and pass what the code needs in"
 _VARIABLE = (
     "use the tensor itself (`Variable` has been a no-op wrapper since PyTorch 0.4), `.detach()`ed if it must "
     "not carry autograd history"
@@ -134,7 +143,23 @@ _SKIPPED_FUNCTIONS: dict[str, str] = {
     "torch.utils.data.get_worker_info": "read it in the data pipeline, outside the compiled function",
     "torch.autograd.Variable": _VARIABLE,
     "torch.autograd.variable.Variable": _VARIABLE,
+    "torch.set_num_threads": _SETTING,
+    "torch.save": "save outside the compiled function (return the tensor, then save it)",
+    "torch.hub.get_dir": _SETTING,
+    "torch.get_default_device": _SETTING,
+    "torch.result_type": "use `torch.promote_types(a.dtype, b.dtype)`, which traces",
+    "torch.autograd.set_detect_anomaly": _SETTING,
 }
+#: Host queries: torch functions that return a Python value Dynamo cannot put in the graph ("torch.* op
+#: returned non-Tensor", GB0208; GB0046 for the inference-mode query), measured on torch 2.13. Their
+#: neighbours ``torch.set_default_dtype``, ``torch.set_float32_matmul_precision``,
+#: ``torch.is_autocast_enabled`` and ``torch.finfo`` trace.
+_HOST_QUERIES = frozenset(
+    {
+        "torch.cuda.device_count", "torch.cuda.memory_allocated", "torch.get_num_threads",
+        "torch.get_float32_matmul_precision", "torch.is_inference_mode_enabled",
+    }
+)  # fmt: skip
 #: Context managers Dynamo does not support (GB0142; the backend switches also log GB0208 on the same line),
 #: measured on torch 2.13 -> what to do instead. ``torch.nn.attention.sdpa_kernel``, ``autocast``, ``no_grad``
 #: and ``inference_mode`` are supported.
@@ -146,6 +171,7 @@ _REFUSED_CONTEXTS: dict[str, str] = {
     ),
     "torch.device": "pass `device=` to the factories, or enter the device context outside the compiled function",
     "torch.autograd.detect_anomaly": "debug anomalies in eager mode; Dynamo skips the context (GB0008 too)",
+    "torch.random.fork_rng": "fork the RNG outside the compiled function, or pass a `torch.Generator` to the ops",
 }
 #: ``nn.Module`` methods that register a hook and return a ``RemovableHandle`` (GB0467).
 _MODULE_HOOK_REGISTRATIONS = frozenset(
@@ -205,6 +231,19 @@ def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
     if name in _REFUSED_CALLS:
         label, reason, advice = _REFUSED_CALLS[name]
         return RefusedCall(node, label, reason, advice, autograd=name == "torch.autograd.grad", callee=name)
+    if name in _HOST_QUERIES:
+        return RefusedCall(node, f"`{name}()`", "it returns a Python value Dynamo cannot keep in the graph", _SETTING, callee=name)
+    if name == "torch._assert" and node.args and values.is_tensor(node.args[0]):
+        return RefusedCall(
+            node, "`torch._assert` of a tensor condition", "it reads the condition's truth on the host",
+            "use `torch._assert_async(cond)`, which checks on the device", callee=name,
+        )
+    if name == "torch.testing.assert_close":
+        return RefusedCall(
+            node, "`torch.testing.assert_close`", "it compares the tensors on the host",
+            "check outside the compiled function, or keep the check on the device (`torch._assert_async`)",
+            callee=name,
+        )
     if name in _SKIPPED_FUNCTIONS:
         label = f"`{name.removeprefix('torch.nn.utils.rnn.')}`"
         return RefusedCall(node, label, _SKIPPED_MODULE, _SKIPPED_FUNCTIONS[name], callee=name)

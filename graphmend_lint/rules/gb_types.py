@@ -17,6 +17,7 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB0025": "Call to `torch._dynamo.graph_break()`",
     "GB0033": "Data dependent operator",
     "GB0036": "Dynamic shape operator",
+    "GB0046": "Encountered torch.is_inference_mode_enabled during tracing",
     "GB0055": "Failed to convert args/kwargs to proxy",
     "GB0058": "Failed to set tensor attribute",
     "GB0059": "Failed to trace builtin operator",

@@ -99,7 +99,7 @@ class TensorTruthiness(Rule):
     measured on torch 2.13), with advice only; so are `any`/`all` over a
     comprehension or a list of tensor conditions (`any(m.any() for m in
     masks)`, `all([a.min() > 0, b.max() < 1])`: GB0170, with GB8335 for
-    the generator), `filter` with a `lambda` that returns a tensor (GB0170),
+    a generator, after which Dynamo runs the rest of the frame eagerly), `filter` with a `lambda` that returns a tensor (GB0170),
     and `sorted(...)` / `xs.sort(...)` with a `key` lambda that returns a
     tensor ("sort with non-constant keys", GB0207). The builtins `min`,
     `max` and `abs` of tensors trace (measured).

@@ -54,10 +54,16 @@ class UntraceableTorchCall(Rule):
     function the trainer was built with), `torch.autograd.backward`, a tensor's
     per-element Python callbacks (`t.apply_(fn)`, `t.map_(other, fn)`,
     `t.map2_(a, b, fn)`), `t.retain_grad()`, `t.is_pinned()`,
-    `t.untyped_storage()`, `t.to_sparse()`,
+    `t.untyped_storage()`, `t.to_sparse()`, process settings and host
+    queries (`torch.set_num_threads`, `torch.get_num_threads()`,
+    `torch.cuda.device_count()`, `torch.cuda.memory_allocated()`,
+    `torch.get_float32_matmul_precision()`, `torch.is_inference_mode_enabled()`,
+    `torch.autograd.set_detect_anomaly`, `torch.get_default_device()`,
+    `torch.result_type`, `torch.hub.get_dir()`, `torch.save`),
+    `torch.testing.assert_close`, `torch._assert` of a tensor condition,
     `with torch.backends.cudnn.flags(...)`, `with torch.backends.cuda.sdp_kernel(...)`
     (gpt-fast's decode loop), `with torch.device(...)`,
-    `with torch.autograd.detect_anomaly():`, calls of a function of the
+    `with torch.autograd.detect_anomaly():`, `with torch.random.fork_rng():`, calls of a function of the
     same file decorated `@torch.compiler.disable` / `@torch._dynamo.disable`
     (also `(recursive=False)` or `(reason=...)`, and through an alias such as
     timm's `disable_compiler =
@@ -82,11 +88,19 @@ class UntraceableTorchCall(Rule):
     ("Failed to convert args/kwargs to proxy", GB0055); `retain_grad()` does
     not work with the compiled graph's autograd (GB0108), `is_pinned()`
     returns a Python bool from a torch op (GB0208), a storage has no handler
-    (GB0156), and sparse tensors are not supported (GB0015, GB0277);
-    `cudnn.flags`, `cuda.sdp_kernel`, `torch.device` and
-    `autograd.detect_anomaly` are unsupported context
+    (GB0156), and sparse tensors are not supported (GB0015, GB0277); the
+    host queries return Python values a graph cannot hold (GB0208; GB0046
+    for `is_inference_mode_enabled`, GB0008 for `set_detect_anomaly`) or
+    live in skipped code (GB0007: `set_num_threads`, `save`, `hub.get_dir`,
+    `get_default_device` and `result_type`, with GB0208 for the last two;
+    `torch.set_default_dtype`, `torch.set_float32_matmul_precision`,
+    `torch.finfo` and `torch.promote_types` trace); `assert_close` compares
+    on the host (GB0170) and `torch._assert` reads its tensor condition
+    (GB0033);
+    `cudnn.flags`, `cuda.sdp_kernel`, `torch.device`,
+    `autograd.detect_anomaly` and `random.fork_rng` are unsupported context
     managers (GB0142, with GB0208 on the same line for the two backend switches
-    and GB0008 for anomaly detection;
+    and `fork_rng`, and GB0008 for anomaly detection;
     `torch.nn.attention.sdpa_kernel` traces); a disabled function is skipped (GB0098, or GB0099 when
     the call is inlined from another frame or the function was disabled with
     `recursive=False`; `torch.compiler.disable(fn)(x)` adds GB0007); a hook registration's
@@ -129,7 +143,7 @@ class UntraceableTorchCall(Rule):
     summary = "a torch call Dynamo refuses to trace splits the graph"
     dynamo_gb = gb_types(
         "GB0025", "GB0007", "GB9186", "GB0123", "GB0142", "GB0208", "GB0098", "GB0099", "GB0467", "GB0033", "GB0036",
-        "GB0055", "GB0108", "GB0156", "GB0015", "GB0277", "GB0008",
+        "GB0055", "GB0108", "GB0156", "GB0015", "GB0277", "GB0008", "GB0046", "GB0170",
     )
     options = {
         "trace-autograd-ops": RuleOption(
@@ -176,6 +190,7 @@ class UntraceableTorchCall(Rule):
         Example(_HEADER + "    return (x * 2).apply_(lambda v: min(v, 1.0))\n"),
         Example(_HEADER + "    y = x * 2\n    y.retain_grad()\n    return y.to_sparse()\n"),
         Example(_HEADER + "    with torch.autograd.detect_anomaly():\n        return x * 2\n"),
+        Example(_HEADER + "    torch._assert((x > -9).all(), 'overflow')\n    return x * torch.get_num_threads()\n"),
         Example(_HEADER + "    mask = torch.autograd.Variable(x.new_ones(x.shape), requires_grad=False)\n    return mask * x\n"),
         Example(
             _JIT_ISINSTANCE.format(check="torch.jit.isinstance", kind="int"),
