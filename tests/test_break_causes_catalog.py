@@ -54,6 +54,10 @@ CASES: dict[str, Case] = {
     "GM501/bad_lstm_encoder.py": case({(17, "GM501")}, {(17, "GB0014")}),
     "GM501/fixed_lstm_encoder.py": case(),
     "GM501/neg_allow_rnn.py": case(),
+    # next(self.parameters()) walks the submodules down to an encoder's LSTM; the encoder's own read breaks too
+    "GM501/bad_parameters_dtype_walk.py": case(
+        {(19, "GM501"), (30, "GM501")}, {(19, "GB0014"), (30, "GB0014")}, frame_skipped=True
+    ),
     # built by the base class's __init__, read in the subclass's forward
     "GM501/bad_lstm_in_base_class.py": case({(20, "GM501")}, {(20, "GB0014")}, frame_skipped=True),
     # `getattr(nn, rnn_type)` with rnn_type "LSTM" from the constructors' defaults: Dynamo skips forward

@@ -18,8 +18,16 @@ from astroid import nodes
 
 from graphmend_lint.analysis.ast_resolution import AstResolution
 from graphmend_lint.analysis.imports import dotted_name
-from graphmend_lint.analysis.resolve import Target, What
+from graphmend_lint.analysis.resolve import ELEMENTS, Target, What
 
+#: ``nn.Module`` methods that walk every submodule: called on a module that holds an RNN layer anywhere in its
+#: tree, each makes Dynamo wrap that layer, which it refuses (GB0014 at the call; measured on torch 2.13 for
+#: ``eval()``, ``next(self.parameters())``, ``list(self.modules())`` and a loop over ``named_children()``).
+SUBMODULE_WALKERS = frozenset(
+    {"eval", "train", "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
+     "children", "named_children"}
+)  # fmt: skip
+_MAX_TREE_DEPTH = 6
 #: The classes Dynamo refuses, by their public names and where torch defines them.
 RECURRENT_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
 _DEFINED_IN = "torch.nn.modules.rnn."
@@ -83,3 +91,27 @@ def _public_name(qualified: str) -> str | None:
     if qualified.startswith(_DEFINED_IN):
         qualified = "torch.nn." + qualified.removeprefix(_DEFINED_IN)
     return qualified if qualified in RECURRENT_MODULES else None
+
+
+def recurrent_layers_within(resolution: AstResolution, class_name: str) -> frozenset[str]:
+    """The recurrent classes an instance of the file's class *class_name* holds as submodules, at any depth
+    (``self.gru = nn.GRU(...)``, a ``ModuleList`` of LSTMs, a submodule of the file's own class that holds
+    one). Attributes the resolver cannot explain hold nothing it knows of: the answer may be empty."""
+    found: set[str] = set()
+    seen: set[str] = set()
+    pending = [(class_name, 0)]
+    while pending:
+        klass, depth = pending.pop()
+        if klass in seen or depth > _MAX_TREE_DEPTH:
+            continue
+        seen.add(klass)
+        for owner in resolution.index.mro(klass):
+            for attribute in resolution.index.self_assignments(owner):
+                for path in ((), (ELEMENTS,)):
+                    for target in resolution.resolver.attribute(klass, attribute, path):
+                        layer = _recurrent_class(resolution, target)
+                        if layer is not None:
+                            found.add(layer)
+                        elif target.what is What.INSTANCE:
+                            pending.append((target.name, depth + 1))
+    return frozenset(found)

@@ -816,8 +816,11 @@ class Resolver:
                 for call in ast.walk(value):
                     if isinstance(call, ast.Call) and (name := dotted_name(call.func)) in self.index.classes:
                         targets.add(Target(What.INSTANCE, name))
-                if not self._builds_torch_object(value, method):
+                built = self._torch_object_built(value, method)
+                if built is None:
                     targets.update(self.resolve(value, method, path, depth))
+                elif not path and built.rpartition(".")[2][:1].isupper():
+                    targets.add(Target(What.EXTERNAL, built))  # ``self.rnn = nn.LSTM(...)``: an instance of it
             for value, method, part in self.index.self_unpackings(klass).get(attribute, []):
                 targets.update(self.resolve(value, method, (*part, *path), depth))  # ``self.a, self.b = make()``
             if path and path[0] == ELEMENTS:  # ``for block in self.lstms`` after ``self.lstms.append(nn.LSTM(...))``
@@ -828,12 +831,13 @@ class Resolver:
         return result
 
 
-    def _builds_torch_object(self, value: ast.expr, scope: str) -> bool:
-        """``nn.Linear(...)``, ``torch.zeros(...)``: nothing of this module (most ``self.x = ...`` are)."""
+    def _torch_object_built(self, value: ast.expr, scope: str) -> str | None:
+        """``torch.nn.Linear`` for ``nn.Linear(...)``, ``torch.zeros`` for ``torch.zeros(...)``: nothing of this
+        module to resolve further (most ``self.x = ...`` are), only what torch builds."""
         if not isinstance(value, ast.Call):
-            return False
+            return None
         imported = self.imported_name(value.func, scope)
-        return imported is not None and imported.startswith("torch.") and imported not in SEQUENTIAL_CONTAINERS
+        return imported if imported is not None and imported.startswith("torch.") and imported not in SEQUENTIAL_CONTAINERS else None
 
 
 def _enclosing_tests(body: list[ast.stmt], use: ast.AST) -> list[ast.expr]:

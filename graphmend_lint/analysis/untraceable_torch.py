@@ -29,7 +29,8 @@ Each entry was measured on torch 2.13 (CPU) with the id Dynamo logs:
   ``torch.testing.assert_close``, which compares on the host (GB0170), and
   ``torch._assert`` of a tensor condition (GB0033; of a Python bool it traces);
 * ``t.retain_grad()`` (GB0108), ``t.is_pinned()`` (a bool out of a torch op, GB0208),
-  ``t.untyped_storage()`` (GB0156) and ``t.to_sparse()`` (GB0015, GB0277) on a tensor;
+  ``t.untyped_storage()`` (GB0156), ``t.to_sparse()`` (GB0015, GB0277), ``t.resize_(...)`` (GB0126)
+  and ``t.resize_as_(other)`` (GB0127) on a tensor;
 * ``torch.autograd.backward``: in a file Dynamo skips, whatever the settings
   (GB0007);
 * ``with torch.backends.cudnn.flags(...)``, ``with torch.backends.cuda.sdp_kernel(...)`` (gpt-fast's decode
@@ -95,9 +96,13 @@ _PYTHON_CALLBACK = (
     "Dynamo cannot pass the Python function to the op",
     "write the function with tensor operations (`torch.where`, `clamp`...) on the whole tensor",
 )
+_RESIZE = (
+    "Dynamo does not support resizing a tensor in place",
+    "allocate a tensor of the size needed (`x.new_ones(other.shape)`, `torch.zeros(n, k)`)",
+)
 #: Tensor methods Dynamo refuses, measured on torch 2.13 -> (why, what to do instead): the per-element Python
-#: callbacks (GB0055), ``retain_grad`` (GB0108), ``is_pinned`` (GB0208), ``untyped_storage`` (GB0156) and
-#: ``to_sparse`` (GB0015 and GB0277).
+#: callbacks (GB0055), ``retain_grad`` (GB0108), ``is_pinned`` (GB0208), ``untyped_storage`` (GB0156),
+#: ``to_sparse`` (GB0015 and GB0277), ``resize_`` (GB0126) and ``resize_as_`` (GB0127).
 _REFUSED_TENSOR_METHODS: dict[str, tuple[str, str]] = {
     "apply_": _PYTHON_CALLBACK,
     "map_": _PYTHON_CALLBACK,
@@ -118,6 +123,8 @@ _REFUSED_TENSOR_METHODS: dict[str, tuple[str, str]] = {
         "torch.compile does not support sparse tensors",
         "keep the tensor dense inside the compiled function, or convert outside it",
     ),
+    "resize_": _RESIZE,
+    "resize_as_": _RESIZE,
 }
 _SKIPPED_MODULE = "Dynamo skips the torch module it lives in"
 _RNG_STATE = "read or restore the RNG state outside the compiled function"

@@ -34,6 +34,8 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB0123": "Unsupported Tensor.backward() call",
     "GB0124": "Unsupported Tensor.item() call with capture_scalar_outputs=False",
     "GB0125": "Unsupported Tensor.requires_grad_() call",
+    "GB0126": "Unsupported Tensor.resize_() call",
+    "GB0127": "Unsupported Tensor.resize_as_() call",
     "GB0142": "Unsupported context manager",
     "GB0156": "Unsupported method call",
     "GB0157": "Unsupported ndarray attribute access",

@@ -10,9 +10,15 @@ from astroid.const import Context
 
 from graphmend_lint.analysis.ast_resolution import AstResolution, ast_resolution
 from graphmend_lint.analysis.dynamo_settings import ALLOW_RNN, setting_on
-from graphmend_lint.analysis.lookup import loops_binding, runs_before
+from graphmend_lint.analysis.lookup import loops_binding, reaching_bindings, runs_before
 from graphmend_lint.analysis.module_attributes import constructor_of
-from graphmend_lint.analysis.recurrent_modules import RECURRENT_MODULES, recurrent_layers, recurrent_self
+from graphmend_lint.analysis.recurrent_modules import (
+    RECURRENT_MODULES,
+    SUBMODULE_WALKERS,
+    recurrent_layers,
+    recurrent_layers_within,
+    recurrent_self,
+)
 from graphmend_lint.analysis.values import enclosing_class
 from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.context import RuleContext
@@ -99,7 +105,14 @@ class RecurrentModuleCall(Rule):
     not None`, `self.lstm.input_size`): Dynamo refuses the module where it
     first reads it (measured, torch 2.13: GB0014 at cleanrl-style
     `x.reshape((-1, b, self.lstm.input_size))`, lines before the call) and
-    gives up on the function there, so it never reaches the others.
+    gives up on the function there, so it never reaches the others. A
+    parameter given such a layer by one of its call sites counts (crnn's
+    `data_parallel(model, input, ngpu)`, given the LSTM and then a Linear:
+    Dynamo refuses the LSTM at `model(input)`), and so does a method that
+    walks every submodule of a module holding one anywhere in its tree
+    (`self.eval()`, `next(self.parameters())`, `self.modules()`,
+    `self.named_children()`...: GB0014 at the call, measured on torch 2.13);
+    after such a walk Dynamo resumes, so later reads are reported too.
 
     ## Why is this bad
     Dynamo refuses to trace the fused RNN modules unless
@@ -239,6 +252,13 @@ class RecurrentModuleCall(Rule):
             ),
             ALLOW_RNN,
         ),
+        # a walk over every submodule reaches the LSTM a submodule of the file holds (GB0014 at the call)
+        switch_example(
+            _MODULE.format(layer="nn.LSTM(4, 4)").replace(
+                "        out, _ = self.rnn(x)\n        return out", "        return x.to(next(self.parameters()).dtype)"
+            ),
+            ALLOW_RNN,
+        ),
         # reported where Dynamo refuses it: its first read, before the call (cleanrl's PPO-LSTM agent)
         switch_example(
             _MODULE.format(layer="nn.LSTM(4, 4)").replace(
@@ -260,14 +280,21 @@ class RecurrentModuleCall(Rule):
         for found in reads.values():
             found.sort(key=lambda read: _position(read[0]))
             for index, (reference, layers, traced) in enumerate(found):
-                if any(runs_before(earlier, reference) for earlier, _, _ in found[:index]):
-                    continue  # Dynamo gave up on the function at that earlier read
+                skipping = [earlier for earlier, _, _ in found[:index] if _walked_module(earlier) is None]
+                if any(runs_before(earlier, reference) for earlier in skipping):
+                    continue  # Dynamo gave up on the function at that earlier read (after a walk it resumes)
                 layer = " or ".join(f"`nn.{name.rsplit('.', 1)[-1]}`" for name in sorted(layers))
                 called = isinstance(reference.parent, nodes.Call) and reference.parent.func is reference
-                message = (
-                    f"{'calling' if called else 'using'} an {layer} in compiled code: Dynamo refuses RNN modules "
-                    "and runs the caller eagerly"
-                )
+                if _walked_module(reference) is not None:
+                    message = (
+                        f"`{reference.as_string()}()` walks the submodules, among them an {layer}, in compiled "
+                        "code: Dynamo refuses RNN modules and breaks the graph at the call"
+                    )
+                else:
+                    message = (
+                        f"{'calling' if called else 'using'} an {layer} in compiled code: Dynamo refuses RNN "
+                        "modules and runs the caller eagerly"
+                    )
                 fix = None if _packs_sequences(ctx) else enable_setting_fix(ctx.analysis, ALLOW_RNN, ALLOW_RNN_FIX)
                 yield ctx.report(reference, message, traced, fix or ALLOW_RNN_HINT)
 
@@ -277,6 +304,12 @@ def _layers_read(ctx: RuleContext, resolution: AstResolution, reference: nodes.N
     else): the class body's own constructor, or what the resolver says the object is. In a method of a
     recurrent layer's own class, ``self`` and ``super()`` are the layer (``super().forward(x)`` in ``class
     BLSTM(nn.LSTM)``): Dynamo refuses it there too when the method runs as a frame of its own."""
+    walked = _walked_module(reference)
+    if walked is not None:
+        klass = enclosing_class(reference) if isinstance(walked, nodes.Name) and walked.name == "self" else None
+        if klass is not None and klass.name in resolution.index.classes:
+            return recurrent_layers_within(resolution, klass.name)
+        return frozenset()
     if isinstance(reference, nodes.Name) and reference.name in {"self", "super"}:
         klass = enclosing_class(reference)
         if klass is None or klass.name not in resolution.index.classes:
@@ -290,4 +323,32 @@ def _layers_read(ctx: RuleContext, resolution: AstResolution, reference: nodes.N
     if constructor is not None and constructor.startswith("torch."):
         # the torch class the class body builds it with wins: a ``ModuleList`` a loop walks is no layer
         return frozenset({constructor}) if constructor in RECURRENT_MODULES else frozenset()
-    return recurrent_layers(resolution, reference, some=isinstance(reference, nodes.Name) and bool(loops_binding(reference)))
+    return recurrent_layers(resolution, reference, some=_takes_turns(reference))
+
+
+def _walked_module(reference: nodes.NodeNG) -> nodes.NodeNG | None:
+    """The module ``self.parameters()``, ``self.eval()``... walks, when *reference* is such a method's callee."""
+    parent = reference.parent
+    if (
+        isinstance(reference, nodes.Attribute)
+        and reference.attrname in SUBMODULE_WALKERS
+        and isinstance(parent, nodes.Call)
+        and parent.func is reference
+    ):
+        return reference.expr
+    return None
+
+
+def _takes_turns(reference: nodes.NodeNG) -> bool:
+    """*reference* holds one of several known modules at a time: a loop's target (one per turn), or a parameter
+    (one per call site: crnn's ``data_parallel(model, input, ngpu)`` is given the LSTM and then a Linear, and
+    Dynamo refuses the LSTM at ``model(input)`` on the turn it is given)."""
+    if not isinstance(reference, nodes.Name):
+        return False
+    if loops_binding(reference):
+        return True
+    try:
+        bindings = reaching_bindings(reference)
+    except Exception:  # astroid lookups can fail on odd code: then nothing is known
+        return False
+    return len(bindings) == 1 and isinstance(bindings[0].parent, nodes.Arguments)

@@ -54,7 +54,9 @@ class UntraceableTorchCall(Rule):
     function the trainer was built with), `torch.autograd.backward`, a tensor's
     per-element Python callbacks (`t.apply_(fn)`, `t.map_(other, fn)`,
     `t.map2_(a, b, fn)`), `t.retain_grad()`, `t.is_pinned()`,
-    `t.untyped_storage()`, `t.to_sparse()`, process settings and host
+    `t.untyped_storage()`, `t.to_sparse()`, `t.resize_(...)`,
+    `t.resize_as_(other)` (fast-reid's `dist_an.new().resize_as_(dist_an)`,
+    DINO's k-NN buffer), process settings and host
     queries (`torch.set_num_threads`, `torch.get_num_threads()`,
     `torch.cuda.device_count()`, `torch.cuda.memory_allocated()`,
     `torch.get_float32_matmul_precision()`, `torch.is_inference_mode_enabled()`,
@@ -88,7 +90,8 @@ class UntraceableTorchCall(Rule):
     ("Failed to convert args/kwargs to proxy", GB0055); `retain_grad()` does
     not work with the compiled graph's autograd (GB0108), `is_pinned()`
     returns a Python bool from a torch op (GB0208), a storage has no handler
-    (GB0156), and sparse tensors are not supported (GB0015, GB0277); the
+    (GB0156), sparse tensors are not supported (GB0015, GB0277), nor is
+    resizing in place (GB0126, GB0127); the
     host queries return Python values a graph cannot hold (GB0208; GB0046
     for `is_inference_mode_enabled`, GB0008 for `set_detect_anomaly`) or
     live in skipped code (GB0007: `set_num_threads`, `save`, `hub.get_dir`,
@@ -144,6 +147,7 @@ class UntraceableTorchCall(Rule):
     dynamo_gb = gb_types(
         "GB0025", "GB0007", "GB9186", "GB0123", "GB0142", "GB0208", "GB0098", "GB0099", "GB0467", "GB0033", "GB0036",
         "GB0055", "GB0108", "GB0156", "GB0015", "GB0277", "GB0008", "GB0046", "GB0170",
+        "GB0126", "GB0127",
     )
     options = {
         "trace-autograd-ops": RuleOption(
@@ -189,6 +193,7 @@ class UntraceableTorchCall(Rule):
         ),
         Example(_HEADER + "    return (x * 2).apply_(lambda v: min(v, 1.0))\n"),
         Example(_HEADER + "    y = x * 2\n    y.retain_grad()\n    return y.to_sparse()\n"),
+        Example(_HEADER + "    ones = x.new().resize_as_(x).fill_(1)\n    return x + ones\n"),
         Example(_HEADER + "    with torch.autograd.detect_anomaly():\n        return x * 2\n"),
         Example(_HEADER + "    torch._assert((x > -9).all(), 'overflow')\n    return x * torch.get_num_threads()\n"),
         Example(_HEADER + "    mask = torch.autograd.Variable(x.new_ones(x.shape), requires_grad=False)\n    return mask * x\n"),
