@@ -45,7 +45,9 @@ class FreshObjectMethod(Rule):
     one is the call's. Dynamo then runs the rest of the frame eagerly, so a
     later call on every path after it is not reported.
 
-    Not flagged: the same object handed to a helper that calls the method
+    Not flagged: an object a graph break comes between (on every path) the
+    construction and the call (the resumed frame receives it as an input,
+    which has a source; measured), the same object handed to a helper that calls the method
     (the helper then runs as a frame of its own, where the object is an
     argument with a source), objects kept on `self` or passed in, and
     classes with bases outside the file (an `nn.Module` built in traced code
@@ -77,6 +79,9 @@ class FreshObjectMethod(Rule):
     summary = "a breaking method called on an object built in compiled code adds a reconstruction break"
     dynamo_gb = gb_types("GB0092")
     valid = (
+        # a break between construction and call: the resumed frame receives the object
+        _CLASS.format(body="print('expand')")
+        + "@torch.compile\ndef f(x: torch.Tensor):\n    root = Node(0.5)\n    print('built')\n    return root.expand(x)\n",
         # the method does not break
         _CLASS.format(body="logits = logits + 1")
         + "@torch.compile\ndef f(x: torch.Tensor):\n    return Node(0.5).expand(x)\n",
@@ -111,8 +116,8 @@ class FreshObjectMethod(Rule):
             if method is None:
                 continue
             breaks = breaks or break_finder(ctx)
-            if breaks.verdict(method) is not Verdict.BREAKS:
-                continue
+            if breaks.verdict(method) is not Verdict.BREAKS or breaks.resumed_input(call.func.expr):
+                continue  # a clean method; or a break before the call made the object a resumed frame's input
             if any(earlier.frame() is call.frame() and runs_before(earlier, call) for earlier in reported):
                 continue  # Dynamo ran the rest of the frame eagerly after the earlier one
             reported.append(call)
