@@ -29,26 +29,26 @@ from tests.corpus.acid import acid  # noqa: E402
 
 #: The size issue 14 asks for.
 CORPUS_SIZE_FLOOR = 300
-#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 634 of 814 in the fresh-clone CI of 2026-11-29
-#: 19:00 UTC, 558 dev programs, breaks in library code counted: 628 at 18:30 UTC, before GM101's guarded select
-#: stopped on metaseq's two programs, whose wrong rewrite had removed six sites). Reset only when the corpus grows.
-UNSAFE_SITES_AFTER_CEILING = 634
-#: Precision/recall floors per split and scope: the values measured on main after the s14 merges
-#: (2026-11-29 18:30 UTC, 952 programs, docs/corpus.md "Current") minus 0.03, so a change that loses
+#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 672 of 877 on 2026-11-29 21:35 UTC, 591 dev
+#: programs after 33 blind ones joined, breaks in library code counted; 634 of 814 before they did).
+#: Reset only when the corpus grows.
+UNSAFE_SITES_AFTER_CEILING = 672
+#: Precision/recall floors per split and scope: the values measured on main after the s16 merges
+#: (2026-11-29 21:45 UTC, 1019 programs, docs/corpus.md "Current") minus 0.03, so a change that loses
 #: detection fails here. "precision" is strict (a finding on a line Dynamo never traced counts as
 #: wrong); "precision_observed" leaves those lines out. Truth counts breaks in eval and train mode.
 DETECTION_FLOORS: dict[tuple[str, str], dict[str, float]] = {
-    ("dev", "compiled"): {"precision": 0.68, "precision_observed": 0.96, "recall": 0.89},  # 0.71 (729/1028) / 0.99 / 0.92 (729/792)
-    ("dev", "modules"): {"precision": 0.68, "precision_observed": 0.96, "recall": 0.89},  # 0.71 (730/1029) / 0.99 / 0.92 (730/792)
-    # 223 more unseen programs joined, split by repository (106 held-out, 172 lines, 119 found before any work on them)
-    ("heldout", "compiled"): {"precision": 0.64, "precision_observed": 0.95, "recall": 0.75},  # 0.67 (443/665) / 0.98 / 0.78 (443/571)
-    ("heldout", "modules"): {"precision": 0.63, "precision_observed": 0.95, "recall": 0.77},  # 0.66 (457/688) / 0.98 / 0.80 (457/571)
+    ("dev", "compiled"): {"precision": 0.67, "precision_observed": 0.96, "recall": 0.89},  # 0.70 (786/1124) / 0.99 / 0.92 (786/853)
+    ("dev", "modules"): {"precision": 0.67, "precision_observed": 0.96, "recall": 0.89},  # 0.70 (787/1125) / 0.99 / 0.92 (787/853)
+    # 67 more unseen programs joined, split by repository (34 held-out, 65 lines, 46 found before any work on them)
+    ("heldout", "compiled"): {"precision": 0.62, "precision_observed": 0.94, "recall": 0.75},  # 0.65 (493/753) / 0.97 / 0.78 (493/636)
+    ("heldout", "modules"): {"precision": 0.62, "precision_observed": 0.94, "recall": 0.78},  # 0.65 (514/788) / 0.97 / 0.81 (514/636)
 }
 #: Modules that make() builds with a submodule in eval mode are measured again after .train()
-#: (docs/corpus.md "Both modes"): 101 dev + 67 held-out programs on 2026-11-29 18:30 UTC, which logged
-#: 15 + 9 lines only in training.
-TRAINING_RUNS_FLOOR = 168
-TRAINING_ONLY_LINES_FLOOR = 24
+#: (docs/corpus.md "Both modes"): 106 dev + 78 held-out programs on 2026-11-29 21:35 UTC, which logged
+#: 15 + 10 lines only in training.
+TRAINING_RUNS_FLOOR = 184
+TRAINING_ONLY_LINES_FLOOR = 25
 #: Known wrong outputs after a fix, per (split, mode): none. (GM104's old `torch._assert_async`
 #: rewrite changed torchvision normalize's ValueError into a RuntimeError eagerly; GM104 now keeps
 #: the eager `if` untouched and offers its compiled check only as an opt-in.)
@@ -61,10 +61,18 @@ KNOWN_WRONG_OUTPUTS: dict[tuple[str, str], int] = {}
 #: those ``np.sqrt``/``np.log`` calls to torch's (unsafe), and fullgraph stops next at
 #: ``alphacums[ddim_timesteps[:-1]].tolist()`` (GB0109), which GM302 only advises on.
 #: BLIP's VQA answer ranking (a blind program of 2026-11-29 18:00 UTC) also still fails after the unsafe fixes:
-#: not investigated yet.
+#: not investigated yet. Two blind programs of 2026-11-29 21:00 UTC too: Flowtron's autoregressive step logs only
+#: its GRU (GB0014); with `allow_rnn` on, Dynamo reaches the gate's `if` on a tensor (GB0170 at line 239; GM101
+#: reports the condition's first line, 237, a line-placement miss not yet looked at); lift-splat-shoot's voxel
+#: pooling, under the capture switch, fails on a guard on a data-dependent size (not investigated).
 KNOWN_ACID_FAILURES: dict[str, list[str]] = {
     "safe": [],
-    "unsafe": ["zoo_blip_vqa_rank_answer", "zoo_ldm_ddim_sampler_print_make_schedule"],
+    "unsafe": [
+        "zoo_blip_vqa_rank_answer",
+        "zoo_flowtron_ar_step_infer_gate_threshold",
+        "zoo_ldm_ddim_sampler_print_make_schedule",
+        "zoo_liftsplat_voxel_pooling_quick_cumsum",
+    ],
 }
 #: Programs whose logged sites grow under ``--unsafe-fixes``, per split (held-out: a count only).
 #: MuZero's trainer: the capture switch removes both masked updates' breaks, and Dynamo then reaches the four

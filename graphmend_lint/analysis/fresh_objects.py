@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from astroid import nodes
 
-from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.lookup import defined_in_file, file_bases, reaching_bindings
 
 _MAX_BINDINGS = 8
 #: Bases a plain class may spell that add no behaviour Dynamo treats differently.
@@ -61,7 +61,7 @@ def fresh_instance_class(receiver: nodes.NodeNG) -> nodes.ClassDef | None:
 def _constructed_class(value: nodes.NodeNG, depth: int = 0) -> nodes.ClassDef | None:
     if not isinstance(value, nodes.Call) or not isinstance(value.func, nodes.Name):
         return None
-    definition = _defined_in_file(value.func)
+    definition = defined_in_file(value.func)
     if isinstance(definition, nodes.ClassDef):
         return definition if _plain(definition) else None
     if isinstance(definition, nodes.FunctionDef) and depth == 0 and not definition.decorators:
@@ -71,24 +71,13 @@ def _constructed_class(value: nodes.NodeNG, depth: int = 0) -> nodes.ClassDef | 
     return None
 
 
-def _defined_in_file(name: nodes.Name) -> nodes.NodeNG | None:
-    """The module-level class or function *name* denotes, when the file defines it exactly once."""
-    try:
-        _, found = name.lookup(name.name)
-    except Exception:
-        return None
-    if len(found) != 1 or not isinstance(found[0], (nodes.ClassDef, nodes.FunctionDef)):
-        return None
-    return found[0] if found[0].root() is name.root() else None
-
-
 def _plain(klass: nodes.ClassDef) -> bool:
     """Every base is a plain class of the file, or one of :data:`_PLAIN_BASES`."""
     for base in klass.bases:
         spelled = base.as_string()
         if spelled in _PLAIN_BASES:
             continue
-        definition = _defined_in_file(base) if isinstance(base, nodes.Name) else None
+        definition = defined_in_file(base) if isinstance(base, nodes.Name) else None
         if not (isinstance(definition, nodes.ClassDef) and _plain(definition)):
             return False
     return klass.declared_metaclass() is None
@@ -96,7 +85,7 @@ def _plain(klass: nodes.ClassDef) -> bool:
 
 def method_of(klass: nodes.ClassDef, name: str) -> nodes.FunctionDef | None:
     """The plain method *name* of *klass* or of its bases in the file (not a static or class method)."""
-    for owner in (klass, *_file_bases(klass)):
+    for owner in (klass, *file_bases(klass)):
         found = owner.locals.get(name)
         if found:
             method = found[-1]
@@ -104,12 +93,3 @@ def method_of(klass: nodes.ClassDef, name: str) -> nodes.FunctionDef | None:
                 return method
             return None
     return None
-
-
-def _file_bases(klass: nodes.ClassDef) -> list[nodes.ClassDef]:
-    bases = []
-    for base in klass.bases:
-        definition = _defined_in_file(base) if isinstance(base, nodes.Name) else None
-        if isinstance(definition, nodes.ClassDef):
-            bases += [definition, *_file_bases(definition)]
-    return bases

@@ -25,6 +25,9 @@ _INDEX_ATTRIBUTE = "_graphmend_assignment_order"
 _FIELDS_ATTRIBUTE = "_graphmend_block_fields"
 
 
+_MAX_BASE_DEPTH = 8
+
+
 def reaching_bindings(node: nodes.Name | nodes.AssignName) -> list[nodes.NodeNG]:
     """The binding nodes of ``node.name`` that may reach *node*, in source order.
 
@@ -242,3 +245,29 @@ def loops_around(node: nodes.NodeNG) -> Iterator[nodes.For | nodes.While]:
         if isinstance(holder, (nodes.For, nodes.While)):
             yield holder
         holder = holder.parent
+
+
+def defined_in_file(name: nodes.Name) -> nodes.NodeNG | None:
+    """The class or function *name* denotes, when one definition of this file binds it (no inference: a
+    lookup in the file's scopes, so nothing is imported)."""
+    try:
+        _, found = name.lookup(name.name)
+    except Exception:  # astroid lookups can fail on odd code: nothing is known
+        return None
+    if len(found) != 1 or not isinstance(found[0], (nodes.ClassDef, nodes.FunctionDef)):
+        return None
+    return found[0] if found[0].root() is name.root() else None
+
+
+def file_bases(klass: nodes.ClassDef, depth: int = 0) -> list[nodes.ClassDef]:
+    """The classes of this file *klass* derives from, depth first in the order its bases list them (a
+    cheap stand-in for the MRO, which astroid computes by inferring every base, imports included)."""
+    if depth > _MAX_BASE_DEPTH:
+        return []
+    bases: list[nodes.ClassDef] = []
+    for base in klass.bases:
+        definition = defined_in_file(base) if isinstance(base, nodes.Name) else None
+        if isinstance(definition, nodes.ClassDef) and definition is not klass:
+            bases += [definition, *file_bases(definition, depth + 1)]
+    return bases
+
