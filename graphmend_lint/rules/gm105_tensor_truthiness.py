@@ -20,11 +20,11 @@ _TRUTH_BUILTINS = frozenset({"all", "any", "filter"})
 _CONDITION_PARENTS = (nodes.If, nodes.While, nodes.IfExp, nodes.Assert, nodes.Comprehension)
 ASSERT_FIX_MESSAGE = "Check all operands on the device with elementwise `&`, `|`"
 SORT_KEY = Fix.advice(
-    "no automatic fix: sort on the device (`torch.stack(keys).argsort()`, then index), or sort outside the "
+    "No automatic fix: sort on the device (`torch.stack(keys).argsort()`, then index), or sort outside the "
     "compiled function"
 )
 ELEMENT_TRUTH = Fix.advice(
-    "no automatic fix: reduce on the device (`t.all()`, `t.any()`) and keep the result a tensor "
+    "No automatic fix: reduce on the device (`t.all()`, `t.any()`) and keep the result a tensor "
     "(`torch.where`, `torch._assert_async`), or test it outside the compiled function"
 )
 
