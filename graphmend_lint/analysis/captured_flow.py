@@ -39,7 +39,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.host_values import bound_parameter, builtin_name, method_call
-from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.lookup import is_parameter, reaching_bindings
 from graphmend_lint.analysis.values import Kind, ValueOracle
 
 if TYPE_CHECKING:
@@ -156,13 +156,7 @@ def _untyped_parameter(values: ValueOracle, node: nodes.NodeNG) -> bool:
     ``str.split`` takes no list and NumPy arrays have no ``split`` method, so
     eagerly only a tensor accepts ``inputs.split(sizes)``.
     """
-    if not isinstance(node, nodes.Name) or values.kind(node) is Kind.STATIC:
-        return False
-    try:
-        bindings = reaching_bindings(node)
-    except Exception:  # astroid lookups can fail on odd code: then nothing is known
-        return False
-    return len(bindings) == 1 and isinstance(bindings[0].parent, nodes.Arguments)
+    return isinstance(node, nodes.Name) and values.kind(node) is not Kind.STATIC and is_parameter(node)
 
 
 def _packed(container: nodes.Tuple | nodes.List, element: nodes.NodeNG) -> bool:

@@ -78,7 +78,7 @@ def _plain(klass: nodes.ClassDef) -> bool:
         if spelled in _PLAIN_BASES:
             continue
         definition = defined_in_file(base) if isinstance(base, nodes.Name) else None
-        if not (isinstance(definition, nodes.ClassDef) and _plain(definition)):
+        if not (isinstance(definition, nodes.ClassDef) and definition is not klass and _plain(definition)):
             return False
     return klass.declared_metaclass() is None
 

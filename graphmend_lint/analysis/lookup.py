@@ -247,6 +247,17 @@ def loops_around(node: nodes.NodeNG) -> Iterator[nodes.For | nodes.While]:
         holder = holder.parent
 
 
+def is_parameter(name: nodes.NodeNG) -> bool:
+    """*name* is a ``Name`` whose only reaching binding is a parameter of its function."""
+    if not isinstance(name, nodes.Name):
+        return False
+    try:
+        bindings = reaching_bindings(name)
+    except Exception:  # astroid lookups can fail on odd code: then nothing is known
+        return False
+    return len(bindings) == 1 and isinstance(bindings[0].parent, nodes.Arguments)
+
+
 def defined_in_file(name: nodes.Name) -> nodes.NodeNG | None:
     """The class or function *name* denotes, when one definition of this file binds it (no inference: a
     lookup in the file's scopes, so nothing is imported)."""

@@ -105,13 +105,13 @@ def recurrent_layers_within(resolution: AstResolution, class_name: str) -> froze
         if klass in seen or depth > _MAX_TREE_DEPTH:
             continue
         seen.add(klass)
-        for owner in resolution.index.mro(klass):
-            for attribute in resolution.index.self_assignments(owner):
-                for path in ((), (ELEMENTS,)):
-                    for target in resolution.resolver.attribute(klass, attribute, path):
-                        layer = _recurrent_class(resolution, target)
-                        if layer is not None:
-                            found.add(layer)
-                        elif target.what is What.INSTANCE:
-                            pending.append((target.name, depth + 1))
+        attributes = {name for owner in resolution.index.mro(klass) for name in resolution.index.self_assignments(owner)}
+        for attribute in attributes:  # ``attribute`` itself reads the assignments of every base
+            for path in ((), (ELEMENTS,)):
+                for target in resolution.resolver.attribute(klass, attribute, path):
+                    layer = _recurrent_class(resolution, target)
+                    if layer is not None:
+                        found.add(layer)
+                    elif target.what is What.INSTANCE:
+                        pending.append((target.name, depth + 1))
     return frozenset(found)

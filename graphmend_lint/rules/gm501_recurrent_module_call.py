@@ -10,7 +10,7 @@ from astroid.const import Context
 
 from graphmend_lint.analysis.ast_resolution import AstResolution, ast_resolution
 from graphmend_lint.analysis.dynamo_settings import ALLOW_RNN, setting_on
-from graphmend_lint.analysis.lookup import loops_binding, reaching_bindings, runs_before
+from graphmend_lint.analysis.lookup import is_parameter, loops_binding, runs_before
 from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.analysis.recurrent_modules import (
     RECURRENT_MODULES,
@@ -343,12 +343,4 @@ def _takes_turns(reference: nodes.NodeNG) -> bool:
     """*reference* holds one of several known modules at a time: a loop's target (one per turn), or a parameter
     (one per call site: crnn's ``data_parallel(model, input, ngpu)`` is given the LSTM and then a Linear, and
     Dynamo refuses the LSTM at ``model(input)`` on the turn it is given)."""
-    if not isinstance(reference, nodes.Name):
-        return False
-    if loops_binding(reference):
-        return True
-    try:
-        bindings = reaching_bindings(reference)
-    except Exception:  # astroid lookups can fail on odd code: then nothing is known
-        return False
-    return len(bindings) == 1 and isinstance(bindings[0].parent, nodes.Arguments)
+    return isinstance(reference, nodes.Name) and (bool(loops_binding(reference)) or is_parameter(reference))
