@@ -170,10 +170,14 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "entry-attention-mask": ("def f(x: torch.Tensor, attention_mask):\n    return x[attention_mask.long()] * 2, x[attention_mask]\n", set()),
     "mask-to-dtype-name": ("def f(x: torch.Tensor, m, dtype=torch.long):\n    k = x > 0\n    return x[k.to(dtype)] * 2\n", set()),
     "mask-indices": ("def f(x: torch.Tensor, mask_indices):\n    return x[mask_indices] * 2\n", set()),
+    # a value indexed by its own (in)equality with anything is an array (BiSeNet's OHEM loss,
+    # `labels[labels != self.ignore_lb]`); a list's `!=` is one bool, which no code indexes with
+    "self-inequality": ("def f(x: torch.Tensor, labels, ignore=0):\n    return x.sum() * labels[labels != ignore].numel()\n", {6}),
+    "list-element-equality": ("def f(x: torch.Tensor, m):\n    ks = [0, 1]\n    return x * ks[ks[0] == 0]\n", set()),
 }
 #: What ``f`` is called with: ``x`` random, ``m`` a bool mask of it, except where the parameter's name says
 #: it holds integers (an attention mask of 0/1, indices, labels): there ``m`` is an integer tensor.
-INTEGER_INPUTS = frozenset({"entry-attention-mask", "mask-indices", "compared-parameter"})
+INTEGER_INPUTS = frozenset({"entry-attention-mask", "mask-indices", "compared-parameter", "self-inequality"})
 
 
 def source(name: str) -> str:

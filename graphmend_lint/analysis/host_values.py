@@ -36,6 +36,7 @@ _FLOAT_CASTS = frozenset({"int", "float"})
 #: Comparison operators: elementwise on tensors and arrays, a Python ``bool`` on Python values.
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 _ORDERINGS = frozenset({"<", "<=", ">", ">="})
+_EQUALITIES = frozenset({"==", "!="})
 #: torch functions (and tensor methods of the same name) whose result is a bool tensor.
 _BOOL_RESULTS = frozenset(
     {
@@ -793,14 +794,17 @@ def compares_itself_with_number(container: nodes.NodeNG, mask: nodes.NodeNG) -> 
     against a number, so *container* is an array: the mask is elementwise and
     boolean. Against an attribute or a name (pytorch-metric-learning's
     ``losses[losses > self.low]``) the same holds unless both are sequences,
-    and a sequence's ordering is one bool, which no code indexes with.
+    and a sequence's ordering is one bool, which no code indexes with. So
+    does (in)equality (BiSeNet's ``labels[labels != self.ignore_lb]``): a
+    sequence or mapping compared with anything gives one bool, and indexing
+    one with ``True`` is no code's intent.
     """
     if not isinstance(container, nodes.Name):
         return False
     if isinstance(mask, nodes.Name):
         bound = bound_values(mask)
         return bound is not None and len(bound) == 1 and compares_itself_with_number(container, bound[0])
-    if not (isinstance(mask, nodes.Compare) and len(mask.ops) == 1 and mask.ops[0][0] in _ORDERINGS):
+    if not (isinstance(mask, nodes.Compare) and len(mask.ops) == 1 and mask.ops[0][0] in _ORDERINGS | _EQUALITIES):
         return False
     left, right = mask.left, mask.ops[0][1]
     if isinstance(right, nodes.Const):

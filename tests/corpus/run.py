@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.corpus import fixing, layout, pool, report, score
+from tests.corpus import fixing, layout, lint, pool, report, score
 from tests.corpus.families import claims
 from tests.corpus.lint import SCOPES
 
@@ -37,6 +37,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=None, help="seconds per program (default 60, fix mode 180)")
     parser.add_argument("--workers", type=int, default=pool.DEFAULT_WORKERS)
     parser.add_argument("--where", nargs="+", metavar="NAME", help="print the split each program name belongs to, and exit")
+    parser.add_argument("--reuse-truth", type=Path, metavar="EARLIER.json",
+                        help="detect mode: take Dynamo's measurement of each program whose text is unchanged from an "
+                             "earlier --json, and only lint it again (seconds instead of minutes, while developing)")
     return parser.parse_args(argv)
 
 
@@ -67,6 +70,29 @@ def _truth_lines(programs: list[layout.Program], answers: dict[str, dict[str, An
     return "\n".join(lines)
 
 
+def _reused_answers(earlier: Path, programs: list[layout.Program]) -> dict[str, dict[str, Any]]:
+    """Earlier answers for the programs whose text is unchanged, each linted again by the code of now.
+
+    Dynamo's logged breaks depend on the program and torch alone, so a linter
+    change can be scored against them without running Dynamo again. A program
+    edited since (or measured before answers carried a digest) is measured anew.
+    """
+    before = json.loads(earlier.read_text(encoding="utf-8"))["answers"]
+    reused = {}
+    for program in programs:
+        answer = before.get(program.name)
+        if answer is None or answer.get("digest") != program.digest or not score.measured(answer):
+            continue
+        answer = {key: value for key, value in answer.items() if key not in {"lint", "lint_error"}}
+        try:
+            answer["lint"] = lint.findings(program.path)
+        except Exception as error:  # a linter crash is a result, as in the worker
+            answer["lint_error"] = f"{type(error).__name__}: {error}"
+        reused[program.name] = answer
+    print(f"{len(reused)} of {len(programs)} programs: Dynamo's earlier measurement, linted again", file=sys.stderr)
+    return reused
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.where:
@@ -77,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     if not programs:
         print("no programs selected", file=sys.stderr)
         return 2
+    if args.reuse_truth and args.mode != "detect":
+        print("--reuse-truth re-lints only: use it with --mode detect", file=sys.stderr)
+        return 2
     started = time.perf_counter()
+    reused = _reused_answers(args.reuse_truth, programs) if args.reuse_truth else {}
     timeout = args.timeout or (180.0 if args.mode == "fix" else 60.0)
     with tempfile.TemporaryDirectory(prefix="corpus-fix-") as workdir:
         fix_runs = {}
@@ -87,14 +117,16 @@ def main(argv: list[str] | None = None) -> int:
         tasks = [
             {
                 "name": p.name,
+                "digest": p.digest,
                 "path": str(p.path),
                 "lint": args.mode != "truth",
                 "behaviour": args.mode == "fix",
                 "variants": {mode: str(run.changed[p.name]) for mode, run in fix_runs.items() if p.name in run.changed},
             }
             for p in programs
+            if p.name not in reused
         ]
-        answers = pool.run_tasks(tasks, timeout, args.workers, progress=_progress)
+        answers = {**reused, **pool.run_tasks(tasks, timeout, args.workers, progress=_progress)}
     elapsed = time.perf_counter() - started
     result = summarize(args, programs, answers, fix_runs, elapsed)
     if args.json:
