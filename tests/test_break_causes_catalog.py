@@ -43,6 +43,9 @@ CASES: dict[str, Case] = {
     "GM404/bad_greedy_embedding.py": case({(15, "GM404")}, {(15, "GB0033")}),
     "GM404/fixed_greedy_embedding.py": case(),
     "GM404/neg_batched_index.py": case(),
+    # each step of a loop over a 1-d tensor is 0-d: the scheduler's read with it breaks at every step
+    "GM404/bad_sampler_timesteps.py": case({(22, "GM404")}, {(22, "GB0033")}, frame_skipped=True),
+    "GM404/neg_timestep_rows.py": case(),
     # a whole-tensor reduction minus one as the index (advice: it may be negative); the 1-d index is kept
     "GM404/bad_last_valid_row.py": case({(15, "GM404")}, {(15, "GB0033")}),
     # 0-d items of nonzero rows as the positions of an assignment's multi-axis index (vissl): the resumed frame breaks in a loop and runs eagerly

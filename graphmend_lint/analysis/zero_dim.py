@@ -3,6 +3,11 @@
 A 0-d integer tensor used as an index goes through ``__index__``: Dynamo
 converts it to a Python int and breaks (GB0033, measured on torch 2.13). GM404
 reports such indices, and the break-site finder counts them as breaks.
+
+Items of a provably 1-d tensor are 0-d too: ``order[-1]`` for ``order =
+torch.arange(n)``, and each step of a loop over one, as in every diffusers
+sampler (``for t in self.scheduler.timesteps: ... self.alphas_cumprod[t]``,
+the timesteps an ``arange(...).flip(0)``; measured, GB0033 at the read).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.host_values import bound_values, is_python_int
 from graphmend_lint.analysis.lookup import is_builtin_call, loops_binding
-from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.values import Kind, ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.analysis.walk import descendants
 
 #: Reductions over the whole tensor that return a 0-d tensor of non-negative int64 positions.
@@ -24,6 +29,19 @@ _KEEPS_ZERO_DIM = frozenset({"long", "int", "to", "detach", "cpu", "cuda", "clon
 #: Operators that keep a 0-d tensor 0-d with a Python int (``n - 1``, ``i % size``).
 _INT_OPERATORS = frozenset({"+", "-", "*", "//", "%"})
 _MAX_DEPTH = 4
+#: How many steps a vector's provenance may take (``self.timesteps`` -> ``(arange(n) * r).flip(0)`` is four).
+_MAX_VECTOR_DEPTH = 6
+#: Factories whose result is 1-d whatever their number arguments.
+_VECTOR_FACTORIES = frozenset({"torch.arange", "torch.linspace", "torch.logspace", "torch.randperm"})
+#: Builders from data: 1-d when the data is a flat list or tuple display (``torch.tensor([2, 0, 1])``).
+_DATA_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.IntTensor", "torch.FloatTensor"})
+#: Methods that keep a tensor's rank: the casts and moves above, flips, elementwise maths, scans along a dim.
+_KEEPS_RANK = _KEEPS_ZERO_DIM | frozenset(
+    {"flip", "float", "double", "half", "contiguous", "cumsum", "cumprod", "sqrt", "exp", "log", "abs", "neg",
+     "round", "floor", "ceil", "clamp", "sigmoid", "sort"}
+)  # fmt: skip
+#: Functions of the same kind, taking the tensor first.
+_KEEPS_RANK_FUNCTIONS = frozenset({"torch.flip", "torch.cumsum", "torch.cumprod", "torch.sqrt", "torch.exp", "torch.log"})
 
 
 def _is_full_reduction(values: ValueOracle, call: nodes.Call, reductions: frozenset[str]) -> bool:
@@ -66,14 +84,119 @@ def zero_dim_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> b
         operands = (node.left, node.right)
         zero_dim = [zero_dim_index(values, operand, depth + 1) for operand in operands]
         return any(zero_dim) and all(z or is_python_int(values, o) for z, o in zip(zero_dim, operands))
-    if isinstance(node, nodes.Subscript) and isinstance(node.slice, nodes.Const) and type(node.slice.value) is int:
-        return _nonzero_row(values, node.value, depth + 1)  # ``i[0]`` for ``i`` a row of ``torch.nonzero(m)``
+    if isinstance(node, nodes.Subscript) and is_python_int(values, node.slice):
+        return _vector(values, node.value, 0)  # ``order[-1]``; ``i[0]`` for ``i`` a row of ``nonzero(m)``
     if isinstance(node, nodes.Name):
-        if _unpacked_from_nonzero_rows(values, node, depth + 1):
+        if _unpacked_from_nonzero_rows(values, node, depth + 1) or _steps_through_vector(values, node, depth + 1):
             return True
         bound = bound_values(node)
+        if bound is None:
+            return _passed_zero_dim(values, node, depth + 1)
         return bool(bound) and all(zero_dim_index(values, value, depth + 1) for value in bound)
     return False
+
+
+def _vector(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
+    """*node* is provably a 1-d tensor: an ``arange`` / ``linspace`` / ``randperm``, ``torch.tensor`` of a flat
+    list, a flattened tensor, a row of a ``nonzero()`` result, or one of those sliced, flipped, cast, scanned or
+    in arithmetic with Python numbers; directly, through names, or kept on ``self`` (or on an object of this
+    module, ``self.scheduler.timesteps``) by every assignment."""
+    if depth > _MAX_VECTOR_DEPTH:
+        return False
+    again = lambda child: _vector(values, child, depth + 1)  # noqa: E731
+    if isinstance(node, nodes.Call):
+        name = values.qualified_name(node.func) or ""
+        if name in _VECTOR_FACTORIES:
+            return True
+        if name in _DATA_BUILDERS:
+            return len(node.args) == 1 and _flat_display(node.args[0])
+        if name in _KEEPS_RANK_FUNCTIONS or name == "torch.flatten":
+            return bool(node.args) and (name == "torch.flatten" and len(node.args) == 1 or again(node.args[0]))
+        func = node.func
+        if not isinstance(func, nodes.Attribute) or not values.is_tensor(func.expr):
+            return False
+        if func.attrname == "flatten" and not node.args and not node.keywords:
+            return True
+        if func.attrname in {"view", "reshape"} and len(node.args) == 1 and _minus_one(node.args[0]):
+            return True
+        if func.attrname == "sort":
+            return False  # a (values, indices) pair
+        return func.attrname in _KEEPS_RANK and again(func.expr)
+    if isinstance(node, nodes.BinOp):
+        operands = (node.left, node.right)
+        return any(again(o) for o in operands) and all(again(o) or _python_scalar(values, o) for o in operands)
+    if isinstance(node, nodes.Subscript):
+        return isinstance(node.slice, nodes.Slice) and again(node.value)
+    if isinstance(node, nodes.Name):
+        if _nonzero_row(values, node, 0):
+            return True
+        bound = bound_values(node)
+        return bool(bound) and all(again(value) for value in bound)
+    if isinstance(node, nodes.Attribute):
+        held = _held_values(values, node)
+        return bool(held) and all(again(value) for value in held)
+    return False
+
+
+def _held_values(values: ValueOracle, node: nodes.Attribute) -> list[nodes.NodeNG] | None:
+    """What ``self.attr`` (every assignment in the class) or ``obj.attr`` (an object this module builds) holds."""
+    if isinstance(node.expr, nodes.Name) and node.expr.name == "self":
+        klass = enclosing_class(node)
+        return list(assigned_self_values(klass, node.attrname)) if klass is not None else None
+    return values.field_values(node)
+
+
+def _python_scalar(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    """A Python number or a value Dynamo specialises on (``ratio = self.n // steps``): it keeps a vector 1-d."""
+    return _number(node) or is_python_int(values, node) or values.kind(node) is Kind.STATIC
+
+
+def _flat_display(node: nodes.NodeNG) -> bool:
+    return isinstance(node, (nodes.List, nodes.Tuple)) and bool(node.elts) and all(_number(e) for e in node.elts)
+
+
+def _number(node: nodes.NodeNG) -> bool:
+    if isinstance(node, nodes.UnaryOp) and node.op in {"-", "+"}:
+        node = node.operand
+    return isinstance(node, nodes.Const) and type(node.value) in (int, float)
+
+
+def _minus_one(node: nodes.NodeNG) -> bool:
+    return isinstance(node, nodes.UnaryOp) and node.op == "-" and isinstance(node.operand, nodes.Const) and node.operand.value == 1
+
+
+def _steps_through_vector(values: ValueOracle, node: nodes.Name, depth: int) -> bool:
+    """*node* is the variable of every loop that binds it, each stepping through a 1-d tensor (``for t in
+    timesteps``, ``for i, t in enumerate(timesteps)``): each step is a 0-d tensor."""
+    loops = loops_binding(node)
+    return bool(loops) and all(_loop_item(values, loop.target, loop.iter, node, depth) for loop in loops)
+
+
+def _loop_item(values: ValueOracle, target: nodes.NodeNG, iterable: nodes.NodeNG, node: nodes.Name, depth: int) -> bool:
+    if isinstance(iterable, nodes.Call) and is_builtin_call(iterable, "enumerate") and len(iterable.args) == 1:
+        inner = target.elts[1] if isinstance(target, nodes.Tuple) and len(target.elts) == 2 else None
+        return inner is not None and _loop_item(values, inner, iterable.args[0], node, depth)
+    return isinstance(target, nodes.AssignName) and target.name == node.name and _vector(values, iterable, 0)
+
+
+def _passed_zero_dim(values: ValueOracle, node: nodes.Name, depth: int) -> bool:
+    """*node* is a parameter every call of its function in this module passes a 0-d tensor for (diffusers'
+    ``scheduler.step(model_output, t, sample)`` in the sampling loop over ``timesteps``)."""
+    function = node.scope()
+    if not isinstance(function, nodes.FunctionDef) or node.name not in {a.name for a in function.args.args or []}:
+        return False
+    if any(b is not None and not isinstance(b.parent, nodes.Arguments) for b in _bindings(node)):
+        return False  # rebound in the body
+    calls = values.calls_of(function)
+    passed = values.call_site_arguments(function, node.name)
+    return bool(calls) and len(passed) == len(calls) and all(zero_dim_index(values, arg, depth) for arg in passed)
+
+
+def _bindings(node: nodes.Name) -> list[nodes.NodeNG]:
+    try:
+        return list(node.lookup(node.name)[1])
+    except Exception:  # astroid lookups can fail on odd code; then nothing is known
+        return [None]  # type: ignore[list-item]
 
 
 def zero_dim_element(values: ValueOracle, index: nodes.NodeNG) -> nodes.NodeNG | None:
@@ -87,7 +210,7 @@ def zero_dim_element(values: ValueOracle, index: nodes.NodeNG) -> nodes.NodeNG |
 
 def _nonzero_row(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
     """*node* is a row of a ``nonzero()`` result (``for i in ind`` with ``ind = torch.nonzero(mask)``): a
-    1-d tensor of positions, so each of its items is 0-d."""
+    1-d tensor of positions."""
     if not isinstance(node, nodes.Name) or depth > _MAX_DEPTH:
         return False
     loops = loops_binding(node)

@@ -46,7 +46,16 @@ class ZeroDimTensorIndex(Rule):
     as_tuple=True))` (xformers' block-sparse `_to_dense`, also under
     `enumerate`), one position of a multi-axis index (`Q[i[0], i[1]]`,
     vissl's Sinkhorn-Knopp), and the same index in an assignment (`x[i] =
-    0`, `x[i] += 1`; measured, GB0033). An assignment in a loop whose value
+    0`, `x[i] += 1`; measured, GB0033). So does an item of any provably
+    1-d tensor: `order[-1]` for `order = torch.arange(n)`, and each step of
+    a loop over one, also passed on as the argument every call of a function
+    in the file gives (diffusers' samplers: `for t in
+    self.scheduler.timesteps:` over `torch.arange(...).flip(0)`, then
+    `self.alphas_cumprod[timestep]` in `step`; measured, GB0033). A tensor
+    is 1-d when it comes from `arange`, `linspace`, `logspace`, `randperm`,
+    `torch.tensor` of a flat list, `flatten()` or `view(-1)`, and stays so
+    through slices, flips, casts, scans and arithmetic with Python numbers;
+    the rows of a 2-d tensor are 1-d, and index as a gather. An assignment in a loop whose value
     breaks first is not reported: after that break Dynamo runs the function
     eagerly, and the store is never traced.
 
