@@ -1,6 +1,6 @@
 """ACT (Action Chunking with Transformers) policy training call: ACTPolicy.__call__ normalizes the images, slices actions/is_pad to `num_queries`, runs the DETRVAE CVAE (CLS + qpos + action encoder with a key-padding mask, `reparametrize` through `Variable(std.data.new(std.size()).normal_())`, per-camera backbone loop, DETR transformer with latent/proprio tokens), and builds a loss dict with the `~is_pad`-masked L1 and the KL term; at inference it samples from the prior.
 
-Source: tonyzhaozh/act@742c753:policy.py:9-40,70-83
+Source: tonyzhaozh/act@742c753:policy.py:9-40,71-84
 Also: detr/models/detr_vae.py:17-141,212-255 (reparametrize, get_sinusoid_encoding_table, DETRVAE,
 build_encoder, build), detr/models/transformer.py:20-314 (DETR Transformer), detr/models/
 position_encoding.py:14-50 (PositionEmbeddingSine), detr/models/backbone.py (Joiner),

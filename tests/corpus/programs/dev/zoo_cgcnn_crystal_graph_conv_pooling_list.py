@@ -1,6 +1,6 @@
 """CGCNN CrystalGraphConvNet forward: gated graph convolutions gather neighbour features with `atom_in_fea[nbr_fea_idx, :]`, BatchNorm over the flattened (N*M) edges, and crystal pooling that asserts `sum([len(idx_map) ...]) == atom_fea.data.shape[0]` and averages each crystal's atoms from a Python list of index tensors.
 
-Source: txie-93/cgcnn@f42ab23:cgcnn/model.py:1-188
+Source: txie-93/cgcnn@f42ab23:cgcnn/model.py:1-187
 Also: main.py:209-272 (train(): model.train(), `output = model(*input_var)` with
 input_var = (atom_fea, nbr_fea, nbr_fea_idx, crystal_atom_idx)), cgcnn/data.py (collate_pool
 builds crystal_atom_idx as a list of LongTensors).

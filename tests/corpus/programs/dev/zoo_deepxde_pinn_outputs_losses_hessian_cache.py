@@ -6,12 +6,15 @@ Also: deepxde/gradients/jacobian.py (Jacobian, Jacobians), deepxde/gradients/gra
 deepxde/nn/pytorch/nn.py, deepxde/nn/pytorch/fnn.py (FNN), deepxde/losses.py (mean_squared_error),
 examples/pinn_forward/Poisson_Dirichlet_1d_exactBC.py (pde, output_transform, FNN [1]+[50]*3+[1]).
 Kept: the outputs_losses closure and its train wrapper; the Jacobian/Hessian classes and PDE.losses
-with their pytorch / reverse-mode branches; FNN.__init__/forward; the example's pde and
+with their pytorch / reverse-mode branches (docstrings dropped); FNN.forward verbatim and
+FNN.__init__ without its list-activation / list-dropout branches; the example's pde and
 output_transform. The compile entry is `torch.compile(outputs_losses_train)` (DeepXDE itself does
 not compile; the program compiles the function it calls once per training step).
 Simplified: tensorflow/jax/paddle branches are dropped; activations/initializers lookups are inlined
-(tanh, Glorot uniform, zeros); no boundary conditions (the example has none: the BC is exact), no
-optimizer; 16 training points, hidden width 8.
+(tanh, Glorot uniform, zeros); PDE.__init__ keeps only the attributes losses reads (num_bcs is
+empty as bc_points leaves it without BCs; losses_train is the base Data's one-line delegate); no
+boundary conditions (the example has none: the BC is exact), no optimizer; 16 training points,
+hidden width 8.
 """
 import inspect
 from abc import ABC, abstractmethod

@@ -4,9 +4,10 @@ Source: MIC-DKFZ/nnUNet@0e495086:nnunetv2/training/loss/compound_losses.py:8-56
 Also: nnunetv2/training/loss/dice.py (MemoryEfficientSoftDiceLoss with loss_mask),
 nnunetv2/training/loss/robust_ce_loss.py, nnunetv2/training/loss/deep_supervision.py,
 nnunetv2/training/nnUNetTrainer/nnUNetTrainer.py:256-261 (the commented whole-loss compile),
-440-476 (_build_loss, which compiles `loss.dc`).
+436-470 (_build_loss, which compiles `loss.dc`).
 Kept: the loss modules verbatim (as in the dice program of this repository); _build_loss's
-non-region branch verbatim, with the label manager's ignore label set.
+non-region branch verbatim (one DDP comment trimmed), with the label manager's ignore label
+set.
 Simplified: the trainer is a stand-in holding only what _build_loss reads; random logits at three
 2-D scales (8x8, 4x4, 2x2), 3 classes + ignore label 3, batch 2; one input set has every voxel
 ignored at every scale (num_fg == 0).

@@ -1,14 +1,14 @@
 """nnU-Net MemoryEfficientSoftDiceLoss, compiled by nnUNetTrainer._build_loss as `loss.dc = torch.compile(loss.dc)`: softmax, a `torch.no_grad()` one-hot built with `scatter_` unless `x.shape == y.shape`, optional loss mask, batch-dice sums, and the `-dc` mean.
 
 Source: MIC-DKFZ/nnUNet@0e495086:nnunetv2/training/loss/dice.py:58-119
-Also: nnunetv2/training/nnUNetTrainer/nnUNetTrainer.py:440-476 (_build_loss: DC_and_CE_loss with
+Also: nnunetv2/training/nnUNetTrainer/nnUNetTrainer.py:436-470 (_build_loss: DC_and_CE_loss with
 dice_class=MemoryEfficientSoftDiceLoss, `if self._do_i_compile(): loss.dc = torch.compile(loss.dc)`,
 the deep-supervision weights), nnunetv2/training/loss/compound_losses.py:8-56 (DC_and_CE_loss calls
 `self.dc(net_output, target_dice, loss_mask=mask)`), nnunetv2/utilities/ddp_allgather.py,
 nnunetv2/utilities/helpers.py, robust_ce_loss.py, deep_supervision.py.
 Kept: the loss modules verbatim (SoftDiceLoss, MemoryEfficientSoftDiceLoss, get_tp_fp_fn_tn,
 RobustCrossEntropyLoss, TopKLoss, DC_and_CE_loss, DeepSupervisionWrapper, AllGatherGrad); _build_loss's
-non-region branch and _get_deep_supervision_scales verbatim.
+non-region branch (one DDP comment trimmed) and _get_deep_supervision_scales verbatim.
 Simplified: the trainer is a stand-in holding only what _build_loss reads (configuration/label
 managers, is_ddp False, compile enabled); 2-D 8x8 patches, 3 classes, batch 2.
 """

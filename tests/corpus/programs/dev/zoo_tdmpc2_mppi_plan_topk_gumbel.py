@@ -365,32 +365,32 @@ class WorldModel(nn.Module):
 			z = self.task_emb(z, task)
 
 		# Gaussian policy prior
-		mean, log_std_ = self._pi(z).chunk(2, dim=-1)
-		log_std_ = math.log_std(log_std_, self.log_std_min, self.log_std_dif)
+		mean, log_std = self._pi(z).chunk(2, dim=-1)
+		log_std = math.log_std(log_std, self.log_std_min, self.log_std_dif)
 		eps = torch.randn_like(mean)
 
 		if self.cfg.multitask: # Mask out unused action dimensions
 			mean = mean * self._action_masks[task]
-			log_std_ = log_std_ * self._action_masks[task]
+			log_std = log_std * self._action_masks[task]
 			eps = eps * self._action_masks[task]
 			action_dims = self._action_masks.sum(-1)[task].unsqueeze(-1)
 		else: # No masking
 			action_dims = None
 
-		log_prob = math.gaussian_logprob(eps, log_std_)
+		log_prob = math.gaussian_logprob(eps, log_std)
 
 		# Scale log probability by action dimensions
 		size = eps.shape[-1] if action_dims is None else action_dims
 		scaled_log_prob = log_prob * size
 
 		# Reparameterization trick
-		action = mean + eps * log_std_.exp()
+		action = mean + eps * log_std.exp()
 		mean, action, log_prob = math.squash(mean, action, log_prob)
 
 		entropy_scale = scaled_log_prob / (log_prob + 1e-8)
 		info = dict({
 			"mean": mean,
-			"log_std": log_std_,
+			"log_std": log_std,
 			"action_prob": 1.,
 			"entropy": -log_prob,
 			"scaled_entropy": -log_prob * entropy_scale,

@@ -11,7 +11,7 @@ drop capturable=True, which CPU parameters reject); TensorDict info ->
 dict; the tensordict/vmap Ensemble is a ModuleList whose member outputs are stacked, `_detach_Qs`
 calls the members through torch.func.functional_call with detached parameters, and the target Qs
 are a frozen deepcopy updated by a per-parameter lerp_ loop; the replay buffer is a fixed batch;
-tiny sizes (batch 4, latent 8, mlp 16, horizon 3, 11 bins).
+tiny sizes (batch 4, latent 8, mlp 16, horizon 2, 2 Q-functions, 11 bins).
 """
 from copy import deepcopy
 
@@ -47,7 +47,7 @@ class Config:
 	num_samples = 16
 	num_elites = 4
 	num_pi_trajs = 3
-	horizon = 3
+	horizon = 2
 	min_std = 0.05
 	max_std = 2
 	temperature = 0.5
@@ -63,7 +63,7 @@ class Config:
 	mlp_dim = 16
 	latent_dim = 8
 	task_dim = 0
-	num_q = 3
+	num_q = 2
 	dropout = 0.01
 	simnorm_dim = 4
 	compile = True
@@ -365,32 +365,32 @@ class WorldModel(nn.Module):
 			z = self.task_emb(z, task)
 
 		# Gaussian policy prior
-		mean, log_std_ = self._pi(z).chunk(2, dim=-1)
-		log_std_ = math.log_std(log_std_, self.log_std_min, self.log_std_dif)
+		mean, log_std = self._pi(z).chunk(2, dim=-1)
+		log_std = math.log_std(log_std, self.log_std_min, self.log_std_dif)
 		eps = torch.randn_like(mean)
 
 		if self.cfg.multitask: # Mask out unused action dimensions
 			mean = mean * self._action_masks[task]
-			log_std_ = log_std_ * self._action_masks[task]
+			log_std = log_std * self._action_masks[task]
 			eps = eps * self._action_masks[task]
 			action_dims = self._action_masks.sum(-1)[task].unsqueeze(-1)
 		else: # No masking
 			action_dims = None
 
-		log_prob = math.gaussian_logprob(eps, log_std_)
+		log_prob = math.gaussian_logprob(eps, log_std)
 
 		# Scale log probability by action dimensions
 		size = eps.shape[-1] if action_dims is None else action_dims
 		scaled_log_prob = log_prob * size
 
 		# Reparameterization trick
-		action = mean + eps * log_std_.exp()
+		action = mean + eps * log_std.exp()
 		mean, action, log_prob = math.squash(mean, action, log_prob)
 
 		entropy_scale = scaled_log_prob / (log_prob + 1e-8)
 		info = dict({
 			"mean": mean,
-			"log_std": log_std_,
+			"log_std": log_std,
 			"action_prob": 1.,
 			"entropy": -log_prob,
 			"scaled_entropy": -log_prob * entropy_scale,

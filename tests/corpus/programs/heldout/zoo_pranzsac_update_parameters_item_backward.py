@@ -1,6 +1,6 @@
 """pytorch-soft-actor-critic SAC.update_parameters compiled as one training step: replay sampling (`random.sample` + `map(np.stack, zip(*batch))`), `torch.FloatTensor(ndarray)` conversions, clipped double-Q target under no_grad, critic and policy backward/Adam steps, periodic soft target update on `updates % self.target_update_interval`, and five `.item()` returns.
 
-Source: pranz24/pytorch-soft-actor-critic@c180566:sac.py:9-109
+Source: pranz24/pytorch-soft-actor-critic@c180566:sac.py:9-104
 Also: model.py (QNetwork, GaussianPolicy.sample, DeterministicPolicy), utils.py (soft_update,
 hard_update), replay_memory.py (ReplayMemory.push/sample), main.py (argparse defaults, the
 `agent.update_parameters(memory, args.batch_size, updates)` call).

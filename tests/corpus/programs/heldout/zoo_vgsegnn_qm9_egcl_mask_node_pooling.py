@@ -1,6 +1,6 @@
 """EGNN (Satorras et al.) QM9 property regressor: E_GCL_mask layers called through `self._modules["gcl_%d" % i]`, edge features gathered with `h[row]`/`h[col]` and masked, `unsorted_segment_sum` via `new_full` + `scatter_add_`, then node masking, `view(-1, n_nodes, hidden)` sum pooling and a graph decoder.
 
-Source: vgsatorras/egnn@e9ca6c0:qm9/models.py:1-86
+Source: vgsatorras/egnn@e9ca6c0:qm9/models.py:1-88
 Also: models/gcl.py:145-251,335-351 (E_GCL, unsorted_segment_sum/mean), qm9/utils.py
 (get_adj_matrix with its edges_dic cache, preprocess_input), main_qm9.py:72-104 (train(): the
 batch reshapes and `model(h0=nodes, x=atom_positions, edges=edges, edge_attr=None, node_mask=...,
