@@ -40,6 +40,7 @@ FINDINGS: dict[str, set[tuple[int, str]]] = {
     "GM202/bad_hooked_forward.py": {(22, "GM202")},
     "GM203/bad_stdout_write.py": {(9, "GM203"), (10, "GM203")},
     "GM203/bad_open.py": {(9, "GM203"), (10, "GM203")},
+    "GM203/bad_tqdm_sampling_loop.py": {(11, "GM203")},
     "GM204/bad_perf_counter.py": {(9, "GM204"), (11, "GM204")},
     "GM204/bad_random.py": {(9, "GM204")},
     "GM204/bad_random_draw_arithmetic.py": {(17, "GM204")},

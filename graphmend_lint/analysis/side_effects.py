@@ -50,6 +50,18 @@ LOGGER_TYPES = frozenset({"logging.Logger", "Logger", "logging.LoggerAdapter", "
 _STREAMS = ("sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__")
 _FILE_METHODS = frozenset({"write", "writelines", "flush", "read", "readline", "readlines"})
 _DEBUGGERS = frozenset({"pdb.set_trace", "ipdb.set_trace", "pdb.post_mortem"})
+#: tqdm's progress bars: Dynamo skips building one (GB0007) and breaks again at each step or method call
+#: (GB0008), measured on torch 2.13 for ``for i in tqdm(range(n))`` and ``pbar.update(1)``.
+PROGRESS_BARS = frozenset(
+    f"tqdm.{module}{factory}"
+    for module in ("", "auto.", "notebook.", "std.", "rich.", "asyncio.")
+    for factory in ("tqdm", "trange")
+)
+#: Methods of a progress bar, each a call into tqdm's skipped code.
+_PROGRESS_METHODS = frozenset(
+    {"update", "set_description", "set_description_str", "set_postfix", "set_postfix_str", "close", "refresh",
+     "reset", "write", "clear", "display", "unpause"}
+)  # fmt: skip
 _CLOCKS = frozenset(
     f"time.{name}"
     for name in (
@@ -112,6 +124,7 @@ class Effect(enum.Enum):
     FILE_IO = "file-io"  # GM203: methods of a handle from open()
     INPUT = "input"  # GM203
     DEBUGGER = "debugger"  # GM203: breakpoint(), pdb.set_trace()
+    PROGRESS_BAR = "progress-bar"  # GM203: tqdm bars, built or stepped
     CLOCK = "clock"  # GM204
     RANDOM = "random"  # GM204
     NUMPY_RANDOM = "numpy-random"  # GM204: np.random draws Dynamo cannot keep in the graph
@@ -170,6 +183,8 @@ class SideEffectFinder:
             return SideEffect(Effect.LOGGER_CONFIG, f"{_receiver_label(func.expr)}.{func.attrname}()")
         if func.attrname in _FILE_METHODS and self._is_open_handle(func.expr):
             return SideEffect(Effect.FILE_IO, f"file.{func.attrname}()")
+        if func.attrname in _PROGRESS_METHODS and self._is_progress_bar(func.expr):
+            return SideEffect(Effect.PROGRESS_BAR, f"{_receiver_label(func.expr)}.{func.attrname}()")
         return None
 
     # -- by name ----------------------------------------------------------------
@@ -211,6 +226,8 @@ class SideEffectFinder:
             return SideEffect(Effect.SKIPPED_HOST, f"{name}()")
         if name in {"io.open", "builtins.open"}:
             return SideEffect(Effect.OPEN, f"{name}()")
+        if name in PROGRESS_BARS or name.rpartition(".")[0] in PROGRESS_BARS:  # ``tqdm(...)``, ``tqdm.write(...)``
+            return SideEffect(Effect.PROGRESS_BAR, f"{name}()")
         return None
 
     # -- loggers ----------------------------------------------------------------
@@ -255,6 +272,25 @@ class SideEffectFinder:
     def _annotation_is_logger(self, annotation: nodes.NodeNG) -> bool:
         types = self.values.annotated_types(annotation)
         return bool(types) and types <= LOGGER_TYPES
+
+    def _is_progress_bar(self, receiver: nodes.NodeNG) -> bool:
+        """``pbar`` bound by ``pbar = tqdm(...)`` or ``with tqdm(...) as pbar``, or ``self.pbar`` assigned one."""
+        if isinstance(receiver, nodes.Attribute) and isinstance(receiver.expr, nodes.Name) and receiver.expr.name == "self":
+            return any(self._builds_progress_bar(value) for value in _self_assignments(receiver))
+        if not isinstance(receiver, nodes.Name):
+            return False
+        for binding in name_bindings(receiver):
+            parent = binding.parent
+            if isinstance(parent, nodes.Assign) and self._builds_progress_bar(parent.value):
+                return True
+            if isinstance(parent, nodes.With) and any(
+                alias is binding and self._builds_progress_bar(item) for item, alias in parent.items
+            ):
+                return True
+        return False
+
+    def _builds_progress_bar(self, value: nodes.NodeNG) -> bool:
+        return isinstance(value, nodes.Call) and (self.values.qualified_name(value.func) or "") in PROGRESS_BARS
 
     def _is_open_handle(self, receiver: nodes.NodeNG) -> bool:
         """``f`` bound by ``f = open(...)`` or ``with open(...) as f``."""

@@ -16,6 +16,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.host_values import bound_values, is_python_int
 from graphmend_lint.analysis.lookup import is_builtin_call, loops_binding
+from graphmend_lint.analysis.side_effects import PROGRESS_BARS
 from graphmend_lint.analysis.values import Kind, ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.analysis.walk import descendants
 
@@ -40,6 +41,8 @@ _KEEPS_RANK = _KEEPS_ZERO_DIM | frozenset(
     {"flip", "float", "double", "half", "contiguous", "cumsum", "cumprod", "sqrt", "exp", "log", "abs", "neg",
      "round", "floor", "ceil", "clamp", "sigmoid", "sort"}
 )  # fmt: skip
+#: Builtins and progress bars whose iteration yields their argument's items.
+_ITEM_PRESERVING_BUILTINS = ("reversed", "iter", "list", "tuple")
 #: Functions of the same kind, taking the tensor first.
 _KEEPS_RANK_FUNCTIONS = frozenset({"torch.flip", "torch.cumsum", "torch.cumprod", "torch.sqrt", "torch.exp", "torch.log"})
 
@@ -176,7 +179,16 @@ def _loop_item(values: ValueOracle, target: nodes.NodeNG, iterable: nodes.NodeNG
     if isinstance(iterable, nodes.Call) and is_builtin_call(iterable, "enumerate") and len(iterable.args) == 1:
         inner = target.elts[1] if isinstance(target, nodes.Tuple) and len(target.elts) == 2 else None
         return inner is not None and _loop_item(values, inner, iterable.args[0], node, depth)
+    if isinstance(iterable, nodes.Call) and len(iterable.args) == 1 and _passes_items_through(values, iterable):
+        return _loop_item(values, target, iterable.args[0], node, depth)
     return isinstance(target, nodes.AssignName) and target.name == node.name and _vector(values, iterable, 0)
+
+
+def _passes_items_through(values: ValueOracle, call: nodes.Call) -> bool:
+    """``reversed(t)``, ``iter(t)``, ``list(t)``, ``tuple(t)`` or a ``tqdm(t)`` progress bar: the same items."""
+    if any(is_builtin_call(call, name) for name in _ITEM_PRESERVING_BUILTINS):
+        return True
+    return (values.qualified_name(call.func) or "") in PROGRESS_BARS
 
 
 def _passed_zero_dim(values: ValueOracle, node: nodes.Name, depth: int) -> bool:

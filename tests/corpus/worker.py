@@ -6,7 +6,8 @@ configuration can reach. The protocol uses a private copy of the original
 stdout; anything else written to stdout (a program's import-time print, a C
 extension) goes to stderr instead.
 
-Task: ``{"name", "path", "lint": bool, "behaviour": bool, "variants": {label: path}}``.
+Task: ``{"name", "path", "lint": bool, "behaviour": bool, "variants": {label: path}}``, and the corpus's
+``"digest"`` of the file (echoed in the answer, for ``--reuse-truth``; other callers leave it out).
 Answer: ``{"name", "digest", "lint": {scope: [[line, code], ...]}, "original": M, "variants": {label: M}}``
 where ``M`` is :func:`_measurement_json` of the file, and each variant also has
 ``eager_differences`` / ``compiled_differences`` against the original's eager run.
@@ -78,7 +79,7 @@ def handle(task: dict[str, Any]) -> dict[str, Any]:
     from tests.corpus import dynamo, lint
 
     started = time.perf_counter()
-    answer: dict[str, Any] = {"name": task["name"], "digest": task["digest"]}
+    answer: dict[str, Any] = {"name": task["name"], "digest": task.get("digest")}
     if task.get("lint"):
         try:
             answer["lint"] = lint.findings(Path(task["path"]))
