@@ -120,6 +120,10 @@ CASES: dict[str, Case] = {
     ),
     "GM506/bad_parameter_in_forward.py": case({(13, "GM506"), (14, "GM506")}, {(13, "GB0264"), (14, "GB0264")}),
     "GM506/neg_prebuilt_modules.py": case(),
+    # a skipped call in `__init__` (GM507's), then the retried frame's GB0119 at `super(...).__init__()`
+    "GM506/bad_skipped_call_in_init.py": case(
+        {(16, "GM506"), (17, "GM507")}, {(16, "GB0119"), (17, "GB0007")}, frame_skipped=True
+    ),
     "GM507/bad_packed_encoder.py": case({(16, "GM507")}, {(16, "GB0007")}),
     "GM507/bad_disabled_helper.py": case({(15, "GM507"), (16, "GM507")}, {(15, "GB0025"), (16, "GB0098")}),
     # recursive=False skips the method's own frame only: the call logs GB0099, the wrappers GB0098
@@ -188,6 +192,10 @@ CASES: dict[str, Case] = {
         {(25, "GB0123"), (26, "GB0007"), (26, "GB0025"), (27, "GB0008"), (28, "GB0008")},
     ),
     "GM514/neg_compiled_model_eager_step.py": case(),
+    # an argument used as an optimizer (`step` and `zero_grad`), after `backward` (GM507's)
+    "GM514/bad_optimizer_argument.py": case(
+        {(14, "GM507"), (15, "GM514"), (16, "GM514")}, {(14, "GB0123"), (15, "GB0025"), (16, "GB0008")}
+    ),
     "GM515/bad_grad_scaling_block.py": case({(34, "GM515")}, {(34, "GB0083")}),
     "GM515/bad_probe_backward_hook.py": case({(24, "GM515")}, {(24, "GB0104")}),
     "GM515/neg_tensor_hook.py": case(),

@@ -132,6 +132,12 @@ CASES: dict[str, Case] = {
     "GM403/neg_np_feeds_tensors.py": case(),
     # BigBird's plan: np.sum over a list sizes np.zeros (GB0033)
     "GM403/bad_block_plan.py": case({(19, "GM403")}, {(19, "GB0033")}),
+    # NumPy scalars kept on the module: a size (GB0033) and a comprehension's test (GB0170); a product and a
+    # slice bound trace
+    "GM403/bad_numpy_module_scalars.py": case(
+        {(21, "GM403"), (22, "GM403")}, {(21, "GB0033"), (22, "GB0170")}, frame_skipped=True
+    ),
+    "GM403/neg_numpy_module_scale.py": case(),
     "GM403/fixed_block_plan.py": case(),
     # an array a helper receives (EDM2's constant()): its dtype is the first member Dynamo cannot model, and
     # Dynamo runs the helper's resumed frame eagerly

@@ -335,7 +335,15 @@ def test_a_compiled_value_nothing_resolves_compiles_the_files_modules(entry: str
 
 def test_a_compiled_lambda_traces_what_it_calls() -> None:
     assert traced(MODEL + "c = torch.compile(lambda x: unrelated(x) + 1)") == {"unrelated"}
-    assert traced(MODEL + "c = torch.compile(lambda x: Net()(x))") == NET
+    assert traced(MODEL + "c = torch.compile(lambda x: Net()(x))") == NET | {"Net.__init__"}
+
+
+def test_a_class_built_in_traced_code_has_its_init_traced() -> None:
+    """Dynamo traces the ``__init__`` of an object traced code builds (PSMNet's ``disparityregression(n)(x)`` in
+    ``forward``: GB0007 at its ``Variable``); a class built only outside traced code is not."""
+    built = "import torch\n\n\nclass Box:\n    def __init__(self, t):\n        self.t = t\n\n\ndef f(x):\n    return Box(x).t\n"
+    assert traced(built + "c = torch.compile(f)") == {"f", "Box.__init__"}
+    assert traced(built + "b = Box(1)\nc = torch.compile(unrelated)\ndef unrelated(x):\n    return x\n") == {"unrelated"}
 
 
 def test_forward_hooks_of_a_traced_module_are_traced() -> None:

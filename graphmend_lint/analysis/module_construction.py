@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
+from graphmend_lint.analysis.untraceable_torch import refused_call
 from graphmend_lint.analysis.values import ValueOracle
 
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -101,7 +102,7 @@ def module_lineage(values: ValueOracle, func: nodes.NodeNG) -> list[nodes.ClassD
 
 
 def _module_init(statement: nodes.NodeNG, values: ValueOracle) -> str | None:
-    """``"super"`` for ``super().__init__(...)``, ``"explicit"`` for ``nn.Module.__init__(self, ...)``, else ``None``."""
+    """``"super"`` for ``super().__init__(...)`` (or ``super(Cls, self)``), ``"explicit"`` for ``nn.Module.__init__(self, ...)``, else ``None``."""
     if not (isinstance(statement, nodes.Expr) and isinstance(statement.value, nodes.Call)):
         return None
     func = statement.value.func
@@ -109,7 +110,11 @@ def _module_init(statement: nodes.NodeNG, values: ValueOracle) -> str | None:
         return None
     receiver = func.expr
     if isinstance(receiver, nodes.Call) and isinstance(receiver.func, nodes.Name):
-        return "super" if receiver.func.name == "super" and not receiver.args else None
+        # ``super().__init__()``, or the Python 2 spelling ``super(Block, self).__init__()``
+        plain = not receiver.args or (
+            len(receiver.args) == 2 and isinstance(receiver.args[1], nodes.Name) and receiver.args[1].name == "self"
+        )
+        return "super" if receiver.func.name == "super" and plain else None
     return "explicit" if values.qualified_name(receiver) in MODULE_BASES else None
 
 
@@ -122,8 +127,13 @@ class InitBreaks:
     """Where Dynamo breaks in a module class's ``__init__`` when compiled code builds it."""
 
     module_init: nodes.Expr
-    #: The first parameter creation and its name; ``None`` for ``nn.Module.__init__(self)``, which breaks first.
+    #: The first parameter creation and its name; ``None`` for ``nn.Module.__init__(self)``, which breaks first,
+    #: and for a call Dynamo refuses (:attr:`refused`).
     parameter: tuple[nodes.Call, str] | None
+    #: A call into code Dynamo skips (``Variable(...)``, GM507's) that comes before any parameter: the break
+    #: there makes Dynamo retry ``__init__`` as a frame of its own, which fails like a parameter's (PSMNet's
+    #: ``disparityregression``: GB0007 at ``Variable``, then GB0119 at ``super().__init__()``, measured).
+    refused: nodes.Call | None = None
 
 
 def init_breaks(values: ValueOracle, lineage: list[nodes.ClassDef]) -> InitBreaks | None:
@@ -132,7 +142,7 @@ def init_breaks(values: ValueOracle, lineage: list[nodes.ClassDef]) -> InitBreak
     ``None`` (stay quiet) when the ``__init__`` is not in the tree, uses
     ``self`` before initializing the module, builds another module class of
     the file or a parameter inside a block before a plain statement does, or
-    creates no parameter at all (then Dynamo traces it without a break).
+    creates no parameter and calls nothing Dynamo refuses (then it traces without a break).
     """
     init = next((k.locals["__init__"][0] for k in lineage if "__init__" in k.locals), None)
     if not isinstance(init, nodes.FunctionDef):
@@ -153,9 +163,12 @@ def init_breaks(values: ValueOracle, lineage: list[nodes.ClassDef]) -> InitBreak
         if any(module_lineage(values, call.func) is not None for call in calls):
             return None  # another module's __init__ runs first: its breaks come first
         created = [(call, name) for call in calls if (name := creates_parameter(values, call)) is not None]
-        if not created:
+        refused = [call for call in calls if refused_call(values, call) is not None]
+        if not created and not refused:
             continue
         if not isinstance(statement, (nodes.Assign, nodes.AnnAssign, nodes.Expr)):
             return None  # inside an if/for/with: whether it runs depends on values we do not know
-        return InitBreaks(module_init, created[0])
+        if created:
+            return InitBreaks(module_init, created[0])
+        return InitBreaks(module_init, None, refused[0])
     return None

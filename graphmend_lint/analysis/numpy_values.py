@@ -24,7 +24,7 @@ from collections.abc import Callable
 from astroid import nodes
 
 from graphmend_lint.analysis.lookup import reaching_bindings
-from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.analysis.walk import descendants
 
 #: NumPy functions that return an array or a NumPy scalar (never a Python value) and that ``torch._numpy`` traces.
@@ -45,6 +45,9 @@ ARRAY_METHODS = frozenset(
 )  # fmt: skip
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "//", "%", "**"})
 _MAX_DEPTH = 8
+_PYTHON_COMPARISONS = frozenset({"is", "is not", "in", "not in"})
+#: At most this many assignments of one `self` attribute are read (more say the attribute holds many things).
+_MAX_ASSIGNMENTS = 8
 
 
 def is_numpy_value(values: ValueOracle, node: nodes.NodeNG) -> bool:
@@ -66,14 +69,16 @@ def numpy_origins(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> li
         func = node.func
         return again(func.expr) if isinstance(func, nodes.Attribute) and func.attrname in ARRAY_METHODS else None
     if isinstance(node, nodes.Subscript):
-        return again(node.value) or _comprehension_item(values, node.value, depth)
+        return again(node.value) or _comprehension_item(values, node.value, depth) or _converted_item(values, node.value, depth)
     if isinstance(node, nodes.Attribute):
-        return again(node.expr) if node.attrname == "T" else None
+        return again(node.expr) if node.attrname == "T" else _held_on_self(values, node, depth)
     if isinstance(node, nodes.BinOp):
         return _either(again, node.left, node.right) if node.op in _ARITHMETIC else None
     if isinstance(node, nodes.UnaryOp):
         return again(node.operand) if node.op in {"-", "+", "~"} else None
     if isinstance(node, nodes.Compare):  # a chain ``a <= b <= c`` too (DiffWave's fast-sampling schedule search)
+        if any(op in _PYTHON_COMPARISONS for op, _ in node.ops):
+            return None  # ``ratios is None``: identity and membership are Python's
         return _either(again, node.left, *(right for _, right in node.ops))
     if isinstance(node, nodes.Name):
         return _bound_to_numpy(values, node, depth)
@@ -103,6 +108,56 @@ def _comprehension_item(values: ValueOracle, node: nodes.NodeNG, depth: int) -> 
     if not isinstance(assignment.value, nodes.ListComp) or assignment.targets != [bindings[0]]:
         return None
     return numpy_origins(values, assignment.value.elt, depth + 1)
+
+
+def _held_on_self(values: ValueOracle, node: nodes.Attribute, depth: int) -> list[nodes.Call] | None:
+    """``self.<attr>`` that every assignment of the class makes a NumPy value (``self.total = np.prod(sizes)``
+    in ``__init__``): read in traced code it is traced like one (measured on torch 2.13: a branch on a
+    ``np.float64`` attribute logs GB0170, ``x.shape[1] // self.total`` as a size GB0033)."""
+    assigned = _self_values(node)
+    if not assigned:
+        return None
+    found = [numpy_origins(values, value, depth + 1) for value in assigned]
+    return None if any(origins is None for origins in found) else [o for origins in found for o in origins or ()]
+
+
+def held_on_module(values: ValueOracle, node: nodes.Attribute) -> bool:
+    """*node* reads a ``self.<attr>`` that holds a NumPy value (:func:`_held_on_self`)."""
+    return bool(_self_values(node)) and _held_on_self(values, node, 0) is not None
+
+
+def _self_values(node: nodes.NodeNG) -> list[nodes.NodeNG]:
+    """What every ``self.<attr> = ...`` of the enclosing class assigns, for a ``self.<attr>`` read; else empty."""
+    if not (isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self"):
+        return []
+    klass = enclosing_class(node)
+    return list(assigned_self_values(klass, node.attrname))[:_MAX_ASSIGNMENTS] if klass is not None else []
+
+
+def _converted_item(values: ValueOracle, node: nodes.NodeNG, depth: int) -> list[nodes.Call] | None:
+    """The origins of an item of a ``tuple(<array>)`` / ``list(<array>)`` (nnU-Net's ``self.weight_factors =
+    tuple(weights)``): each item is a NumPy scalar. The sequence itself is not: its truth and length are Python's."""
+    if isinstance(node, nodes.Name):
+        try:
+            bindings = reaching_bindings(node)
+        except Exception:  # astroid lookups can fail on odd code: not provable
+            return None
+        assigned = [b.parent.value for b in bindings if isinstance(b.parent, nodes.Assign) and b.parent.targets == [b]]
+        if len(assigned) != len(bindings):
+            return None
+    else:
+        assigned = _self_values(node)
+    found = [
+        numpy_origins(values, value.args[0], depth + 1)
+        if isinstance(value, nodes.Call) and isinstance(value.func, nodes.Name) and value.func.name in {"tuple", "list"}
+        and len(value.args) == 1
+        else _converted_item(values, value, depth + 1) if isinstance(value, (nodes.Name, nodes.Attribute)) and depth < _MAX_DEPTH
+        else None
+        for value in assigned
+    ]
+    if not found or any(origins is None for origins in found):
+        return None
+    return [o for origins in found for o in origins or ()]
 
 
 def _bound_to_numpy(values: ValueOracle, name: nodes.Name, depth: int) -> list[nodes.Call] | None:

@@ -535,8 +535,14 @@ class ScopeAnalyzer:
         if isinstance(func, ast.Attribute) and not self._may_be_local(func, caller):
             return  # ``hidden.view(...)``: no local class has such a method or attribute
         for target in self.resolver.resolve(func, caller):
-            if target.what is not What.CLASS:  # constructing an object: Dynamo traces __init__, rarely interesting
+            if target.what is not What.CLASS:
                 yield from self._targets_of(target, chain)
+                continue
+            # constructing an object of a local class: Dynamo traces its ``__init__`` (PSMNet builds
+            # ``disparityregression(self.maxdisp)`` in ``forward``; its ``Variable(...)`` logs GB0007 there)
+            init = self.index.method(target.name, "__init__")
+            if init is not None:
+                yield init
 
     def _is_autograd_function(self, class_name: str) -> bool:
         """*class_name* derives (through local classes) from ``torch.autograd.Function``."""

@@ -36,8 +36,11 @@ resolver finds for it is a call of a torch optimizer, scheduler or scaler
 class (at module level, in ``__init__`` as ``self.<attr>``, in a factory's
 ``return``, an argument at the compiled function's call sites), or of a class
 of the file derived from one; or it is a parameter annotated with such a class
-(``optimizer: torch.optim.Optimizer``, whose ``step`` is then unknown). An
-arbitrary ``obj.step()`` is not an optimizer.
+(``optimizer: torch.optim.Optimizer``, whose ``step`` is then unknown); or,
+with nothing known of it, the function uses it as an optimizer: it calls both
+``zero_grad()`` and ``step()`` on it (a compiled ``train_iteration(model,
+optimizer, batch)``, PANNs; measured with SGD and Adam passed in: GB0008 at
+``zero_grad``, GB0025 at ``step``). An arbitrary ``obj.step()`` is not an optimizer.
 """
 
 from __future__ import annotations
@@ -68,6 +71,8 @@ _NOT_OPTIMIZER_MODULES = frozenset({"lr_scheduler", "swa_utils"})
 _SCALER_MODULES = frozenset({"torch.amp", "torch.amp.grad_scaler", "torch.cuda.amp", "torch.cuda.amp.grad_scaler",
                              "torch.cpu.amp", "torch.cpu.amp.grad_scaler"})  # fmt: skip
 _SCALER = "GradScaler"
+#: The two methods whose joint use marks an object of unknown class as an optimizer.
+_OPTIMIZER_PAIR = frozenset({"zero_grad", "step"})
 _SELF = "self"
 
 
@@ -86,6 +91,11 @@ class TrainingCall:
 
     role: str
     reason: str
+
+
+#: An object the function uses as an optimizer (:func:`_used_as_optimizer`): one of torch's built-in ones,
+#: whose ``step`` breaks, is what such code is run with.
+USED_AS_OPTIMIZER = TorchClass(OPTIMIZER, "an optimizer (by its `zero_grad()` and `step()`)")
 
 
 def torch_training_class(qualified: str) -> TorchClass | None:
@@ -135,6 +145,8 @@ def _reason(resolution: AstResolution, found: TorchClass, method: str) -> tuple[
         return None
     if found.name in GRAPH_BREAKING_STEPS:
         return f"`{found.name}.step`", "calls `torch._dynamo.graph_break()` around the update"
+    if found is USED_AS_OPTIMIZER:
+        return "the `step` of torch's built-in optimizers", "calls `torch._dynamo.graph_break()` around the update"
     if found.name in DISABLED_STEPS:
         return f"`{found.name}.step`", "is marked `torch._disable_dynamo`"
     return None
@@ -149,9 +161,25 @@ def _receiver_classes(resolution: AstResolution, receiver: nodes.NodeNG) -> froz
         targets = resolution.targets(receiver)
     if not targets:
         annotated = _annotated_class(resolution, receiver)
-        return frozenset() if annotated is None else frozenset({annotated})
+        if annotated is None:
+            return frozenset({USED_AS_OPTIMIZER}) if _used_as_optimizer(receiver) else frozenset()
+        return frozenset({annotated})
     classes = {_class_of(resolution, target) for target in targets}
     return frozenset() if None in classes else frozenset(c for c in classes if c is not None)
+
+
+def _used_as_optimizer(receiver: nodes.NodeNG) -> bool:
+    """The function calls both ``zero_grad()`` and ``step()`` on *receiver* (a name or ``self.<attr>``), which
+    no value the resolver found says anything about: what only an optimizer (or a wrapper of one) offers."""
+    if not isinstance(receiver, (nodes.Name, nodes.Attribute)):
+        return False
+    spelled = receiver.as_string()
+    called = {
+        call.func.attrname
+        for call in receiver.scope().nodes_of_class(nodes.Call)
+        if isinstance(call.func, nodes.Attribute) and call.func.attrname in _OPTIMIZER_PAIR and call.func.expr.as_string() == spelled
+    }
+    return called == _OPTIMIZER_PAIR
 
 
 def _self_attribute_targets(resolution: AstResolution, attribute: nodes.Attribute) -> frozenset[Target]:

@@ -1124,7 +1124,8 @@ class ValueOracle:
 
         Calls are found by name (``helper(...)``, ``self.helper(...)``), except those of a ``forward`` or
         ``__call__``, which run when an instance is called: ``self.block(h, mask)``, ``layer(h)`` over a
-        ``ModuleList``, ``super().forward(h)``, as scope analysis resolved them in traced code.
+        ``ModuleList``, ``super().forward(h)``, as scope analysis resolved them in traced code; and those of
+        an ``__init__``, which run when the class is called: ``Wrapper(loss, weights)``.
         """
         if not isinstance(function, nodes.FunctionDef):
             return []
@@ -1158,7 +1159,12 @@ class ValueOracle:
     def calls_of(self, function: nodes.FunctionDef) -> list[nodes.Call]:
         """The calls of *function* in this module, found as :meth:`call_site_arguments` says (at most
         ``_MAX_LOOKUPS``)."""
-        calls = self._instance_calls(function) if function.name in {"forward", "__call__"} else self._sites(function.name)
+        if function.name in {"forward", "__call__"}:
+            calls = self._instance_calls(function)
+        elif function.name == "__init__" and isinstance(klass := function.parent, nodes.ClassDef):
+            calls = self._sites(klass.name)  # ``Wrapper(loss, weights)`` runs ``Wrapper.__init__``
+        else:
+            calls = self._sites(function.name)
         return calls[:_MAX_LOOKUPS]
 
     def _sites(self, function_name: str) -> list[nodes.Call]:

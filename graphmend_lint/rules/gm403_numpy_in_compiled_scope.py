@@ -8,12 +8,15 @@ from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.host_values import condition_operands, python_use
-from graphmend_lint.analysis.numpy_values import numpy_origins, traced_numpy_sizes
+from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
+from graphmend_lint.analysis.numpy_values import held_on_module, numpy_origins, traced_numpy_sizes
 from graphmend_lint.analysis.numpy_int_casts import forced_integer_cast
+from graphmend_lint.analysis.tensor_sizes import size_arguments
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.walk import descendants
 from graphmend_lint.fixes.host_numpy import (
     StaticNumpyCall,
     numpy_twin_fix,
@@ -102,6 +105,20 @@ def _numpy_over_python_values(values: ValueOracle, call: nodes.Call) -> tuple[St
     return None if found is None or use is None else (found, use)
 
 
+def _module_numpy_sizes(values: ValueOracle, call: nodes.Call) -> list[nodes.NodeNG]:
+    """The sizes a torch call or tensor method takes that are NumPy values computed from a NumPy value kept on
+    the module (``x.view(b, x.shape[1] // self.total, -1)`` with ``self.total = np.prod(scales)``: Dynamo holds
+    the attribute as a tensor input, GB0033, measured on torch 2.13). A NumPy value traced code computes from
+    Python values alone may be known to fake tensors (``x.reshape(-1, np.lcm(k, 4))`` traces); that case is
+    the sequence reductions' above. A NumPy slice bound, ``x[: self.n]``, traces and is no size here."""
+    return [
+        size
+        for size in size_arguments(values, call)
+        if numpy_origins(values, size) is not None
+        and any(held_on_module(values, attribute) for attribute in descendants(size, nodes.Attribute))
+    ]
+
+
 class NumpyInCompiledScope(Rule):
     """## What it does
     Flags NumPy functions Dynamo cannot trace at all (below), and NumPy
@@ -160,7 +177,13 @@ class NumpyInCompiledScope(Rule):
     in traced code given to a NumPy constructor as a size
     (`np.arange(0, shape[1])` with `shape = (np.array(image.shape[2:]) + 1)
     // 2`, RetinaNet's anchors; `np.ones(k)` with `k =
-    np.array(sizes).sum()`: GB0033, measured).
+    np.array(sizes).sum()`: GB0033, measured). NumPy values kept on a module
+    count the same when traced code reads them: `self.total = np.prod(scales)`
+    in `__init__`, then `x.view(b, x.shape[1] // self.total, -1)` (GB0033),
+    a branch on `self.w = np.float64(0.5)` or on an item of `self.weights =
+    tuple(weights)` given an array, also in a comprehension's `if` (nnU-Net's
+    deep-supervision weights; GB0170, measured); multiplying by one or
+    slicing with one traces and is not reported.
     Reading `dtype`, `flags` or `base`, or calling `tobytes()`, on an array
     traced code computes (`value = np.asarray(value)`, then a cache key
     `(value.shape, value.dtype, value.tobytes())`, as NVlabs' EDM2 builds its
@@ -297,8 +320,11 @@ class NumpyInCompiledScope(Rule):
                     f"`{attribute.attrname}` for them, graph break"
                 )
                 yield ctx.report(attribute, message, traced, UNMODELLED_MEMBER)
+        # under ``capture_scalar_outputs`` a module's NumPy size may trace (not measured): stay quiet then
+        captured = setting_on(ctx.values, ctx.options, CAPTURE_SCALAR_OUTPUTS)
         for call, traced in ctx.traced_nodes(nodes.Call):
-            for size in traced_numpy_sizes(ctx.values, call):
+            module_sizes = [] if captured else _module_numpy_sizes(ctx.values, call)
+            for size in (*traced_numpy_sizes(ctx.values, call), *module_sizes):
                 if reported.isdisjoint(numpy_origins(ctx.values, size) or ()):
                     message = (
                         f"`{snippet(call.func)}` takes the NumPy value `{snippet(size)}` as a size: Dynamo traces "
@@ -306,8 +332,9 @@ class NumpyInCompiledScope(Rule):
                     )
                     yield ctx.report(call, message, traced, NUMPY_SIZE)
                     break
-        for branch, traced in ctx.traced_nodes(nodes.If, nodes.While, nodes.IfExp):
-            for operand in condition_operands(branch.test):
+        for branch, traced in ctx.traced_nodes(nodes.If, nodes.While, nodes.IfExp, nodes.Comprehension):
+            tests = branch.ifs if isinstance(branch, nodes.Comprehension) else [branch.test]
+            for operand in (operand for test in tests for operand in condition_operands(test)):
                 # an operand the oracle calls a tensor is GM101's finding, and one computed by a NumPy call
                 # reported above (with its fix) is that finding's: one break, one finding
                 origins = None if ctx.values.is_tensor(operand) else numpy_origins(ctx.values, operand)

@@ -6,8 +6,10 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
+from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dead_branches import branch_never_taken
 from graphmend_lint.analysis.module_construction import creates_parameter, init_breaks, module_lineage
+from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.rules.base import Example, Rule
@@ -32,6 +34,13 @@ def _site(ctx: RuleContext, call: nodes.Call) -> str:
     return f"(`{name}`, line {ctx.analysis.start_of(call).line})"
 
 
+def _through_a_constructor(traced: TracedFunction) -> bool:
+    """Traced only because a class is built in traced code: its ``__init__``, or what that calls. For a module
+    class, Dynamo gives up on ``__init__`` at its first parameter and runs the rest eagerly; the construction
+    site is where this rule reports (below)."""
+    return any(part.endswith(".__init__") for part in (*traced.chain, traced.qualname))
+
+
 class ModuleConstruction(Rule):
     """## What it does
     Flags the construction of an `nn.Module` in code that `torch.compile`
@@ -49,7 +58,11 @@ class ModuleConstruction(Rule):
     of its own, fails on the module it has not initialized yet (GB0119,
     "Uninitialized nn.Module", at `super().__init__()`) and runs the rest of
     `__init__` eagerly. An `__init__` that calls `nn.Module.__init__(self)`
-    breaks on that call at once (GB0007, then GB0119), parameters or not. The
+    breaks on that call at once (GB0007, then GB0119), parameters or not; so
+    does an `__init__` that calls something Dynamo skips before it creates a
+    parameter (PSMNet's `disparityregression` builds `Variable(...)`: GB0007
+    there, GM507's, then GB0119 at `super(disparityregression,
+    self).__init__()`, measured). The
     findings sit on those lines, and the message names the compiled
     function and line that build the module. A module whose `__init__`
     calls `super().__init__()` and creates no parameter (only `nn.Dropout`,
@@ -114,12 +127,22 @@ class ModuleConstruction(Rule):
             "import torch\nfrom torch import nn\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
             "    norm = nn.LayerNorm(4)\n    return norm(x)\n"
         ),
+        # no parameter, but a call Dynamo skips (GM507 reports it too), after the Python 2 spelling of super()
+        Example(
+            "import torch\nfrom torch import nn\nfrom torch.autograd import Variable\n\n\nclass Regression(nn.Module):\n"
+            "    def __init__(self, n):\n        super(Regression, self).__init__()\n"
+            "        self.disp = Variable(torch.arange(n).float(), requires_grad=False)\n\n"
+            "    def forward(self, x):\n        return (x * self.disp).sum(-1)\n\n\n"
+            "@torch.compile\ndef f(x: torch.Tensor):\n    return Regression(4)(x)\n"
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         seen: set[nodes.NodeNG] = set()  # classes asked about, and the __init__ lines already reported
         for call, traced in ctx.traced_nodes(nodes.Call):
             if not isinstance(call.func, (nodes.Name, nodes.Attribute)) or branch_never_taken(call):
+                continue
+            if _through_a_constructor(traced):
                 continue
             layer = creates_parameter(ctx.values, call)
             if layer is not None:
@@ -142,7 +165,9 @@ class ModuleConstruction(Rule):
                 f"an nn.Module's construction"
             )
             advice = "; build it in `__init__` and switch between prebuilt modules"
-            if breaks.parameter is None:
+            if breaks.refused is not None:
+                why = f"its `__init__` calls `{snippet(breaks.refused.func)}`, which Dynamo skips, and is retried as a frame of its own"
+            elif breaks.parameter is None:
                 why = "`nn.Module.__init__(self)` is skipped by Dynamo"
             else:
                 why = "its `__init__` is retried as a frame of its own"

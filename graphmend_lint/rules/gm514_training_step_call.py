@@ -19,7 +19,7 @@ NO_FIX = Fix.advice(
     "scaler and scheduler calls eagerly after it; or compile `optimizer.step` on its own"
 )
 #: The file must name one of these for any of its objects to be provably an optimizer, scaler or scheduler.
-_EVIDENCE_WORDS = ("optim", "GradScaler")
+_EVIDENCE_WORDS = ("optim", "GradScaler", "zero_grad")
 _STEP = (
     "import torch\nfrom torch import nn\n\nmodel = nn.Linear(4, 2)\n{setup}\n\n\n@torch.compile\n"
     "def train_step(x: torch.Tensor, y: torch.Tensor):\n{body}    return loss.detach()\n"
@@ -47,7 +47,11 @@ class TrainingStepCall(Rule):
     the compiled function's call sites), an instance of a subclass of the file
     that does not override the method, or a parameter annotated with the
     class (`optimizer: torch.optim.Optimizer`; its `step` is then unknown and
-    not flagged). Any other `obj.step()` is not.
+    not flagged); or, with nothing known of it, an object the function calls
+    both `zero_grad()` and `step()` on (a compiled `train_iteration(model,
+    optimizer, batch)` that takes the optimizer as an argument, PANNs): only
+    an optimizer offers both, and torch's built-in ones break at each (measured
+    with SGD and Adam). Any other `obj.step()` is not.
 
     ## Why is this bad
     A training step compiled whole breaks at each of these calls (measured,
@@ -126,6 +130,8 @@ class TrainingStepCall(Rule):
         # not compiled
         "import torch\n\nopt = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=0.1)\n\n\n"
         "def step():\n    opt.step()\n",
+        # an object of unknown class that only steps: a scheduler, a counter, anything
+        "import torch\n\n\n@torch.compile\ndef apply(stepper, x: torch.Tensor):\n    stepper.step()\n    return x * 2\n",
     )
     invalid = (
         Example(_step(_SGD, "    opt.zero_grad()\n", "    opt.step()\n")),
@@ -156,6 +162,12 @@ class TrainingStepCall(Rule):
             "    optimizer = torch.optim.RMSprop(model.parameters(), lr=0.01)\n"
             "    scaler = torch.cuda.amp.GradScaler() if amp else None\n"
             "    step = torch.compile(train_one_epoch)\n    step(model, optimizer, [torch.randn(2, 4)], scaler)\n"
+        ),
+        # an argument the function uses as an optimizer: `zero_grad()` and `step()`
+        Example(
+            "import torch\n\n\ndef train_iteration(model, optimizer, x: torch.Tensor):\n"
+            "    loss = model(x).sum()\n    optimizer.step()\n    optimizer.zero_grad()\n    return loss\n\n\n"
+            "step = torch.compile(train_iteration)\n"
         ),
         # assigned by a function that declares it `global`; a subclass inherits `zero_grad`
         Example(
