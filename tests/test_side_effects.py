@@ -51,6 +51,7 @@ FINDINGS: dict[str, set[tuple[int, str]]] = {
     "GM204/bad_spec_augment_plan.py": {(16, "GM204"), (23, "GM204")},
     "GM204/bad_quiet_meshgrid.py": {(16, "GM204")},
     "GM204/bad_beam_heap.py": {(20, "GM204")},
+    "GM204/bad_numpy_generator_policy.py": {(19, "GM204"), (20, "GM204")},
 }
 
 

@@ -50,6 +50,11 @@ LOGGER_TYPES = frozenset({"logging.Logger", "Logger", "logging.LoggerAdapter", "
 _STREAMS = ("sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__")
 _FILE_METHODS = frozenset({"write", "writelines", "flush", "read", "readline", "readlines"})
 _DEBUGGERS = frozenset({"pdb.set_trace", "ipdb.set_trace", "pdb.post_mortem"})
+#: NumPy's random-number objects: every method call on one is a call Dynamo does not support (GB0156, measured
+#: on torch 2.13 for ``default_rng(...).integers``, ``RandomState(...).beta`` and ``.choice``).
+NUMPY_GENERATORS = frozenset(
+    {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator", "numpy.random.mtrand.RandomState"}
+)
 #: tqdm's progress bars: Dynamo skips building one (GB0007) and breaks again at each step or method call
 #: (GB0008), measured on torch 2.13 for ``for i in tqdm(range(n))`` and ``pbar.update(1)``.
 PROGRESS_BARS = frozenset(
@@ -128,6 +133,7 @@ class Effect(enum.Enum):
     CLOCK = "clock"  # GM204
     RANDOM = "random"  # GM204
     NUMPY_RANDOM = "numpy-random"  # GM204: np.random draws Dynamo cannot keep in the graph
+    NUMPY_GENERATOR = "numpy-generator"  # GM204: methods of a NumPy Generator / RandomState object
     SEED = "seed"  # GM204: torch.manual_seed
     DATETIME = "datetime"  # GM204
     UUID = "uuid"  # GM204
@@ -164,6 +170,7 @@ class SideEffectFinder:
     def __init__(self, values: ValueOracle, loggers: LoggerConfig | None = None) -> None:
         self.values = values
         self.loggers = loggers or LoggerConfig()
+        self._attribute_values: dict[str, list[nodes.NodeNG]] | None = None
 
     def classify(self, call: nodes.Call) -> SideEffect | None:
         """The side effect *call* performs, or ``None`` for an ordinary call."""
@@ -183,6 +190,8 @@ class SideEffectFinder:
             return SideEffect(Effect.LOGGER_CONFIG, f"{_receiver_label(func.expr)}.{func.attrname}()")
         if func.attrname in _FILE_METHODS and self._is_open_handle(func.expr):
             return SideEffect(Effect.FILE_IO, f"file.{func.attrname}()")
+        if self._is_numpy_generator(func.expr):
+            return SideEffect(Effect.NUMPY_GENERATOR, f"{_receiver_label(func.expr)}.{func.attrname}()")
         if func.attrname in _PROGRESS_METHODS and self._is_progress_bar(func.expr):
             return SideEffect(Effect.PROGRESS_BAR, f"{_receiver_label(func.expr)}.{func.attrname}()")
         return None
@@ -272,6 +281,34 @@ class SideEffectFinder:
     def _annotation_is_logger(self, annotation: nodes.NodeNG) -> bool:
         types = self.values.annotated_types(annotation)
         return bool(types) and types <= LOGGER_TYPES
+
+    def _is_numpy_generator(self, receiver: nodes.NodeNG) -> bool:
+        """``rng`` bound by ``rng = np.random.default_rng(...)`` / ``RandomState(...)``, ``self.rng`` assigned one,
+        or ``obj.rng`` where every ``<anything>.rng = ...`` of the file assigns one (sgm's ``embedder.ucg_prng``)."""
+        if isinstance(receiver, nodes.Name):
+            bindings = name_bindings(receiver)
+            return bool(bindings) and all(
+                isinstance(b.parent, nodes.Assign) and self._builds_numpy_generator(b.parent.value) for b in bindings
+            )
+        if not isinstance(receiver, nodes.Attribute):
+            return False
+        if isinstance(receiver.expr, nodes.Name) and receiver.expr.name == "self":
+            assigned = list(_self_assignments(receiver))
+        else:
+            assigned = self._attribute_assignments(receiver.attrname)
+        return bool(assigned) and all(self._builds_numpy_generator(value) for value in assigned)
+
+    def _attribute_assignments(self, attribute: str) -> list[nodes.NodeNG]:
+        """What every ``<anything>.<attribute> = value`` of the module assigns."""
+        if self._attribute_values is None:
+            self._attribute_values = {}
+            for target in self.values.module.nodes_of_class(nodes.AssignAttr):
+                if isinstance(target.parent, nodes.Assign):
+                    self._attribute_values.setdefault(target.attrname, []).append(target.parent.value)
+        return self._attribute_values.get(attribute, [])
+
+    def _builds_numpy_generator(self, value: nodes.NodeNG) -> bool:
+        return isinstance(value, nodes.Call) and (self.values.qualified_name(value.func) or "") in NUMPY_GENERATORS
 
     def _is_progress_bar(self, receiver: nodes.NodeNG) -> bool:
         """``pbar`` bound by ``pbar = tqdm(...)`` or ``with tqdm(...) as pbar``, or ``self.pbar`` assigned one."""

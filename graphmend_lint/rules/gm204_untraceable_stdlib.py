@@ -23,6 +23,7 @@ _WHY = {
     Effect.CLOCK: "Dynamo does not trace the clock",
     Effect.RANDOM: "Dynamo does not trace Python's `random` here",
     Effect.NUMPY_RANDOM: "Dynamo cannot keep this NumPy draw in the graph",
+    Effect.NUMPY_GENERATOR: "Dynamo does not support methods of a NumPy random generator",
     Effect.SEED: "Dynamo skips seeding torch's RNG",
     Effect.DATETIME: "Dynamo does not trace the clock",
     Effect.UUID: "`uuid` reads host entropy Dynamo cannot trace",
@@ -39,6 +40,8 @@ _INSTEAD = {
     "with a `torch.Generator` for reproducibility), or draw the number outside and pass it in",
     Effect.NUMPY_RANDOM: "draw with torch's RNG (`torch.rand(())`, `torch.distributions.Beta(a, b).sample()`, "
     "`torch.randperm`), keeping the value a tensor, or draw outside the compiled function and pass it in",
+    Effect.NUMPY_GENERATOR: "draw with torch's RNG and a `torch.Generator` (`torch.randint(n, (), generator=g)`, "
+    "`torch.rand((), generator=g)`), or draw outside the compiled function and pass the value in",
     Effect.SEED: "seed once outside the compiled function, or pass a `torch.Generator` to the random ops",
     Effect.DATETIME: "pass the time in as an argument",
     Effect.UUID: "create ids outside the compiled function and pass them in",
@@ -63,6 +66,11 @@ class UntraceableStdlibCall(SideEffectRule):
     `time.perf_counter`, `time.monotonic`, ...), Python's `random` module,
     NumPy draws Dynamo cannot keep in the graph (`np.random.rand() < p`,
     `np.random.beta(...)`, `np.random.choice(...)`, `np.random.rand(1).item()`),
+    every method of a NumPy random-number object the file builds
+    (`rng = np.random.default_rng(seed)` or `np.random.RandomState(seed)`,
+    also kept as `self.rng` or as an attribute every assignment of the file
+    gives one: `rng.integers(n)`, `self.random_state.beta(a, a)`,
+    `embedder.ucg_prng.choice(2, p=...)`; GB0156, measured),
     seeding torch's RNG (`torch.manual_seed(...)`),
     `datetime.now()`/`utcnow()`/`today()`, `uuid.uuid1()`...`uuid5()` and
     changes of the warning filters (`warnings.simplefilter(...)`,
@@ -171,6 +179,9 @@ class UntraceableStdlibCall(SideEffectRule):
     dynamo_gb = gb_types("GB0007", "GB0156", "GB0033", "GB0294", "GB0213", "GB0092", "GB0178", "GB4841")
     effects = frozenset(_WHY)
     valid = (
+        # an object with a `choice` method that is no NumPy generator
+        "import torch\n\nclass Pick:\n    def choice(self, n):\n        return n - 1\n\nrng = Pick()\n\n"
+        "@torch.compile\ndef f(x):\n    return x * rng.choice(3)\n",
         "import random\nimport torch\n\n@torch.compile\ndef f(x):\n    return x * random.randint(1, 3)\n",
         "import random\nimport torch\n\n@torch.compile\ndef f(x):\n    lam = random.uniform(0, 1)\n    return x * lam\n",
         "import random\nimport torch\n\nLAM = random.uniform(0, 1)\n\n@torch.compile\ndef f(x):\n    return x * (1 - LAM)\n",
@@ -183,6 +194,11 @@ class UntraceableStdlibCall(SideEffectRule):
         "    return x * torch.from_numpy(np.random.normal(size=3))\n",
     )
     invalid = (
+        # a NumPy generator's methods (GB0156, measured)
+        Example(
+            "import numpy as np\nimport torch\n\nrng = np.random.default_rng(0)\n\n@torch.compile\ndef f(x):\n"
+            "    return x * rng.random()\n"
+        ),
         # a traced draw Python needs the value of: a branch, a slice bound, int() (measured, GB0170/GB0124/GB0178)
         Example(
             "import random\nimport torch\n\n@torch.compile\ndef f(x):\n    p = random.randint(0, x.shape[0])\n"
