@@ -123,7 +123,7 @@ def _held_on_self(values: ValueOracle, node: nodes.Attribute, depth: int) -> lis
 
 def held_on_module(values: ValueOracle, node: nodes.Attribute) -> bool:
     """*node* reads a ``self.<attr>`` that holds a NumPy value (:func:`_held_on_self`)."""
-    return bool(_self_values(node)) and _held_on_self(values, node, 0) is not None
+    return _held_on_self(values, node, 0) is not None
 
 
 def _self_values(node: nodes.NodeNG) -> list[nodes.NodeNG]:
@@ -147,17 +147,20 @@ def _converted_item(values: ValueOracle, node: nodes.NodeNG, depth: int) -> list
             return None
     else:
         assigned = _self_values(node)
-    found = [
-        numpy_origins(values, value.args[0], depth + 1)
-        if isinstance(value, nodes.Call) and isinstance(value.func, nodes.Name) and value.func.name in {"tuple", "list"}
-        and len(value.args) == 1
-        else _converted_item(values, value, depth + 1) if isinstance(value, (nodes.Name, nodes.Attribute)) and depth < _MAX_DEPTH
-        else None
-        for value in assigned
-    ]
+    found = [_sequence_of_numpy(values, value, depth) for value in assigned]
     if not found or any(origins is None for origins in found):
         return None
     return [o for origins in found for o in origins or ()]
+
+
+def _sequence_of_numpy(values: ValueOracle, value: nodes.NodeNG, depth: int) -> list[nodes.Call] | None:
+    """The origins of *value*'s items when it is ``tuple(<array>)`` / ``list(<array>)``, or a name or attribute
+    holding one; else ``None``."""
+    if isinstance(value, nodes.Call) and isinstance(value.func, nodes.Name) and value.func.name in {"tuple", "list"}:
+        return numpy_origins(values, value.args[0], depth + 1) if len(value.args) == 1 else None
+    if isinstance(value, (nodes.Name, nodes.Attribute)) and depth < _MAX_DEPTH:
+        return _converted_item(values, value, depth + 1)
+    return None
 
 
 def _bound_to_numpy(values: ValueOracle, name: nodes.Name, depth: int) -> list[nodes.Call] | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from astroid import nodes
 
 from graphmend_lint.analysis.host_values import bound_values, is_python_int
-from graphmend_lint.analysis.lookup import is_builtin_call, loops_binding
+from graphmend_lint.analysis.lookup import is_builtin_call, loops_binding, reaching_bindings
 from graphmend_lint.analysis.side_effects import PROGRESS_BARS
 from graphmend_lint.analysis.values import Kind, ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.analysis.walk import descendants
@@ -39,12 +39,12 @@ _DATA_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor
 #: Methods that keep a tensor's rank: the casts and moves above, flips, elementwise maths, scans along a dim.
 _KEEPS_RANK = _KEEPS_ZERO_DIM | frozenset(
     {"flip", "float", "double", "half", "contiguous", "cumsum", "cumprod", "sqrt", "exp", "log", "abs", "neg",
-     "round", "floor", "ceil", "clamp", "sigmoid", "sort"}
+     "round", "floor", "ceil", "clamp", "sigmoid"}
 )  # fmt: skip
-#: Builtins and progress bars whose iteration yields their argument's items.
-_ITEM_PRESERVING_BUILTINS = ("reversed", "iter", "list", "tuple")
 #: Functions of the same kind, taking the tensor first.
 _KEEPS_RANK_FUNCTIONS = frozenset({"torch.flip", "torch.cumsum", "torch.cumprod", "torch.sqrt", "torch.exp", "torch.log"})
+#: Builtins whose iteration yields their argument's items (so do tqdm's progress bars).
+_ITEM_PRESERVING_BUILTINS = ("reversed", "iter", "list", "tuple")
 
 
 def _is_full_reduction(values: ValueOracle, call: nodes.Call, reductions: frozenset[str]) -> bool:
@@ -90,7 +90,7 @@ def zero_dim_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> b
     if isinstance(node, nodes.Subscript) and is_python_int(values, node.slice):
         return _vector(values, node.value, 0)  # ``order[-1]``; ``i[0]`` for ``i`` a row of ``nonzero(m)``
     if isinstance(node, nodes.Name):
-        if _unpacked_from_nonzero_rows(values, node, depth + 1) or _steps_through_vector(values, node, depth + 1):
+        if _unpacked_from_nonzero_rows(values, node, depth + 1) or _steps_through_vector(values, node):
             return True
         bound = bound_values(node)
         if bound is None:
@@ -122,8 +122,6 @@ def _vector(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
             return True
         if func.attrname in {"view", "reshape"} and len(node.args) == 1 and _minus_one(node.args[0]):
             return True
-        if func.attrname == "sort":
-            return False  # a (values, indices) pair
         return func.attrname in _KEEPS_RANK and again(func.expr)
     if isinstance(node, nodes.BinOp):
         operands = (node.left, node.right)
@@ -168,19 +166,19 @@ def _minus_one(node: nodes.NodeNG) -> bool:
     return isinstance(node, nodes.UnaryOp) and node.op == "-" and isinstance(node.operand, nodes.Const) and node.operand.value == 1
 
 
-def _steps_through_vector(values: ValueOracle, node: nodes.Name, depth: int) -> bool:
+def _steps_through_vector(values: ValueOracle, node: nodes.Name) -> bool:
     """*node* is the variable of every loop that binds it, each stepping through a 1-d tensor (``for t in
     timesteps``, ``for i, t in enumerate(timesteps)``): each step is a 0-d tensor."""
     loops = loops_binding(node)
-    return bool(loops) and all(_loop_item(values, loop.target, loop.iter, node, depth) for loop in loops)
+    return bool(loops) and all(_loop_item(values, loop.target, loop.iter, node) for loop in loops)
 
 
-def _loop_item(values: ValueOracle, target: nodes.NodeNG, iterable: nodes.NodeNG, node: nodes.Name, depth: int) -> bool:
+def _loop_item(values: ValueOracle, target: nodes.NodeNG, iterable: nodes.NodeNG, node: nodes.Name) -> bool:
     if isinstance(iterable, nodes.Call) and is_builtin_call(iterable, "enumerate") and len(iterable.args) == 1:
         inner = target.elts[1] if isinstance(target, nodes.Tuple) and len(target.elts) == 2 else None
-        return inner is not None and _loop_item(values, inner, iterable.args[0], node, depth)
+        return inner is not None and _loop_item(values, inner, iterable.args[0], node)
     if isinstance(iterable, nodes.Call) and len(iterable.args) == 1 and _passes_items_through(values, iterable):
-        return _loop_item(values, target, iterable.args[0], node, depth)
+        return _loop_item(values, target, iterable.args[0], node)
     return isinstance(target, nodes.AssignName) and target.name == node.name and _vector(values, iterable, 0)
 
 
@@ -197,18 +195,15 @@ def _passed_zero_dim(values: ValueOracle, node: nodes.Name, depth: int) -> bool:
     function = node.scope()
     if not isinstance(function, nodes.FunctionDef) or node.name not in {a.name for a in function.args.args or []}:
         return False
-    if any(b is not None and not isinstance(b.parent, nodes.Arguments) for b in _bindings(node)):
-        return False  # rebound in the body
+    try:
+        bindings = reaching_bindings(node)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is known
+        return False
+    if not bindings or not all(isinstance(b.parent, nodes.Arguments) for b in bindings):
+        return False  # rebound in the body before this read
     calls = values.calls_of(function)
     passed = values.call_site_arguments(function, node.name)
     return bool(calls) and len(passed) == len(calls) and all(zero_dim_index(values, arg, depth) for arg in passed)
-
-
-def _bindings(node: nodes.Name) -> list[nodes.NodeNG]:
-    try:
-        return list(node.lookup(node.name)[1])
-    except Exception:  # astroid lookups can fail on odd code; then nothing is known
-        return [None]  # type: ignore[list-item]
 
 
 def zero_dim_element(values: ValueOracle, index: nodes.NodeNG) -> nodes.NodeNG | None:
