@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from astroid import nodes
 
+from graphmend_lint.analysis.lookup import is_builtin_call
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix
 from graphmend_lint.fixes.host_sync import node_text
 from graphmend_lint.fixes.torch_name import torch_name_at
 
+#: Builtins that iterate their arguments' items in a loop header.
+_ITEM_WRAPPERS = ("enumerate", "zip", "reversed", "list", "tuple")
 MESSAGE = "Step through the items directly while compiling (`xs if torch.compiler.is_compiling() else tqdm(xs)`)"
 
 
@@ -33,19 +36,36 @@ def _items(analysis: FileAnalysis, call: nodes.Call, factory: str) -> str | None
     return node_text(analysis, given[0]) if given else None
 
 
+def _iterated_by(call: nodes.Call) -> nodes.For | nodes.Comprehension | None:
+    """The loop that steps through *call*'s items: it is the loop's iterable, or an argument of the builtins
+    around it there (``for i, x in enumerate(tqdm(xs))``, ``zip(tqdm(xs), ys)``)."""
+    node: nodes.NodeNG = call
+    while isinstance(node.parent, nodes.Call) and node in node.parent.args and _wraps_items(node.parent):
+        node = node.parent
+    loop = node.parent
+    return loop if isinstance(loop, (nodes.For, nodes.Comprehension)) and loop.iter is node else None
+
+
+def _wraps_items(call: nodes.Call) -> bool:
+    return any(is_builtin_call(call, name) for name in _ITEM_WRAPPERS)
+
+
 def eager_progress_bar_fix(analysis: FileAnalysis, call: nodes.Call, factory: str) -> Fix | None:
-    """The rewrite of a progress bar that a ``for`` loop (or a comprehension) iterates; ``None`` elsewhere.
+    """The rewrite of a progress bar that a ``for`` loop (or a comprehension) iterates, directly or through
+    ``enumerate`` / ``zip``; ``None`` elsewhere.
 
     Unsafe: eager runs are unchanged, but under ``torch.compile`` the bar is not shown.
     """
-    loop = call.parent
-    if not (isinstance(loop, (nodes.For, nodes.Comprehension)) and loop.iter is call):
+    loop = _iterated_by(call)
+    if loop is None:
         return None
     items = _items(analysis, call, factory)
     torch = torch_name_at(analysis, call)
     if items is None or torch is None:
         return None
-    content = f"({items} if {torch.name}.compiler.is_compiling() else {node_text(analysis, call)})"
+    content = f"{items} if {torch.name}.compiler.is_compiling() else {node_text(analysis, call)}"
+    if loop.iter is call:
+        content = f"({content})"  # a comprehension would read a bare ``if`` as its filter
     return Fix(
         edits=(*torch.edits, Edit(analysis.start_of(call), analysis.end_of(call), content)),
         applicability=Applicability.UNSAFE,

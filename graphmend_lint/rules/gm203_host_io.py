@@ -77,9 +77,10 @@ class HostIoInCompiledScope(SideEffectRule):
     `input()` only get a display-only hint: skipping them under compile would
     silently drop data.
 
-    A progress bar that a `for` loop (or a comprehension) iterates,
-    `for t in tqdm(xs, desc="sampling")`, becomes `for t in (xs if
-    torch.compiler.is_compiling() else tqdm(xs, desc="sampling"))`
+    A progress bar that a `for` loop (or a comprehension) iterates, directly
+    or through `enumerate`/`zip`, `for t in tqdm(xs, desc="sampling")`,
+    becomes `for t in (xs if torch.compiler.is_compiling() else tqdm(xs,
+    desc="sampling"))`
     (`trange(a, b)` steps through `range(a, b)`): the same items in the same
     order, no logged break and `fullgraph=True` passes (measured on torch
     2.13). **Unsafe**: eager runs are unchanged, but under `torch.compile`
@@ -127,6 +128,14 @@ class HostIoInCompiledScope(SideEffectRule):
             fixed="import torch\nfrom tqdm.auto import tqdm, trange\n\n@torch.compile\ndef f(x, ts):\n"
             "    for t in (ts if torch.compiler.is_compiling() else tqdm(ts, desc='sampling')):\n        x = x * t\n"
             "    return [x * i for i in (range(1, 3) if torch.compiler.is_compiling() else trange(1, 3))]\n",
+            unsafe=True,
+        ),
+        Example(
+            "import torch\nfrom tqdm import tqdm\n\n@torch.compile\ndef f(x, ts):\n"
+            "    for i, t in enumerate(tqdm(ts)):\n        x = x * t + i\n    return x\n",
+            fixed="import torch\nfrom tqdm import tqdm\n\n@torch.compile\ndef f(x, ts):\n"
+            "    for i, t in enumerate(ts if torch.compiler.is_compiling() else tqdm(ts)):\n        x = x * t + i\n"
+            "    return x\n",
             unsafe=True,
         ),
         Example(
