@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from astroid import nodes
@@ -190,7 +191,7 @@ class SideEffectFinder:
             return SideEffect(Effect.LOGGER_CONFIG, f"{_receiver_label(func.expr)}.{func.attrname}()")
         if func.attrname in _FILE_METHODS and self._is_open_handle(func.expr):
             return SideEffect(Effect.FILE_IO, f"file.{func.attrname}()")
-        if self._is_numpy_generator(func.expr):
+        if self._builds_numpy_generators and self._is_numpy_generator(func.expr):
             return SideEffect(Effect.NUMPY_GENERATOR, f"{_receiver_label(func.expr)}.{func.attrname}()")
         if func.attrname in _PROGRESS_METHODS and self._is_progress_bar(func.expr):
             return SideEffect(Effect.PROGRESS_BAR, f"{_receiver_label(func.expr)}.{func.attrname}()")
@@ -297,6 +298,12 @@ class SideEffectFinder:
         else:
             assigned = self._attribute_assignments(receiver.attrname)
         return bool(assigned) and all(self._builds_numpy_generator(value) for value in assigned)
+
+    @cached_property
+    def _builds_numpy_generators(self) -> bool:
+        """Some call of the file is spelled like a NumPy generator's construction: else no receiver can hold one,
+        and no method call needs its bindings looked up."""
+        return any(self.values.calls_named(name.rpartition(".")[2]) for name in NUMPY_GENERATORS)
 
     def _attribute_assignments(self, attribute: str) -> list[nodes.NodeNG]:
         """What every ``<anything>.<attribute> = value`` of the module assigns."""

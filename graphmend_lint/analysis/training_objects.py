@@ -171,8 +171,11 @@ def _receiver_classes(resolution: AstResolution, receiver: nodes.NodeNG) -> froz
 def _used_as_optimizer(receiver: nodes.NodeNG) -> bool:
     """The function calls both ``zero_grad()`` and ``step()`` on *receiver* (a name or ``self.<attr>``), which
     no value the resolver found says anything about: what only an optimizer (or a wrapper of one) offers."""
-    if not isinstance(receiver, (nodes.Name, nodes.Attribute)):
+    method = receiver.parent
+    if not (isinstance(receiver, (nodes.Name, nodes.Attribute)) and isinstance(method, nodes.Attribute)):
         return False
+    if method.attrname not in _OPTIMIZER_PAIR:
+        return False  # only these two are reported by use; the walk below is for them alone
     spelled = receiver.as_string()
     called = {
         call.func.attrname

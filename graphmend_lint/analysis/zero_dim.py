@@ -90,8 +90,9 @@ def zero_dim_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> b
     if isinstance(node, nodes.Subscript) and is_python_int(values, node.slice):
         return _vector(values, node.value, 0)  # ``order[-1]``; ``i[0]`` for ``i`` a row of ``nonzero(m)``
     if isinstance(node, nodes.Name):
-        if _unpacked_from_nonzero_rows(values, node, depth + 1) or _steps_through_vector(values, node):
-            return True
+        loops = loops_binding(node)
+        if loops:  # every binding is a loop's: a step of it, or unpacked from one
+            return _unpacked_from_nonzero_rows(values, node, loops, depth + 1) or _steps_through_vector(values, node, loops)
         bound = bound_values(node)
         if bound is None:
             return _passed_zero_dim(values, node, depth + 1)
@@ -166,10 +167,9 @@ def _minus_one(node: nodes.NodeNG) -> bool:
     return isinstance(node, nodes.UnaryOp) and node.op == "-" and isinstance(node.operand, nodes.Const) and node.operand.value == 1
 
 
-def _steps_through_vector(values: ValueOracle, node: nodes.Name) -> bool:
-    """*node* is the variable of every loop that binds it, each stepping through a 1-d tensor (``for t in
-    timesteps``, ``for i, t in enumerate(timesteps)``): each step is a 0-d tensor."""
-    loops = loops_binding(node)
+def _steps_through_vector(values: ValueOracle, node: nodes.Name, loops: list[nodes.For]) -> bool:
+    """*node* is the variable of every loop that binds it (*loops*), each stepping through a 1-d tensor (``for t
+    in timesteps``, ``for i, t in enumerate(timesteps)``): each step is a 0-d tensor."""
     return bool(loops) and all(_loop_item(values, loop.target, loop.iter, node) for loop in loops)
 
 
@@ -226,9 +226,8 @@ def _nonzero_row(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
     )
 
 
-def _unpacked_from_nonzero_rows(values: ValueOracle, node: nodes.Name, depth: int) -> bool:
-    """*node* is unpacked from a row of positions (:func:`_row_of_positions`) in every loop that binds it."""
-    loops = loops_binding(node)
+def _unpacked_from_nonzero_rows(values: ValueOracle, node: nodes.Name, loops: list[nodes.For], depth: int) -> bool:
+    """*node* is unpacked from a row of positions (:func:`_row_of_positions`) in every loop that binds it (*loops*)."""
     return bool(loops) and all(_row_of_positions(values, loop.target, loop.iter, node, depth) for loop in loops)
 
 

@@ -151,6 +151,6 @@ class HostIoInCompiledScope(SideEffectRule):
         if effect.effect in _GUARDED:
             return fixes.fix_for(call, effect.effect)
         if effect.effect is Effect.PROGRESS_BAR:
-            factory = effect.label.removesuffix("()").rpartition(".")[2]
-            return eager_progress_bar_fix(fixes.analysis, call, factory) or Fix.advice(_PROGRESS)
+            qualified = fixes.finder.values.qualified_name(call.func) or ""
+            return eager_progress_bar_fix(fixes.analysis, call, qualified.rpartition(".")[2]) or Fix.advice(_PROGRESS)
         return Fix.advice(_MOVE_OUT)
