@@ -67,6 +67,10 @@ CASES: dict[str, Case] = {
     "GM501/bad_getattr_rnn_type.py": case({(18, "GM501")}, {(18, "GB0014")}, frame_skipped=True),
     # the first read of the module, not its call, is where Dynamo refuses it (cleanrl's PPO-LSTM agent)
     "GM501/bad_lstm_state_per_step.py": case({(17, "GM501")}, {(17, "GB0014")}, frame_skipped=True),
+    # a ModuleDict item, layers stored with add_module and setattr, a ModuleList item by index (GB0014)
+    "GM501/bad_rnn_stored_by_name.py": case(
+        {(20, "GM501"), (26, "GM501"), (38, "GM501")}, {(20, "GB0014"), (26, "GB0014"), (38, "GB0014")}, frame_skipped=True
+    ),
     # layers from a factory, a ModuleList walked by a loop, a subclass passed to the constructor
     "GM501/bad_rnn_built_elsewhere.py": case(
         {(17, "GM501"), (34, "GM501"), (47, "GM501")}, {(17, "GB0014"), (34, "GB0014"), (47, "GB0014")}, frame_skipped=True

@@ -147,6 +147,9 @@ CASES: dict[str, Case] = {
     # Perceiver's flattening: np.prod over a shape as a torch size, stored in a name or inline (GB0033)
     "GM403/bad_np_prod_reshape.py": case({(18, "GM403"), (20, "GM403")}, {(18, "GB0033"), (20, "GB0033")}),
     "GM403/fixed_np_prod_reshape.py": case(),
+    # nnU-Net's top-k loss: np.prod over a shape, through arithmetic into int() (GB0033), and np.sum over a
+    # shape slice into range() in a comprehension (GB0059)
+    "GM403/bad_np_prod_voxel_count.py": case({(23, "GM403"), (25, "GM403")}, {(23, "GB0033"), (25, "GB0059")}),
 }
 
 

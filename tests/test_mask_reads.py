@@ -174,10 +174,21 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     # `labels[labels != self.ignore_lb]`); a list's `!=` is one bool, which no code indexes with
     "self-inequality": ("def f(x: torch.Tensor, labels, ignore=0):\n    return x.sum() * labels[labels != ignore].numel()\n", {6}),
     "list-element-equality": ("def f(x: torch.Tensor, m):\n    ks = [0, 1]\n    return x * ks[ks[0] == 0]\n", set()),
+    # neither side typed: a value of unknown kind indexed by a comparison of another is an array in real code
+    # (a loss's `logits[labels != -100]`, `loss[target > 0].mean()`); a literal container indexed by a bool
+    # (`pair[step < 2]`) is not
+    "untyped-label-mask": ("def f(logits, labels):\n    return logits[labels != -100] * 2\n", {6}),
+    "untyped-loss-mask": (
+        "def f(pred, target):\n    loss = (pred - target) ** 2\n    pos = target > 0\n    return loss[pos].mean()\n",
+        {8},
+    ),
+    "untyped-literal-pair": ("def f(x, m):\n    pair = (x, x * 2)\n    step = len(pair)\n    return pair[step < 2]\n", set()),
 }
 #: What ``f`` is called with: ``x`` random, ``m`` a bool mask of it, except where the parameter's name says
 #: it holds integers (an attention mask of 0/1, indices, labels): there ``m`` is an integer tensor.
-INTEGER_INPUTS = frozenset({"entry-attention-mask", "mask-indices", "compared-parameter", "self-inequality"})
+INTEGER_INPUTS = frozenset(
+    {"entry-attention-mask", "mask-indices", "compared-parameter", "self-inequality", "untyped-label-mask", "untyped-loss-mask"}
+)
 
 
 def source(name: str) -> str:

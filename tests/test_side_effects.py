@@ -29,10 +29,12 @@ FINDINGS: dict[str, set[tuple[int, str]]] = {
     "GM201/bad_mutated.py": {(7, "GM201")},
     "GM201/bad_helper.py": {(11, "GM201")},
     "GM201/bad_fstring.py": {(7, "GM201"), (7, "GM301")},
+    "GM201/bad_module_print.py": {(20, "GM201"), (22, "GM201")},
     "GM202/bad_logger.py": {(18, "GM202")},
     "GM202/bad_warning_once.py": {(18, "GM202"), (24, "GM202")},
     "GM202/bad_warnings_warn.py": {(10, "GM202")},
     "GM202/bad_self_logger.py": {(16, "GM202")},
+    "GM202/bad_child_logger.py": {(17, "GM202")},
     "GM202/bad_logging_loop.py": {(11, "GM202")},
     # configuring the logger breaks like logging (GB0291): advice only
     "GM202/bad_logger_config.py": {(22, "GM202")},

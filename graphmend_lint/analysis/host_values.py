@@ -364,16 +364,27 @@ def reads_of(target: nodes.AssignName) -> list[nodes.Name] | None:
     """Every read of the variable *target* binds, or ``None`` when that is not provable.
 
     Provable means: *target* is the variable's only binding, and every read is
-    in the same scope (a closure or comprehension could see it later or
-    elsewhere) and comes after the assignment.
+    in the same scope, or in a comprehension of it, which runs where it stands
+    (a closure could see it later or elsewhere), and comes after the assignment.
     """
     if not sole_binding(target):
         return None
     scope = target.scope()
     reads = [n for n in scope.nodes_of_class(nodes.Name) if n.name == target.name]
-    if any(read.scope() is not scope or read.lineno < target.lineno for read in reads):
+    if any(_enclosing_function_scope(read) is not scope or read.lineno < target.lineno for read in reads):
         return None
     return reads
+
+
+_COMPREHENSIONS = (nodes.ListComp, nodes.SetComp, nodes.DictComp, nodes.GeneratorExp)
+
+
+def _enclosing_function_scope(node: nodes.NodeNG) -> nodes.LocalsDictNodeNG:
+    """*node*'s scope, looking through the comprehensions around it."""
+    scope = node.scope()
+    while isinstance(scope, _COMPREHENSIONS):
+        scope = scope.parent.scope()
+    return scope
 
 
 def is_torch_op(values: ValueOracle, call: nodes.Call, *, excluded: tuple[str, ...] = ()) -> bool:
@@ -453,8 +464,9 @@ def _returned_use(
 
 def _decided_by_python(child: nodes.NodeNG, parent: nodes.NodeNG) -> nodes.NodeNG | None:
     """*parent* when Python itself needs *child*'s number: a comparison or ``and``/``or`` (what a branch
-    tests), the test of an ``if``/``while``/conditional expression, a slice bound or an index of a
-    container; ``None`` otherwise.
+    tests), the test of an ``if``/``while``/conditional expression, a slice bound, an index of a
+    container, or ``.item()`` (a floating value's, under *float_casts*, was let through before);
+    ``None`` otherwise.
 
     Anything else (kept in a list, tuple or dict, an
     augmented assignment, a rebound name, a value never read) does not show
@@ -469,6 +481,8 @@ def _decided_by_python(child: nodes.NodeNG, parent: nodes.NodeNG) -> nodes.NodeN
         return child if parent.is_statement else parent
     if isinstance(parent, nodes.Subscript) and child is parent.slice:
         return parent
+    if isinstance(parent, nodes.Attribute) and parent.attrname == "item" and _cast_to_python(parent, child):
+        return parent.parent  # ``n.item()`` of an integer value: GB0208 / GB0033 (measured)
     return None
 
 

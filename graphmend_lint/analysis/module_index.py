@@ -296,7 +296,8 @@ class ModuleIndex:
         return found
 
     def self_assignments(self, class_name: str) -> dict[str, list[tuple[ast.expr, str]]]:
-        """``self.attr = value`` in every method of the class: attr -> (value, method qualname)."""
+        """``self.attr = value`` in every method of the class, and the same store spelled
+        ``setattr(self, "attr", value)`` or ``self.add_module("attr", value)``: attr -> (value, method qualname)."""
         return self._self_assignments.get(class_name, {})
 
     @cached_property
@@ -310,10 +311,10 @@ class ModuleIndex:
                 if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
                     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
                     found.extend((target, statement.value) for target in targets)
-                for target, value in found:
-                    attribute = _self_attribute(target)
-                    if attribute is not None:
-                        index.setdefault(class_name, {}).setdefault(attribute, []).append((value, method))
+                stores = [(attribute, value) for target, value in found if (attribute := _self_attribute(target))]
+                stores.extend(_named_self_stores(statement))
+                for attribute, value in stores:
+                    index.setdefault(class_name, {}).setdefault(attribute, []).append((value, method))
         return index
 
     def self_additions(self, class_name: str) -> dict[str, list[tuple[Binding, str]]]:
@@ -392,6 +393,32 @@ class ModuleIndex:
     def method_names(self) -> frozenset[str]:
         """Names of every method some local class defines."""
         return frozenset(name.rpartition(".")[2] for name in self.owner)
+
+
+#: ``nn.Module`` methods that store a submodule under a name: ``self.add_module("rnn", nn.GRU(...))``.
+_NAMED_MODULE_STORES = frozenset({"add_module", "register_module"})
+
+
+def _named_self_stores(statement: ast.stmt) -> Iterator[tuple[str, ast.expr]]:
+    """``(attr, value)`` for ``setattr(self, "attr", value)`` and ``self.add_module("attr", value)``."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not isinstance(call, ast.Call) or call.keywords:
+        return
+    func, args = call.func, call.args
+    if isinstance(func, ast.Name) and func.id == "setattr" and len(args) == 3 and _names_self(args[0]):
+        name, value = args[1], args[2]
+    elif (
+        isinstance(func, ast.Attribute) and func.attr in _NAMED_MODULE_STORES and _names_self(func.value) and len(args) == 2
+    ):
+        name, value = args
+    else:
+        return
+    if isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier():
+        yield name.value, value
+
+
+def _names_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def _is_setattr_of(node: ast.expr, attribute: str) -> bool:

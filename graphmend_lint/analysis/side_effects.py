@@ -112,6 +112,9 @@ SKIPPED_HOST_FUNCTIONS = frozenset(
         "bisect.bisect", "bisect.bisect_left", "bisect.bisect_right", "bisect.insort",
     }
 )  # fmt: skip
+#: ``print`` spelled through its module, and the pretty-printer (GB0059 for ``builtins.print``; GB0207 for
+#: ``pprint.pprint`` of a dict, which sorts its keys; measured on torch 2.13).
+_PRINTS = frozenset({"builtins.print", "pprint.pprint", "pprint.pp"})
 #: Host conversions and formatting: cheap, tensor-free work that may run after the graph.
 HOST_FORMAT_BUILTINS = frozenset({"str", "repr", "format", "float", "int", "bool", "round", "len"})
 HOST_FORMAT_METHODS = frozenset({"item", "tolist"})
@@ -210,6 +213,8 @@ class SideEffectFinder:
         return None
 
     def _qualified(self, name: str, func: nodes.NodeNG) -> SideEffect | None:
+        if name in _PRINTS:
+            return SideEffect(Effect.PRINT, f"{name}()")
         if name in LOGGING_FUNCTIONS:
             return SideEffect(Effect.LOG, f"{name}()")
         if name in WARNING_FUNCTIONS:
@@ -247,7 +252,7 @@ class SideEffectFinder:
         if depth > _MAX_ALIAS_DEPTH:
             return False
         if isinstance(receiver, nodes.Call):
-            return self._is_factory_call(receiver)
+            return self._is_factory_call(receiver, depth)
         if isinstance(receiver, nodes.Name):
             if receiver.name in self.loggers.names:
                 return True
@@ -264,8 +269,12 @@ class SideEffectFinder:
             )
         return False
 
-    def _is_factory_call(self, call: nodes.Call) -> bool:
-        name = self.values.qualified_name(call.func)
+    def _is_factory_call(self, call: nodes.Call, depth: int = 0) -> bool:
+        """A logger factory's call, or ``parent.getChild(name)`` of a logger (a child logger is a logger)."""
+        func = call.func
+        if isinstance(func, nodes.Attribute) and func.attrname == "getChild":
+            return self.is_logger(func.expr, depth + 1)
+        name = self.values.qualified_name(func)
         return name is not None and name in self.loggers.factories
 
     def _binds_logger(self, binding: nodes.NodeNG, depth: int) -> bool:

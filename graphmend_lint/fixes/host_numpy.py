@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from astroid import nodes
 
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, settings_turned_on
-from graphmend_lint.analysis.host_values import builtin_name, is_python_int, is_python_number, numpy_origin
+from graphmend_lint.analysis.host_values import builtin_name, is_python_int, is_python_number, numpy_origin, python_use
 from graphmend_lint.analysis.tensor_sizes import size_use
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import FileAnalysis
@@ -100,24 +100,29 @@ def static_numpy_call(values: ValueOracle, call: nodes.Call) -> StaticNumpyCall 
 _SIZED_FACTORIES = frozenset(
     f"{module}.{name}" for module in ("numpy", "torch") for name in ("zeros", "ones", "empty", "full")
 ) | frozenset({"torch.rand", "torch.randn"})
-_INT_BUILTINS = frozenset({"int", "range"})
 
 
-def python_int_use(values: ValueOracle, call: nodes.Call) -> nodes.NodeNG | None:
-    """Where *call*'s value goes where Python needs an int, else ``None``: ``int()``, ``range()``, a factory's
-    size (*call* itself, where Dynamo logs the break), or a torch size (:func:`reduction_size_use`).
+def reduction_use(values: ValueOracle, call: nodes.Call) -> nodes.NodeNG | None:
+    """Where Python takes the value of a NumPy reduction over a sequence, else ``None``: any Python use
+    (:func:`python_use`: ``int()``, ``range()``, a branch, a slice bound, ``.item()``, also through the name
+    it is bound to and after arithmetic with Python numbers), a factory's size (*call* itself, where Dynamo
+    logs the break), or a torch size (:func:`reduction_size_use`).
 
-    Dynamo traces the NumPy reduction as a 0-d tensor, so each of these breaks
-    (measured, torch 2.13): ``int(...)`` and a size with GB0033, ``range`` with GB0059.
+    Dynamo traces the reduction as a 0-d tensor whose value fake tensors do
+    not know, so each of these breaks (measured, torch 2.13, for ``np.prod`` /
+    ``np.sum`` / ``np.max`` over a list or a shape): ``int(...)``,
+    ``int(n * 0.5)``, ``float(...)``, ``.item()``, a slice bound and a size with
+    GB0033, ``range`` with GB0059, a branch with GB0170.
     """
+    use = python_use(values, call)
+    if use is not None:
+        return use
     parent = call.parent
     if isinstance(parent, (nodes.Tuple, nodes.List)):
         parent = parent.parent  # np.zeros((n, np.sum(plan)))
     if isinstance(parent, nodes.Keyword):
         parent = parent.parent if parent.arg in {"shape", "size"} else None
-    if isinstance(parent, nodes.Call) and (
-        builtin_name(parent) in _INT_BUILTINS or values.qualified_name(parent.func) in _SIZED_FACTORIES
-    ):
+    if isinstance(parent, nodes.Call) and values.qualified_name(parent.func) in _SIZED_FACTORIES:
         return call
     return reduction_size_use(values, call)
 
@@ -168,23 +173,26 @@ def _one_item(sequence: nodes.NodeNG) -> bool:
 
 
 def sequence_reduction_call(values: ValueOracle, call: nodes.Call) -> StaticNumpyCall | None:
-    """``np.sum(plan[:k])`` over a named Python sequence, feeding a place that needs an int.
+    """``np.sum(plan[:k])`` / ``np.prod(x.shape)`` over a named Python sequence or a shape (where Python takes
+    its value is :func:`reduction_use`'s question).
 
     transformers' BigBird sizes its random-attention plan this way
-    (``np.zeros((num_blocks, np.sum(plan_num_rand_blocks[:k])))``). The
-    sequence's items are not visible, so the twin is only assumed to agree.
+    (``np.zeros((num_blocks, np.sum(plan_num_rand_blocks[:k])))``); nnU-Net's
+    top-k loss keeps ``int(np.prod(res.shape, dtype=np.int64) * self.k / 100)``
+    voxels. The sequence's items are not visible, so the twin is only assumed
+    to agree.
     """
     qualified = values.qualified_name(call.func) or ""
     module, _, function = qualified.rpartition(".")
     twin = TWINS.get(function)
-    if module != "numpy" or twin is None or not twin.over_sequence or call.keywords or len(call.args) != 1:
+    if module != "numpy" or twin is None or not twin.over_sequence or len(call.args) != 1:
+        return None
+    if any(keyword.arg != "dtype" for keyword in call.keywords or ()):
         return None
     sequence = call.args[0]
     if not isinstance(sequence, (nodes.Name, nodes.Subscript, nodes.Attribute)):
         return None
     if values.kind(sequence) is Kind.TENSOR or numpy_origin(values, sequence) is not None:
-        return None
-    if python_int_use(values, call) is None:
         return None
     return StaticNumpyCall(call, function, twin, (sequence,), opaque_sequence=True)
 
@@ -241,6 +249,8 @@ def numpy_twin_fix(analysis: FileAnalysis, found: StaticNumpyCall) -> Fix | None
     but not provably numbers (``config.chunk``) the fix assumes they are.
     """
     twin, call = found.twin, found.call
+    if call.keywords:
+        return None  # ``np.prod(shape, dtype=np.int64)``: the twin has no dtype to keep
     edits: list[Edit] = []
     if twin.module is None:
         if not _visible_as(call, twin.name, "builtins"):

@@ -70,7 +70,9 @@ _DECODER_LOOP = (
 
 class PrintInCompiledScope(SideEffectRule):
     """## What it does
-    Flags calls to the builtin `print` in functions that `torch.compile` traces.
+    Flags calls to the builtin `print` in functions that `torch.compile` traces,
+    also spelled `builtins.print(...)`, and the pretty-printer `pprint.pprint` /
+    `pprint.pp` (GB0207 on a dict, whose keys it sorts; measured on torch 2.13).
 
     ## Why is this bad
     Dynamo cannot put a Python `print` into an FX graph. At a `print` it stops

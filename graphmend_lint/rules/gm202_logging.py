@@ -34,7 +34,8 @@ class LoggingInCompiledScope(SideEffectRule):
 
     A receiver counts as a logger when it resolves to one: a name bound to a
     logger factory (`logging.getLogger`, transformers' `logging.get_logger`,
-    ... set by the `logger-factories` option), a name listed in the
+    ... set by the `logger-factories` option), a child of a logger
+    (`logging.getLogger(__name__).getChild("io")`), a name listed in the
     `logger-names` option, a parameter annotated `logging.Logger`, or
     `self.<attr>` assigned from a factory. A method named `info` on any other
     object is not flagged.

@@ -211,8 +211,9 @@ def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.N
     mask (``mask_bool``; or ``input_features_mask`` where no call in this file passes a non-mask,
     :func:`mask_parameter_index`), or that joins a mask with tensors of unknown dtype
     (``(mol_type == 0) & attention_mask``, :func:`is_likely_mask`), or a comparison of values of unknown
-    kind that indexes a tensor or a NumPy array (:func:`_compared`; Dynamo traces NumPy as torch, so
-    ``a[b > 1.5]`` on arrays logs GB0036 too).
+    kind that indexes a tensor, a NumPy array or a value of unknown kind that is no literal container
+    (:func:`_compared`, :func:`_may_be_array`; Dynamo traces NumPy as torch, so ``a[b > 1.5]`` on arrays
+    logs GB0036 too).
 
     Detection only: the dtype is not proven, so no rewrite that assumes it.
     The indexed value must be a tensor, or the mask one: only an array is
@@ -237,10 +238,24 @@ def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.N
             for part in parts
             if (container_is_tensor or values.is_tensor(part))
             and (_named_mask(values, part) or is_likely_mask(values, part))
-            or container_is_array and _compared(values, part)
+            or (container_is_array or _may_be_array(container)) and _compared(values, part)
         ),
         None,
     )
+
+
+_SEQUENCE_LITERALS = (nodes.List, nodes.Tuple, nodes.Dict, nodes.Set, nodes.ListComp, nodes.DictComp, nodes.SetComp)
+
+
+def _may_be_array(container: nodes.NodeNG) -> bool:
+    """A value of unknown kind that is not a literal sequence, nor a name bound to one: indexed by an
+    elementwise comparison of a value of unknown kind (``loss[target > 0]``, ``x[labels != -100]``), it is
+    an array in real code. A Python container indexed by ``True`` (``(a, b)[step < warmup]``) is spelled
+    with a literal."""
+    if isinstance(container, nodes.Name):
+        bound = bound_values(container)
+        return bound is None or not any(isinstance(value, (*_SEQUENCE_LITERALS, nodes.Const)) for value in bound)
+    return isinstance(container, (nodes.Attribute, nodes.Subscript, nodes.Call))
 
 
 def _compared(values: ValueOracle, part: nodes.NodeNG, depth: int = 0) -> bool:
@@ -302,7 +317,10 @@ class DataDependentOutputShape(Rule):
     indexing a tensor (or a NumPy array, which Dynamo traces as one),
     `logits[labels != -100]` with `labels` of unknown kind
     (were it a Python number, the index would be a Python bool, which no code
-    means); also `x[x >= 0]` on an `x` of
+    means), also when the indexed value is of unknown kind too and not a
+    literal list, tuple or dict (`loss[target > 0].mean()` with `loss =
+    (pred - target) ** 2`: GB0036, measured; `pair[step < 2]` on a literal
+    pair is not flagged); also `x[x >= 0]` on an `x` of
     unknown type, since only an array is ordered against a number and
     indexed by the result, and `x[m]` on an `x` of unknown type with `m`
     one of the boolean masks above, since only an array is indexed by a

@@ -20,8 +20,7 @@ from graphmend_lint.analysis.walk import descendants
 from graphmend_lint.fixes.host_numpy import (
     StaticNumpyCall,
     numpy_twin_fix,
-    python_int_use,
-    reduction_size_use,
+    reduction_use,
     sequence_reduction_call,
     static_numpy_call,
 )
@@ -88,21 +87,20 @@ def _unmodelled_array_member(values: ValueOracle, attribute: nodes.Attribute) ->
 
 
 def _numpy_over_python_values(values: ValueOracle, call: nodes.Call) -> tuple[StaticNumpyCall, nodes.NodeNG] | None:
-    """A NumPy call over static values whose result Python uses, or a NumPy reduction over a Python plan, with
-    the expression where Python takes the value (where Dynamo logs the break).
+    """A NumPy call over static values whose result Python uses, or a NumPy reduction over a Python plan or a
+    shape, with the expression where Python takes the value (where Dynamo logs the break).
 
     These are the two forms the fix rewrites. A result that only feeds tensor
     arithmetic or torch ops stays in the graph, so it is not reported.
     """
-    found = static_numpy_call(values, call)
-    if found is not None:
+    found = static_numpy_call(values, call) or sequence_reduction_call(values, call)
+    if found is None:
+        return None
+    if found.twin.over_sequence:
+        use = reduction_use(values, call)
+    else:
         use = python_use(values, call, float_casts=found.twin.floating)
-        if use is None and found.twin.over_sequence:
-            use = reduction_size_use(values, call)  # np.prod([2, 3]) as a torch size: GB0033 (measured)
-        return None if use is None else (found, use)
-    found = sequence_reduction_call(values, call)
-    use = None if found is None else python_int_use(values, call)
-    return None if found is None or use is None else (found, use)
+    return None if use is None else (found, use)
 
 
 def _module_numpy_sizes(values: ValueOracle, call: nodes.Call) -> list[nodes.NodeNG]:
@@ -139,7 +137,13 @@ class NumpyInCompiledScope(Rule):
     that call (measured; not with `capture_scalar_outputs`, which traces it,
     and so not reported when the file turns that on; nor over a sequence of
     one item, `np.prod(x.shape[-1:])`, whose value fake tensors keep: no
-    break, measured). A result
+    break, measured). Fake tensors do not know the value of such a
+    reduction, so every other place Python takes it breaks too, also after
+    arithmetic with Python numbers and inside a comprehension: nnU-Net's
+    top-k loss keeps `int(np.prod(res.shape, dtype=np.int64) * self.k / 100)`
+    voxels (GB0033), and `float(...)`, `.item()`, a slice bound (GB0033),
+    `range(...)` (GB0059) and a branch (GB0170) break alike (measured, torch
+    2.13); with `dtype=` there is no automatic fix. A result
     that only feeds tensor arithmetic or torch ops (`x / np.sqrt(d)`,
     `t.uniform_(-r, r)`, `x.reshape(-1, np.lcm(k, 4))`, `x.clamp(min=np.log(k))`) stays in
     the graph and is not reported (measured: no break), nor is one only carried (returned

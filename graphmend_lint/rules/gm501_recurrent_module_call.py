@@ -63,8 +63,10 @@ def _may_name_a_module(node: nodes.NodeNG) -> bool:
     parent = node.parent
     if isinstance(parent, nodes.Subscript) and parent.value is node:
         return False
-    if isinstance(node, nodes.Subscript):
-        return node.ctx is Context.Load and _may_name_a_module(node.value)
+    while isinstance(node, nodes.Subscript):  # ``self.rnns["fwd"]``, ``layers[0]``: the container's spelling
+        if node.ctx is not Context.Load:
+            return False
+        node, parent = node.value, node
     if isinstance(node, nodes.Attribute):
         return isinstance(node.expr, nodes.Name) and node.expr.name == "self"
     return isinstance(node, nodes.Name) and not (isinstance(parent, nodes.Attribute) and parent.expr is node)
@@ -91,8 +93,10 @@ class RecurrentModuleCall(Rule):
     """## What it does
     Flags calls of `nn.LSTM`, `nn.GRU` and `nn.RNN` modules, and of their
     subclasses, in code that `torch.compile` traces: a `self.<attr>`, a name
-    or an item of a `ModuleList` that can only hold such layers, wherever the
-    file builds them (in the class, in a factory function, from a class chosen
+    or an item of a `ModuleList` / `ModuleDict` (`self.rnns["fwd"](x)`) that
+    can only hold such layers, wherever the file builds them and however it
+    stores them (`self.rnn = ...`, `self.add_module("rnn", ...)`,
+    `setattr(self, "rnn", ...)`; in the class, in a factory function, from a class chosen
     at run time, `nn.LSTM if cell == "lstm" else nn.GRU`, or passed to the
     constructor). A layer built by name, `getattr(nn, rnn_type)(...)`
     (torchaudio's SQUIM, asteroid), counts when every value the file gives
