@@ -253,9 +253,19 @@ TABLE_KEYS = (*_OPTIONS_BY_KEY, "rules", "verify")
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    """`` (did you mean `x`?)`` when a candidate is close to *word*, else ``""``."""
-    close = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.6)
-    return f" (did you mean `{close[0]}`?)" if close else ""
+    """`` (did you mean `x`?)`` when a candidate is close to *word*, else ``""``.
+
+    Among equally close candidates the one that differs at fewest positions
+    wins: `GM2O1` (a letter O) is `GM201`, not `GM521`, which has the same
+    characters in the same order but a different digit where the typo is not.
+    """
+    close = difflib.get_close_matches(word, sorted(set(candidates)), n=8, cutoff=0.6)
+    if not close:
+        return ""
+    score = difflib.SequenceMatcher(None, word, close[0]).ratio()
+    tied = [c for c in close if difflib.SequenceMatcher(None, word, c).ratio() == score]
+    best = min(tied, key=lambda c: (sum(a != b for a, b in zip(word, c)) + abs(len(word) - len(c)), c))
+    return f" (did you mean `{best}`?)"
 
 
 def describe_type(default: Any) -> str:

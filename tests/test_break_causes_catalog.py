@@ -1,4 +1,4 @@
-"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM520): findings and fixes, without Dynamo.
+"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM521): findings and fixes, without Dynamo.
 
 :data:`CASES` lists, for every program, the findings the linter must report
 and the breaks Dynamo logs, measured on torch 2.13 (CPU, Python 3.11) and
@@ -20,7 +20,7 @@ from graphmend_lint.config import load_settings
 CODES = (
     "GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506", "GM507", "GM508",
     "GM509", "GM510", "GM511", "GM512", "GM513", "GM514", "GM515", "GM516", "GM517", "GM518",
-    "GM519", "GM520",
+    "GM519", "GM520", "GM521",
 )  # fmt: skip
 
 CASES: dict[str, Case] = {
@@ -222,6 +222,12 @@ CASES: dict[str, Case] = {
     ),
     # the same node handed to a helper: the helper's frame receives it, and only the `.item()` breaks
     "GM520/neg_root_passed_to_helper.py": case({(18, "GM301")}, {(18, "GB0124")}),
+    # pygcn: a sparse adjacency read in each frame it reaches (the step, the model, each layer) (GB0015)
+    "GM521/bad_gcn_sparse_adjacency.py": case(
+        {(20, "GM521"), (30, "GM521"), (46, "GM521")}, {(20, "GB0015"), (30, "GB0015"), (46, "GB0015")}, frame_skipped=True
+    ),
+    # densified before the compiled model reads it: no sparse tensor in traced code
+    "GM521/neg_dense_adjacency.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
 SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py", "GM507/fixed_jit_isinstance.py"})

@@ -102,6 +102,8 @@ CASES: dict[str, Case] = {
     "GM401/bad_edge_mask_columns.py": case({(14, "GM401")}, {(14, "GB0036")}),
     # no `num_classes`: the width comes from the data (GB0246); advice only, the switch does not trace it
     "GM401/bad_one_hot_width.py": case({(13, "GM401")}, {(13, "GB0246")}),
+    # the CTC loss, as an nn.CTCLoss module kept on self and as F.ctc_loss (GB0036)
+    "GM401/bad_ctc_loss.py": case({(22, "GM401"), (23, "GM401")}, {(22, "GB0036"), (23, "GB0036")}),
     # an unbound method, an aten overload, `where(condition=)` and a list of bools: the switch traces all four
     "GM401/bad_operator_spellings.py": case(
         {(11, "GM401"), (12, "GM401"), (13, "GM401"), (14, "GM401")},

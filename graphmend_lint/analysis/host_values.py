@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from astroid import nodes
+from astroid.const import Context
 
 from graphmend_lint.analysis.annotations import BOOL_TENSOR, TENSOR
 from graphmend_lint.analysis.numpy_values import is_numpy_value
@@ -871,13 +872,43 @@ def _bool_from_arguments(values: ValueOracle, call: nodes.Call, name: str, depth
     preserving = name.count(".") == 1 and name.startswith("torch.") and name[6:] in _BOOL_PRESERVING_METHODS
     if (preserving or name in _DTYPE_KEEPING_FUNCTIONS) and args:
         return is_bool_tensor(values, args[0], depth + 1, lenient=lenient)
-    if name in _JOINING_FUNCTIONS and args and isinstance(args[0], (nodes.List, nodes.Tuple)) and args[0].elts:
-        return all(is_bool_tensor(values, part, depth + 1, lenient=lenient) for part in args[0].elts)
+    if name in _JOINING_FUNCTIONS and args:
+        parts = args[0].elts if isinstance(args[0], (nodes.List, nodes.Tuple)) else appended_items(args[0])
+        return bool(parts) and all(is_bool_tensor(values, part, depth + 1, lenient=lenient) for part in parts)
     if name in _FILLING_FUNCTIONS and len(args) >= 2:
         return isinstance(args[1], nodes.Const) and type(args[1].value) is bool
     if name in _FROM_DATA and args:
         return _bool_literal(args[0])
     return False
+
+
+def appended_items(node: nodes.NodeNG) -> list[nodes.NodeNG] | None:
+    """What the list *node* names holds when it is built by ``items = []`` (or a literal) and ``append`` alone:
+    the literal's items and every appended value (Point-MAE stacks ``mask_idx.append(mask.bool())``);
+    ``None`` when any other use could add something else (``extend``, ``insert``, ``+=``, an item store,
+    another binding)."""
+    if not isinstance(node, nodes.Name):
+        return None
+    bound = bound_values(node)
+    if bound is None or len(bound) != 1 or not isinstance(bound[0], nodes.List):
+        return None
+    items = list(bound[0].elts)
+    for read in node.scope().nodes_of_class(nodes.Name):
+        if read.name != node.name or read is node:
+            continue
+        parent = read.parent
+        if isinstance(parent, nodes.Attribute) and parent.expr is read:
+            call = parent.parent
+            if parent.attrname != "append" or not isinstance(call, nodes.Call) or len(call.args) != 1:
+                return None
+            items.append(call.args[0])
+        elif not (isinstance(parent, nodes.Call) and read in parent.args or _item_read(parent, read)):
+            return None  # an alias, an item store, a loop over it...: not provably only appended to
+    return items
+
+
+def _item_read(parent: nodes.NodeNG, read: nodes.Name) -> bool:
+    return isinstance(parent, nodes.Subscript) and parent.value is read and parent.ctx is Context.Load
 
 
 def _bool_literal(node: nodes.NodeNG) -> bool:

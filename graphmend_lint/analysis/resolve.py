@@ -54,6 +54,13 @@ SELF_RETURNING_METHODS = frozenset(
 SEQUENTIAL_CONTAINERS = frozenset(
     {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.modules.container.Sequential"}
 )
+#: torch functions that build a sparse tensor: the resolver follows what they build like an instance of an
+#: imported class (``torch.sparse.FloatTensor(...)`` is one already), so that a read of it can be recognised.
+SPARSE_BUILDERS = frozenset(
+    {"torch.sparse_coo_tensor", "torch.sparse_csr_tensor", "torch.sparse_csc_tensor", "torch.sparse_bsr_tensor",
+     "torch.sparse_bsc_tensor", "torch.sparse_compressed_tensor", "torch.sparse.FloatTensor",
+     "torch.sparse.DoubleTensor", "torch.sparse.LongTensor", "torch.sparse.IntTensor", "torch.sparse.HalfTensor"}
+)  # fmt: skip
 #: Dict methods whose results iterate over the values (``values``) or ``(key, value)`` pairs (``items``).
 DICT_VIEWS = frozenset({"values", "items"})
 MAX_DEPTH = 16
@@ -472,8 +479,10 @@ class Resolver:
             elif callee.what is What.FUNCTION and callee.name.rpartition(".")[2] not in {"forward", "__call__"}:
                 for value in self.index.returns(callee.name):
                     yield from self.resolve(value, callee.name, path, depth)
-            elif callee.what is What.EXTERNAL and not path and callee.name.rpartition(".")[2][:1].isupper():
-                yield Target(What.EXTERNAL, callee.name)  # an instance of an imported class
+            elif callee.what is What.EXTERNAL and not path and (
+                callee.name.rpartition(".")[2][:1].isupper() or callee.name in SPARSE_BUILDERS
+            ):
+                yield Target(What.EXTERNAL, callee.name)  # an instance of an imported class, or a sparse tensor
 
     def _constructed(self, klass: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
         """What calling the class *klass* gives: an instance of it, or, when the class (or a local base)

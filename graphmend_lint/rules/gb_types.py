@@ -53,6 +53,7 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB0291": "logging.Logger method not supported for non-export cases",
     "GB0363": "An opaque object was created in the middle of the program.",
     "GB0294": "attempted to trace numpy function unsupported by PyTorch",
+    "GB0374": "Sparse tensor creation not supported",
     "GB0467": "setattr() on unsupported type",
     "GB0569": "repr() on tensor",
     "GB4198": "Attempted to copy.deepcopy a tensor",

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from astroid import nodes
 from astroid.const import Context
 
+from graphmend_lint.analysis.ast_resolution import ast_resolution
 from graphmend_lint.analysis.captured_values import dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.mask_parameters import item_mask_index, mask_behind, mask_parameter_index
@@ -22,6 +23,7 @@ from graphmend_lint.analysis.host_values import (
 )
 from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.resumed_calls import interrupted_method_call
+from graphmend_lint.analysis.resolve import What
 from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.analysis.values import Kind, ValueOracle, is_array_index
 from graphmend_lint.context import RuleContext
@@ -54,12 +56,21 @@ ONE_HOT = frozenset(
     {"torch.nn.functional.one_hot", "torch._C._nn.one_hot", "torch.ops.aten.one_hot", "torch.ops.aten.one_hot.default"}
 )
 #: Operators the capture switch does not trace: ``one_hot`` still breaks (GB0246, or GB0033 with
-#: ``num_classes=-1``), and ``torch.combinations`` makes Dynamo fail ("PendingUnbackedSymbolNotFound",
-#: measured, torch 2.13): their fix is advice of their own, and their results are never captured.
-UNCAPTURED = frozenset({"one_hot", "combinations"})
+#: ``num_classes=-1``), ``torch.combinations`` makes Dynamo fail ("PendingUnbackedSymbolNotFound") and the
+#: CTC loss breaks with GB0037 (measured, torch 2.13): their fix is advice of their own, and their results
+#: are never captured.
+UNCAPTURED = frozenset({"one_hot", "combinations", "ctc_loss"})
+#: The CTC loss, functional and as a module: its aten kernel sizes its output by the target lengths' data
+#: (GB0036; GB0037, no meta kernel, with ``capture_dynamic_output_shape_ops``; measured, torch 2.13).
+CTC_FUNCTIONS = frozenset({"torch.nn.functional.ctc_loss", "torch.ctc_loss"})
+CTC_MODULES = frozenset({"torch.nn.CTCLoss", "torch.nn.modules.loss.CTCLoss"})
 ONE_HOT_ADVICE = Fix.advice(
     "no automatic fix: pass `num_classes=` as a Python int (the vocabulary or label count); without it the width "
     "is the data's maximum plus one, and `capture_dynamic_output_shape_ops` does not help (measured)"
+)
+CTC_ADVICE = Fix.advice(
+    "no automatic fix: compute the CTC loss outside the compiled function (compile the model, not the loss); "
+    "`capture_dynamic_output_shape_ops` does not help, its kernel has no meta kernel for it (GB0037, measured)"
 )
 COMBINATIONS_ADVICE = Fix.advice(
     "no automatic fix: the size, n choose r, is static, but torch builds the result with a boolean mask; for "
@@ -67,6 +78,7 @@ COMBINATIONS_ADVICE = Fix.advice(
     "`torch.stack((t[i], t[j]), -1)` (offset 0 for `with_replacement=True`: equal, no break, measured); "
     "`capture_dynamic_output_shape_ops` makes Dynamo fail on it"
 )
+UNCAPTURED_ADVICE = {"one_hot": ONE_HOT_ADVICE, "combinations": COMBINATIONS_ADVICE, "ctc_loss": CTC_ADVICE}
 #: NumPy functions Dynamo traces as those operators (``torch._numpy``), on arrays and Python lists alike.
 NUMPY_DYNAMIC = frozenset({"unique", "nonzero", "flatnonzero", "argwhere", "bincount"})
 SECOND_BREAK = Fix.advice("no fix of its own: it goes with the data-dependent break it follows")
@@ -111,6 +123,8 @@ def dynamic_operator(values: ValueOracle, call: nodes.Call) -> str | None:
         return "np.where" if op == "where" and len(call.args) == 1 and not keywords else None
     if name in ONE_HOT:
         return "one_hot" if _one_hot_width_from_data(call) else None
+    if name in CTC_FUNCTIONS:
+        return "ctc_loss"
     if name.startswith("torch.ops.aten."):
         return _aten_operator(values, call, name.split(".")[3:])
     if name == "torch.combinations":
@@ -327,7 +341,8 @@ class DataDependentOutputShape(Rule):
     mask, a list raises), `torch.masked_select`,
     `torch.unique` / `unique_consecutive`, single-argument `torch.where(c)`,
     `torch.repeat_interleave` with tensor repeats and no `output_size`,
-    `torch.bincount` (even with `minlength`), and their NumPy spellings
+    `torch.bincount` (even with `minlength`), the CTC loss (`F.ctc_loss`, or a
+    call of an `nn.CTCLoss` module wherever the file builds it), and their NumPy spellings
     `np.unique`, `np.nonzero`, `np.flatnonzero`, `np.argwhere`, `np.bincount`,
     `np.repeat(a, counts)` with an array of counts and
     single-argument `np.where(c)`, which Dynamo traces as the torch operators
@@ -497,6 +512,7 @@ class DataDependentOutputShape(Rule):
     | `F.one_hot(t)`, `F.one_hot(t, -1)`, `torch._C._nn.one_hot(t)` | GB0246 | GB0246 | flagged |
     | `F.one_hot(t, num_classes=-1)`, `torch.ops.aten.one_hot(t)` | GB0033 | GB0033 | flagged |
     | `torch.combinations(t)` (any `r`, `with_replacement`) | GB0036 | Dynamo raises | flagged |
+    | `F.ctc_loss(log_probs, targets, input_lengths, target_lengths)`, a call of an `nn.CTCLoss()` module | GB0036 | GB0037 | flagged |
     | `torch.ops.aten.unique_dim_consecutive(t, 0)` | GB0036 | GB0037 | not flagged |
     | `t[uint8_mask]` | Dynamo raises | Dynamo raises | not flagged |
     | `np.bincount(a)`, `np.repeat(a, counts)` (an array of counts), `np.unique(a, return_counts=True)`, `np.nonzero(a)`, `a.nonzero()`, `np.where(c)`, `np.argwhere(a)`, `a[a > 0]` | GB0036 | none (those measured: `np.bincount`, `np.repeat`) | flagged |
@@ -694,6 +710,15 @@ class DataDependentOutputShape(Rule):
         ),
     )
 
+    @staticmethod
+    def _calls_ctc_module(ctx: RuleContext, call: nodes.Call) -> bool:
+        """``criterion(log_probs, targets, input_lengths, target_lengths)`` with ``criterion`` an ``nn.CTCLoss``
+        wherever the file builds it (a global, ``self.criterion``; sooftware's conformer README)."""
+        if "CTCLoss" not in ctx.analysis.source.text:
+            return False
+        targets = ast_resolution(ctx.analysis).targets(call.func)
+        return bool(targets) and all(t.what is What.EXTERNAL and t.name in CTC_MODULES for t in targets)
+
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         values = ctx.values
         captured = setting_on(values, ctx.options, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS)
@@ -716,11 +741,11 @@ class DataDependentOutputShape(Rule):
 
         for node, traced in ctx.traced_nodes(nodes.Call, nodes.Subscript):
             if isinstance(node, nodes.Call):
-                op = dynamic_operator(values, node)
+                op = dynamic_operator(values, node) or ("ctc_loss" if self._calls_ctc_module(ctx, node) else None)
                 if op is None or (captured and op not in UNCAPTURED):
                     continue
                 if op in UNCAPTURED:
-                    fix = ONE_HOT_ADVICE if op == "one_hot" else COMBINATIONS_ADVICE
+                    fix = UNCAPTURED_ADVICE[op]
                 else:
                     fix = dense_dispatch_fix(ctx.analysis, node) or capture_fix()
                 if captured and op == "combinations":

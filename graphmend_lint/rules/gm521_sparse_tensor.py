@@ -1,0 +1,117 @@
+"""GM521: sparse tensors built or read in code that torch.compile traces."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from astroid import nodes
+
+from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.lookup import runs_before
+from graphmend_lint.analysis.sparse_tensors import SPARSE_BUILDERS, sparse_tensors
+from graphmend_lint.context import RuleContext
+from graphmend_lint.diagnostics import Diagnostic, Fix
+from graphmend_lint.rules.base import Example, Rule
+from graphmend_lint.rules.gb_types import gb_types
+
+NO_FIX = Fix.advice(
+    "no automatic fix: keep sparse tensors out of the compiled function: compile the dense layers and call "
+    "`torch.sparse.mm` / `torch.spmm` outside, or pass a dense matrix (`adj.to_dense()`)"
+)
+_GCN = (
+    "import torch\nfrom torch import nn\n\n\nclass GraphConv(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.weight = nn.Parameter(torch.randn(4, 4))\n\n"
+    "    def forward(self, x, adj):\n        return {body}\n\n\n"
+)
+
+
+class SparseTensorInCompiledCode(Rule):
+    """## What it does
+    Flags sparse tensors in code that `torch.compile` traces: a call that
+    builds one (`torch.sparse_coo_tensor`, `torch.sparse_csr_tensor` and the
+    other `sparse_*_tensor` constructors, the legacy `torch.sparse.FloatTensor`
+    family), and the first read, on each path through a function, of a value
+    that is one wherever the file builds it: a global adjacency matrix, a
+    name bound to a constructor, an item of a helper's returned tuple
+    (pygcn's `adj, features, labels = load_data()`), `self.adj`, or a
+    parameter every call site in the file gives one (the adjacency passed
+    down through each graph layer).
+
+    ## Why is this bad
+    Dynamo does not support sparse tensors. A constructor breaks at the call
+    (GB0007 for `sparse_coo_tensor` and `torch.sparse.FloatTensor`, GB0374
+    for `sparse_csr_tensor`), and reading a sparse tensor breaks where it is
+    first read (GB0015, "Attempted to wrap sparse Tensor"), after which
+    Dynamo runs the rest of that function eagerly, so later reads on the same
+    path are not reported (measured, torch 2.13). Each layer that receives the
+    adjacency breaks again in its own frame. `x.to_sparse()` is GM507's.
+
+    ## Example
+    ```python
+    adj = torch.sparse_coo_tensor(indices, values, (n, n))
+
+    class GraphConv(nn.Module):
+        def forward(self, x, adj):
+            return torch.spmm(adj, x @ self.weight)
+
+    model = torch.compile(GraphConv())
+    model(x, adj)
+    ```
+
+    ## Use instead
+    Compile the dense part and keep the sparse product outside, or pass a
+    dense adjacency where it is small:
+    ```python
+    class GraphConv(nn.Module):
+        def forward(self, x, adj):
+            return adj @ (x @ self.weight)   # adj.to_dense() passed in
+    ```
+
+    ## Fix safety
+    No automatic fix: where the sparse product should run is a design choice,
+    and a dense matrix costs memory. The diagnostic carries a display-only
+    hint.
+    """
+
+    code = "GM521"
+    name = "sparse-tensor-in-compiled-code"
+    summary = "sparse tensors are not supported by torch.compile: building or reading one breaks the graph"
+    dynamo_gb = gb_types("GB0015", "GB0007", "GB0374")
+    valid = (
+        # a dense adjacency
+        _GCN.format(body="adj @ (x @ self.weight)")
+        + "adj = torch.eye(4)\nmodel = torch.compile(GraphConv())\nmodel(torch.randn(4, 4), adj)\n",
+        # the sparse tensor is built and used outside the compiled function
+        "import torch\n\nadj = torch.sparse_coo_tensor([[0], [1]], [1.0], (2, 2))\n\n\ndef f(x):\n"
+        "    return torch.sparse.mm(adj, x)\n\n\n@torch.compile\ndef g(x):\n    return x * 2\n",
+    )
+    invalid = (
+        Example(
+            _GCN.format(body="torch.spmm(adj, x @ self.weight)")
+            + "adj = torch.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], (4, 4))\n"
+            "model = torch.compile(GraphConv())\nmodel(torch.randn(4, 4), adj)\n"
+        ),
+        Example("import torch\n\n\n@torch.compile\ndef f(x, i, v):\n    a = torch.sparse_coo_tensor(i, v, (4, 4))\n"
+                "    return torch.sparse.mm(a, x)\n"),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
+        if "sparse" not in ctx.analysis.source.text:
+            return
+        for call, traced in ctx.traced_nodes(nodes.Call):
+            builder = ctx.values.qualified_name(call.func)
+            if builder in SPARSE_BUILDERS:
+                message = f"`{snippet(call.func)}(...)` builds a sparse tensor in compiled code: Dynamo does not trace it"
+                yield ctx.report(call, message, traced, NO_FIX)
+        sparse = sparse_tensors(ctx.analysis)
+        reported: list[nodes.NodeNG] = []
+        reads = [(node, traced) for node, traced in ctx.traced_nodes(nodes.Name, nodes.Attribute)]
+        reads.sort(key=lambda read: (read[0].lineno or 0, read[0].col_offset or 0))
+        for node, traced in reads:
+            if any(earlier.frame() is node.frame() and runs_before(earlier, node) for earlier in reported):
+                continue  # Dynamo ran the rest of the function eagerly after the earlier read
+            if ctx.values.qualified_name(node) in SPARSE_BUILDERS or not sparse.is_sparse(node):
+                continue  # the constructor itself is no sparse tensor (the resolver names both alike)
+            reported.append(node)
+            message = f"`{snippet(node)}` is a sparse tensor: Dynamo cannot wrap it and runs the function eagerly from here"
+            yield ctx.report(node, message, traced, NO_FIX)
