@@ -714,8 +714,6 @@ class DataDependentOutputShape(Rule):
     def _calls_ctc_module(ctx: RuleContext, call: nodes.Call) -> bool:
         """``criterion(log_probs, targets, input_lengths, target_lengths)`` with ``criterion`` an ``nn.CTCLoss``
         wherever the file builds it (a global, ``self.criterion``; sooftware's conformer README)."""
-        if "CTCLoss" not in ctx.analysis.source.text:
-            return False
         targets = ast_resolution(ctx.analysis).targets(call.func)
         return bool(targets) and all(t.what is What.EXTERNAL and t.name in CTC_MODULES for t in targets)
 
@@ -739,9 +737,10 @@ class DataDependentOutputShape(Rule):
                 or CAPTURE_DYNAMIC
             )
 
+        builds_ctc = "CTCLoss" in ctx.analysis.source.text  # a cheap filter before module calls are resolved
         for node, traced in ctx.traced_nodes(nodes.Call, nodes.Subscript):
             if isinstance(node, nodes.Call):
-                op = dynamic_operator(values, node) or ("ctc_loss" if self._calls_ctc_module(ctx, node) else None)
+                op = dynamic_operator(values, node) or ("ctc_loss" if builds_ctc and self._calls_ctc_module(ctx, node) else None)
                 if op is None or (captured and op not in UNCAPTURED):
                     continue
                 if op in UNCAPTURED:
