@@ -65,8 +65,8 @@ KNOWN_WRONG_OUTPUTS: dict[tuple[str, str], int] = {}
 #: reports the condition's first line, 237, a line-placement miss not yet looked at); lift-splat-shoot's voxel
 #: pooling, under the capture switch, fails on a guard on a data-dependent size (not investigated). MDLM's
 #: sampling loop (a blind program of 2026-11-30 03:00 UTC) breaks inside its loop, so Dynamo runs the frame
-#: eagerly and logs nothing after it; once fixed, fullgraph stops at a data-dependent operator it never reached
-#: before (not localised yet).
+#: eagerly and logs nothing after it; once the capture switch fixes that break, fullgraph stops at the loop's
+#: `if not torch.allclose(x_next, x)` (GB0033), which GM303 reports (unobserved before) with advice only.
 KNOWN_ACID_FAILURES: dict[str, list[str]] = {
     "safe": [],
     "unsafe": [
