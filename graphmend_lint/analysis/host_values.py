@@ -482,7 +482,7 @@ def _decided_by_python(child: nodes.NodeNG, parent: nodes.NodeNG) -> nodes.NodeN
         return child if parent.is_statement else parent
     if isinstance(parent, nodes.Subscript) and child is parent.slice:
         return parent
-    if isinstance(parent, nodes.Attribute) and parent.attrname == "item" and _cast_to_python(parent, child):
+    if isinstance(parent, nodes.Attribute) and _cast_to_python(parent, child):
         return parent.parent  # ``n.item()`` of an integer value: GB0208 / GB0033 (measured)
     return None
 

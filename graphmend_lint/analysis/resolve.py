@@ -519,7 +519,7 @@ class Resolver:
         is_keyword = any(p.arg == name for p in parameters)
         passed: list[ast.expr] = []
         for call, site_scope in self._call_sites(function, depth):
-            argument = _argument(call, name, None if index is None else index - offset, is_keyword)
+            argument = passed_argument(call, name, None if index is None else index - offset, is_keyword)
             if argument is not None:
                 passed.append(argument)
                 for target in self.resolve(argument, site_scope, path, depth):
@@ -779,7 +779,7 @@ class Resolver:
         sites = list(self._call_sites(function, depth))
         takes_default = not sites
         for call, call_scope in sites:
-            argument = _argument(call, name, None if index is None else index - offset, True)
+            argument = passed_argument(call, name, None if index is None else index - offset, True)
             if argument is not None:
                 yield self.constant_strings(argument, call_scope, depth, numbers=numbers)
             elif _unpacks(call):
@@ -917,7 +917,7 @@ def _default_of(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> 
     return None
 
 
-def _argument(call: ast.Call, name: str, position: int | None, is_keyword: bool) -> ast.expr | None:
+def passed_argument(call: ast.Call, name: str, position: int | None, is_keyword: bool) -> ast.expr | None:
     """The argument *call* passes for parameter *name* (at *position* among the explicit ones)."""
     for keyword in call.keywords:
         if keyword.arg == name and is_keyword:

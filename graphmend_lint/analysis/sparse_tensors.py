@@ -22,7 +22,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.ast_resolution import AstResolution, ast_resolution
 from graphmend_lint.analysis.module_index import MODULE
-from graphmend_lint.analysis.resolve import SPARSE_BUILDERS, Target, What
+from graphmend_lint.analysis.resolve import SPARSE_BUILDERS, Target, What, passed_argument
 from graphmend_lint.context import FileAnalysis
 
 __all__ = ["SPARSE_BUILDERS", "SparseTensors", "sparse_tensors"]
@@ -76,11 +76,9 @@ class SparseTensors:
             if modules.isdisjoint(resolver.resolve(call.func, scope)):
                 continue
             calls += 1
-            argument = next((k.value for k in call.keywords if k.arg == name), None)
+            argument = passed_argument(call, name, position, is_keyword=True)
             if argument is None:
-                if position >= len(call.args) or any(isinstance(a, ast.Starred) for a in call.args):
-                    return False
-                argument = call.args[position]
+                return False
             targets = resolver.resolve(argument, scope)
             if not targets and isinstance(argument, ast.Name):  # ``self.gc1(x, adj)``: the caller's own parameter
                 if not self._forward_parameter(scope, argument.id):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from astroid import nodes
 
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, settings_turned_on
-from graphmend_lint.analysis.host_values import builtin_name, is_python_int, is_python_number, numpy_origin, python_use
+from graphmend_lint.analysis.host_values import is_python_int, is_python_number, numpy_origin, python_use
 from graphmend_lint.analysis.tensor_sizes import size_use
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import FileAnalysis

@@ -55,11 +55,6 @@ ATEN_DYNAMIC = {
 ONE_HOT = frozenset(
     {"torch.nn.functional.one_hot", "torch._C._nn.one_hot", "torch.ops.aten.one_hot", "torch.ops.aten.one_hot.default"}
 )
-#: Operators the capture switch does not trace: ``one_hot`` still breaks (GB0246, or GB0033 with
-#: ``num_classes=-1``), ``torch.combinations`` makes Dynamo fail ("PendingUnbackedSymbolNotFound") and the
-#: CTC loss breaks with GB0037 (measured, torch 2.13): their fix is advice of their own, and their results
-#: are never captured.
-UNCAPTURED = frozenset({"one_hot", "combinations", "ctc_loss"})
 #: The CTC loss, functional and as a module: its aten kernel sizes its output by the target lengths' data
 #: (GB0036; GB0037, no meta kernel, with ``capture_dynamic_output_shape_ops``; measured, torch 2.13).
 CTC_FUNCTIONS = frozenset({"torch.nn.functional.ctc_loss", "torch.ctc_loss"})
@@ -79,6 +74,11 @@ COMBINATIONS_ADVICE = Fix.advice(
     "`capture_dynamic_output_shape_ops` makes Dynamo fail on it"
 )
 UNCAPTURED_ADVICE = {"one_hot": ONE_HOT_ADVICE, "combinations": COMBINATIONS_ADVICE, "ctc_loss": CTC_ADVICE}
+#: Operators the capture switch does not trace: ``one_hot`` still breaks (GB0246, or GB0033 with
+#: ``num_classes=-1``), ``torch.combinations`` makes Dynamo fail ("PendingUnbackedSymbolNotFound") and the
+#: CTC loss breaks with GB0037 (measured, torch 2.13): their fix is advice of their own, and their results
+#: are never captured.
+UNCAPTURED = frozenset(UNCAPTURED_ADVICE)
 #: NumPy functions Dynamo traces as those operators (``torch._numpy``), on arrays and Python lists alike.
 NUMPY_DYNAMIC = frozenset({"unique", "nonzero", "flatnonzero", "argwhere", "bincount"})
 SECOND_BREAK = Fix.advice("no fix of its own: it goes with the data-dependent break it follows")

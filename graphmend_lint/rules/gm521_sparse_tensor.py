@@ -108,9 +108,7 @@ class SparseTensorInCompiledCode(Rule):
                 yield ctx.report(call, message, traced, NO_FIX)
         sparse = sparse_tensors(ctx.analysis)
         reported: list[nodes.NodeNG] = []
-        reads = [(node, traced) for node, traced in ctx.traced_nodes(nodes.Name, nodes.Attribute)]
-        reads.sort(key=lambda read: (read[0].lineno or 0, read[0].col_offset or 0))
-        for node, traced in reads:
+        for node, traced in ctx.traced_nodes(nodes.Name, nodes.Attribute):  # in source order
             if any(earlier.frame() is node.frame() and runs_before(earlier, node) for earlier in reported):
                 continue  # Dynamo ran the rest of the function eagerly after the earlier read
             if ctx.values.qualified_name(node) in SPARSE_BUILDERS or not sparse.is_sparse(node):
