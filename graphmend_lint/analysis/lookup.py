@@ -23,6 +23,7 @@ ASTROID_LOOKUP_LIMIT = 24
 _LOOPS = (nodes.For, nodes.While, nodes.Comprehension)
 _INDEX_ATTRIBUTE = "_graphmend_assignment_order"
 _FIELDS_ATTRIBUTE = "_graphmend_block_fields"
+_BINDINGS_ATTRIBUTE = "_graphmend_reaching_bindings"
 
 
 _MAX_BASE_DEPTH = 8
@@ -32,9 +33,15 @@ def reaching_bindings(node: nodes.Name | nodes.AssignName) -> list[nodes.NodeNG]
     """The binding nodes of ``node.name`` that may reach *node*, in source order.
 
     astroid's answer, less the bindings an ``if``/``else`` before the use
-    overwrites on every path (see :func:`_overwritten_before`).
+    overwrites on every path (see :func:`_overwritten_before`). Kept on the
+    node: rules ask about the same reads again and again, and the tree of a
+    file does not change while it is analysed.
     """
-    return _overwritten_before(astroid_bindings(node), node)
+    found: list[nodes.NodeNG] | None = getattr(node, _BINDINGS_ATTRIBUTE, None)
+    if found is None:
+        found = _overwritten_before(astroid_bindings(node), node)
+        setattr(node, _BINDINGS_ATTRIBUTE, found)
+    return list(found)
 
 
 def astroid_bindings(node: nodes.Name | nodes.AssignName) -> list[nodes.NodeNG]:

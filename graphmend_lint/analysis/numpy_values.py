@@ -56,9 +56,21 @@ def is_numpy_value(values: ValueOracle, node: nodes.NodeNG) -> bool:
 
 
 def numpy_origins(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> list[nodes.Call] | None:
-    """The NumPy calls *node*'s value is computed from (nested ones included) when it is a NumPy value, else ``None``."""
+    """The NumPy calls *node*'s value is computed from (nested ones included) when it is a NumPy value, else ``None``.
+
+    Memoised per node and depth: a parameter is followed into every call site, and each site's
+    argument into its own callers, so without a memo one file of transformers asked the same
+    question hundreds of thousands of times."""
     if depth > _MAX_DEPTH:
         return None
+    memo = values.memo("numpy-origins")
+    key = (node, depth)
+    if key not in memo:
+        memo[key] = _numpy_origins(values, node, depth)
+    return memo[key]  # type: ignore[no-any-return]
+
+
+def _numpy_origins(values: ValueOracle, node: nodes.NodeNG, depth: int) -> list[nodes.Call] | None:
     again = lambda child: numpy_origins(values, child, depth + 1)  # noqa: E731
     if isinstance(node, nodes.Call):
         module, _, function = (values.qualified_name(node.func) or "").rpartition(".")

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from astroid import nodes
 
@@ -293,7 +294,7 @@ class ValueOracle:
         self._handoffs = 0  # functions deep in :meth:`_passed_to_tensor_parameter`
         self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
         self._local_method_names: frozenset[str] | None = None
-        self._derived: dict[str, dict[nodes.NodeNG, bool]] = {}
+        self._derived: dict[str, dict[Hashable, Any]] = {}
         self._lineages: dict[nodes.ClassDef, list[nodes.ClassDef]] = {}
         self._class_positions: dict[tuple[int, int], nodes.ClassDef] | None = None
 
@@ -334,9 +335,9 @@ class ValueOracle:
         """
         return self.kind(node) is Kind.TENSOR and node in self._partial
 
-    def memo(self, topic: str) -> dict[nodes.NodeNG, bool]:
+    def memo(self, topic: str) -> dict[Hashable, Any]:
         """A memo, per *topic*, for facts other analyses derive from this oracle's answers (dtype facts
-        followed across functions), kept as long as the oracle: one file."""
+        followed across functions, NumPy origins), kept as long as the oracle: one file."""
         return self._derived.setdefault(topic, {})
 
     def array_method(self, func: nodes.NodeNG) -> bool:
