@@ -79,6 +79,9 @@ CASES: dict[str, Case] = {
     "GM502/fixed_deepcopy_state.py": case(),
     "GM502/bad_deepcopy_module.py": case({(14, "GM502")}, {(14, "GB4198")}),
     "GM502/neg_deepcopy_config.py": case(),
+    "GM502/bad_shallow_copy_scales.py": case({(15, "GM502"), (17, "GM502")}, {(15, "GB0007"), (17, "GB0007")}),
+    "GM502/fixed_shallow_copy_scales.py": case(),
+    "GM502/neg_shallow_copy_tuple.py": case(),
     # a break in a loop: Dynamo gives up on the whole forward
     "GM503/bad_feature_encoder_grad.py": case({(20, "GM503")}, {(20, "GB0206")}),
     "GM503/fixed_feature_encoder_grad.py": case(),
@@ -230,7 +233,9 @@ CASES: dict[str, Case] = {
     "GM521/neg_dense_adjacency.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
-SAFE_FIXES = frozenset({"GM205/fixed_is_enabled_for.py", "GM507/fixed_jit_isinstance.py"})
+SAFE_FIXES = frozenset(
+    {"GM205/fixed_is_enabled_for.py", "GM502/fixed_shallow_copy_scales.py", "GM507/fixed_jit_isinstance.py"}
+)
 
 
 def test_the_cases_cover_the_catalog() -> None:

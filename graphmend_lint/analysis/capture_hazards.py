@@ -76,7 +76,7 @@ from typing import TYPE_CHECKING
 
 from astroid import nodes
 
-from graphmend_lint.analysis.captured_values import captured_origin
+from graphmend_lint.analysis.captured_values import OriginMemo, captured_origin
 from graphmend_lint.analysis.host_values import (
     bound_parameter,
     bound_values,
@@ -184,6 +184,7 @@ def _batch_norm(analysis: FileAnalysis, call: nodes.Call) -> bool:
 
 def _mixed_sizes(analysis: FileAnalysis, is_captured: Origin) -> nodes.NodeNG | None:
     """An operation that takes tensors computed from two different data-dependent results, or a repeated capture."""
+    memo: OriginMemo = {}
     for node, _ in analysis.traced_nodes(nodes.BinOp, nodes.Call, nodes.Subscript):
         if is_captured(node) and _repeated(node):
             return node
@@ -193,7 +194,9 @@ def _mixed_sizes(analysis: FileAnalysis, is_captured: Origin) -> nodes.NodeNG | 
             operands = [node.left, node.right]
         else:
             operands = [*node.args, *(keyword.value for keyword in node.keywords or ())]
-        origins = {_size_key(found) for operand in operands if (found := captured_origin(operand, is_captured)) is not None}
+        origins = {
+            _size_key(found) for operand in operands if (found := captured_origin(operand, is_captured, memo)) is not None
+        }
         if len(origins) > 1:
             return node
     return None

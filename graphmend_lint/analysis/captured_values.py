@@ -27,8 +27,12 @@ SIZE_METHODS = frozenset({"size", "numel", "nelement", "dim"})
 _MAX_DEPTH = 4
 
 
+#: Answers already found for a name at a depth, for one stateless origin test (see :func:`captured_origin`).
+OriginMemo = dict[tuple[nodes.Name, int], "nodes.NodeNG | None"]
+
+
 def _origin(
-    expression: nodes.NodeNG, is_origin: Callable[[nodes.NodeNG], bool], depth: int
+    expression: nodes.NodeNG, is_origin: Callable[[nodes.NodeNG], bool], depth: int, memo: OriginMemo | None = None
 ) -> nodes.NodeNG | None:
     """The first sub-expression of *expression* for which *is_origin* holds, following names to their values."""
     if depth > _MAX_DEPTH:
@@ -37,11 +41,26 @@ def _origin(
         if is_origin(node):
             return node
         if isinstance(node, nodes.Name):
-            for value in bound_values(node) or _unpacked_sizes(node):
-                found = _origin(value, is_origin, depth + 1)
-                if found is not None:
-                    return found
+            found = _name_origin(node, is_origin, depth, memo)
+            if found is not None:
+                return found
     return None
+
+
+def _name_origin(
+    name: nodes.Name, is_origin: Callable[[nodes.NodeNG], bool], depth: int, memo: OriginMemo | None
+) -> nodes.NodeNG | None:
+    """The origin one of *name*'s assigned values is computed from."""
+    if memo is not None and (name, depth) in memo:
+        return memo[(name, depth)]
+    found = next(
+        (origin for value in bound_values(name) or _unpacked_sizes(name)
+         if (origin := _origin(value, is_origin, depth + 1, memo)) is not None),
+        None,
+    )  # fmt: skip
+    if memo is not None:
+        memo[(name, depth)] = found
+    return found
 
 
 def _unpacked_sizes(name: nodes.Name) -> list[nodes.NodeNG]:
@@ -53,9 +72,14 @@ def _unpacked_sizes(name: nodes.Name) -> list[nodes.NodeNG]:
     return [value for value in unpacked_from(name) or () if _size_receiver(value) is not None]
 
 
-def captured_origin(expression: nodes.NodeNG, is_capture: Callable[[nodes.NodeNG], bool]) -> nodes.NodeNG | None:
-    """The conversion (``t.item()``...) *expression* is computed from, if any."""
-    return _origin(expression, is_capture, 0)
+def captured_origin(
+    expression: nodes.NodeNG, is_capture: Callable[[nodes.NodeNG], bool], memo: OriginMemo | None = None
+) -> nodes.NodeNG | None:
+    """The conversion (``t.item()``...) *expression* is computed from, if any.
+
+    A caller asking about many expressions with one *is_capture* whose answers never change may pass
+    a *memo* it keeps: a name read in many expressions is then followed once per depth."""
+    return _origin(expression, is_capture, 0, memo)
 
 
 def _size_receiver(node: nodes.NodeNG) -> nodes.NodeNG | None:

@@ -1,8 +1,10 @@
-"""Copy a tensor in the graph: ``t.detach().clone()`` for ``copy.deepcopy(t)``.
+"""Copies Dynamo traces: ``t.detach().clone()`` for ``copy.deepcopy(t)``, ``c.copy()`` for ``copy.copy(c)``.
 
 ``copy.deepcopy`` of a tensor that does not require grad is a fresh tensor
 with the same values, dtype, device and (dense) layout, and no autograd
-history: exactly ``t.detach().clone()``, which Dynamo traces.
+history: exactly ``t.detach().clone()``, which Dynamo traces. ``copy.copy``
+of an exact list, dict or set calls that type's ``copy`` method, which
+Dynamo traces when called directly.
 """
 
 from __future__ import annotations
@@ -27,4 +29,14 @@ def detach_clone_fix(analysis: FileAnalysis, call: nodes.Call, tensor: nodes.Nod
         edits=(Edit(analysis.start_of(call), analysis.end_of(call), f"{receiver}.detach().clone()"),),
         applicability=Applicability.UNSAFE,
         message="Copy with `.detach().clone()`, which Dynamo traces",
+    )
+
+
+def container_copy_fix(analysis: FileAnalysis, call: nodes.Call, container: nodes.NodeNG) -> Fix:
+    """``copy.copy(c)`` → ``c.copy()`` for a list, dict or set: what ``copy.copy`` calls for those types. Safe."""
+    receiver = parenthesized(container, node_text(analysis, container))
+    return Fix(
+        edits=(Edit(analysis.start_of(call), analysis.end_of(call), f"{receiver}.copy()"),),
+        applicability=Applicability.SAFE,
+        message="Copy with the container's own `.copy()`, which Dynamo traces",
     )
