@@ -10,7 +10,8 @@ pytorch/audio torchaudio/functional/functional.py (`spectrogram`,
 (`Spectrogram.__init__` building the window buffer, `forward`).
 Kept: default arguments (n_fft 400, hann window, power 2.0), the reporter's
 input and `spec_compiled = torch.compile(spec)`.
-Simplified: the docstrings; `wkwargs` handling kept as in the original.
+Simplified: the docstrings only (read at pytorch/audio@03c26ed0 for the transform
+and the functional file of the same era).
 """
 import warnings
 from typing import Callable, Optional, Union
@@ -112,6 +113,7 @@ class Spectrogram(torch.nn.Module):
         return_complex: Optional[bool] = None,
     ) -> None:
         super(Spectrogram, self).__init__()
+        torch._C._log_api_usage_once("torchaudio.transforms.Spectrogram")
         self.n_fft = n_fft
         # number of FFT bins. the returned STFT result will have n_fft // 2 + 1
         # number of frequencies due to onesided=True in torch.stft
