@@ -140,6 +140,7 @@ CASES: dict[str, Case] = {
     # the unsupported context manager is logged twice on its line, and Dynamo runs the resumed frame eagerly
     "GM507/bad_cudnn_flags.py": case({(15, "GM507")}, {(15, "GB0142"), (15, "GB0208")}, frame_skipped=True),
     "GM507/neg_traced_helpers.py": case(),
+    "GM507/bad_kl_divergence_vae.py": case({(19, "GM507")}, {(19, "GB0059")}),
     # gpt-fast's sdp_kernel block is logged twice on its line, like cudnn.flags; after either context, the resumed
     # frame runs eagerly
     "GM507/bad_sdp_kernel_decode.py": case({(17, "GM507")}, {(17, "GB0142"), (17, "GB0208")}, frame_skipped=True),

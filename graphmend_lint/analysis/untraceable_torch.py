@@ -85,6 +85,22 @@ _REFUSED_CALLS: dict[str, tuple[str, str, str]] = {
         "Dynamo skips the file it lives in",
         "call `.backward()` on the result outside the compiled function",
     ),
+    "torch.nn.init.trunc_normal_": (
+        "`nn.init.trunc_normal_`",
+        "it reads its bounds with `.item()` and resamples until no value falls outside them",
+        "initialise the weights outside the compiled function (in `__init__`, or before compiling)",
+    ),
+    **dict.fromkeys(
+        ("torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"),
+        (
+            "`kl_divergence`",
+            "its registry picks the formula with `min()` over a generator the first time a pair of types "
+            "is seen, and some formulas (Binomial's) branch on tensor data",
+            "write the pair's closed form (two Normals: `torch.log(q.scale / p.scale) + (p.scale ** 2 + "
+            "(p.loc - q.loc) ** 2) / (2 * q.scale ** 2) - 0.5`), or call `kl_divergence` once eagerly on the "
+            "same types before the first compiled call",
+        ),
+    ),
 }
 #: ``t.backward()`` on a tensor, refused like ``torch.autograd.grad`` while ``trace_autograd_ops`` is off.
 _BACKWARD = (

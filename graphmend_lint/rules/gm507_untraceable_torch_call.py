@@ -49,6 +49,7 @@ class UntraceableTorchCall(Rule):
     `torch.get_rng_state`/`set_rng_state`, `torch.typename`,
     `torch.utils.data.get_worker_info`, `torch.autograd.Variable`, flair's
     locked-dropout mask), `torch.autograd.grad`,
+    `torch.distributions.kl_divergence`, `nn.init.trunc_normal_`,
     `loss.backward()` on a tensor (or on a value of unknown kind, when no
     class of the file defines its own `backward` method: a loss from a loss
     function the trainer was built with), `torch.autograd.backward`, a tensor's
@@ -91,7 +92,11 @@ class UntraceableTorchCall(Rule):
     not work with the compiled graph's autograd (GB0108), `is_pinned()`
     returns a Python bool from a torch op (GB0208), a storage has no handler
     (GB0156), sparse tensors are not supported (GB0015, GB0277), nor is
-    resizing in place (GB0126, GB0127); the
+    resizing in place (GB0126, GB0127); `kl_divergence` picks its formula
+    with `min()` over a generator on the first call for a pair of
+    distribution types (GB0059; Binomial's formula also branches on tensor
+    data, GB0170), and `trunc_normal_` reads its bounds with `.item()`
+    (GB0124); the
     host queries return Python values a graph cannot hold (GB0208; GB0046
     for `is_inference_mode_enabled`, GB0008 for `set_detect_anomaly`) or
     live in skipped code (GB0007: `set_num_threads`, `save`, `hub.get_dir`,
@@ -147,7 +152,7 @@ class UntraceableTorchCall(Rule):
     dynamo_gb = gb_types(
         "GB0025", "GB0007", "GB9186", "GB0123", "GB0142", "GB0208", "GB0098", "GB0099", "GB0467", "GB0033", "GB0036",
         "GB0055", "GB0108", "GB0156", "GB0015", "GB0277", "GB0008", "GB0046", "GB0170",
-        "GB0126", "GB0127",
+        "GB0126", "GB0127", "GB0059", "GB0124",
     )
     options = {
         "trace-autograd-ops": RuleOption(
