@@ -8,7 +8,7 @@ Kept: the loop body of Diffusion.train verbatim (from `n = x.size(0)` to the EMA
 the helpers verbatim.
 Simplified: the body is lifted into `Diffusion.train_step(...)` (the compile entry), returning
 `step` and the loss; the tensorboard `add_scalar` call, the DataLoader and checkpoint saving are
-dropped; CPU device; config shrunk (ch 32, ch_mult [1, 2], one res block, 8x8 images, 100
+dropped; CPU device; config shrunk (ch 32, ch_mult [1], one res block, 4x4 images, 100
 diffusion steps), batches of 3 and 4.
 """
 import argparse
@@ -375,10 +375,10 @@ def dict2namespace(config):
 
 
 CONFIG = {
-    "data": {"dataset": "CIFAR10", "image_size": 8, "channels": 3, "logit_transform": False,
+    "data": {"dataset": "CIFAR10", "image_size": 4, "channels": 3, "logit_transform": False,
              "uniform_dequantization": False, "gaussian_dequantization": False,
              "random_flip": True, "rescaled": True, "num_workers": 4},
-    "model": {"type": "simple", "in_channels": 3, "out_ch": 3, "ch": 32, "ch_mult": [1, 2],
+    "model": {"type": "simple", "in_channels": 3, "out_ch": 3, "ch": 32, "ch_mult": [1],
               "num_res_blocks": 1, "attn_resolutions": [4], "dropout": 0.1,
               "var_type": "fixedlarge", "ema_rate": 0.9999, "ema": True, "resamp_with_conv": True},
     "diffusion": {"beta_schedule": "linear", "beta_start": 0.0001, "beta_end": 0.02,
@@ -576,7 +576,7 @@ def train():
     train_step = torch.compile(runner.train_step)
     step = 0
     for i in range(2):
-        x = torch.rand(4, 3, 8, 8)
+        x = torch.rand(4, 3, 4, 4)
         step, loss = train_step(model, optimizer, ema_helper, x, step, i, 0.01)
 
 
@@ -592,6 +592,6 @@ def make():
     ema_helper = EMAHelper(mu=config.model.ema_rate)
     ema_helper.register(model)
     return Diffusion.train_step, [
-        (runner, model, optimizer, ema_helper, torch.rand(4, 3, 8, 8), 0, 0, 0.01),
-        (no_ema_runner, model, optimizer, None, torch.rand(3, 3, 8, 8), 7, 3, 0.02),
+        (runner, model, optimizer, ema_helper, torch.rand(4, 3, 4, 4), 0, 0, 0.01),
+        (no_ema_runner, model, optimizer, None, torch.rand(3, 3, 4, 4), 7, 3, 0.02),
     ]
