@@ -6,8 +6,9 @@ Kept: RandomShiftsAug, Encoder, Actor, Critic, DrQV2Agent (update, update_critic
 update_actor) and utils (DenseParallel, parallel_orthogonal_, weight_init,
 TruncatedNormal, schedule, soft_update_params, to_torch) verbatim; `utils.x` calls go
 through a small class standing in for the module.
-Simplified: one file; the replay iterator is `itertools.repeat` of one numpy batch of 2
-transitions with 3x84x84 frames; action shape (2,), feature 16, hidden 32.
+Simplified: one file; the replay iterator (in train.py `iter()` of a torch DataLoader over
+the replay buffer) is `itertools.repeat` of one numpy batch of 2 transitions with
+3x84x84 frames; action shape (2,), feature 16, hidden 32.
 """
 import itertools
 import random
