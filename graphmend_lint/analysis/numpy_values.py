@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from astroid import nodes
 
-from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.analysis.walk import descendants
 
@@ -133,6 +133,32 @@ def _held_on_self(values: ValueOracle, node: nodes.Attribute, depth: int) -> lis
     return None if any(origins is None for origins in found) else [o for origins in found for o in origins or ()]
 
 
+def array_item_cast(values: ValueOracle, call: nodes.Call) -> nodes.Name | None:
+    """The loop variable ``s`` that ``int(s)``, ``float(s)`` or ``s.item()`` (*call*) forces into Python, when
+    every binding of ``s`` is a loop or comprehension target over a NumPy array computed in traced code (or
+    ``list()`` / ``tuple()`` of one). Iterating an array selects its items from a tensor, so each item's value
+    is data: GB0033 at the cast (measured on torch 2.13; a cast of a NumPy value computed from Python numbers
+    alone, ``int(np.sqrt(n))``, traces)."""
+    if isinstance(call.func, nodes.Attribute) and call.func.attrname == "item" and not call.args:
+        forced = call.func.expr
+    elif isinstance(call.func, nodes.Name) and call.func.name in {"int", "float"} and len(call.args) == 1 and (
+        is_builtin_call(call, call.func.name)
+    ):
+        forced = call.args[0]
+    else:
+        return None
+    if not isinstance(forced, nodes.Name):
+        return None
+    try:
+        bindings = reaching_bindings(forced)
+    except Exception:  # astroid lookups can fail on odd code: not provable
+        return None
+    loops = [b.parent for b in bindings if isinstance(b.parent, (nodes.For, nodes.Comprehension)) and b.parent.target is b]
+    if not bindings or len(loops) != len(bindings):
+        return None
+    return forced if all(_iterated_numpy(values, loop.iter, 0) is not None for loop in loops) else None
+
+
 def held_on_module(values: ValueOracle, node: nodes.Attribute) -> bool:
     """*node* reads a ``self.<attr>`` that holds a NumPy value (:func:`_held_on_self`)."""
     return _held_on_self(values, node, 0) is not None
@@ -187,8 +213,9 @@ def _bound_to_numpy(values: ValueOracle, name: nodes.Name, depth: int) -> list[n
 
 
 def _binds_numpy(values: ValueOracle, binding: nodes.NodeNG, depth: int) -> list[nodes.Call] | None:
-    """``name = <numpy>``, ``a, name = f(...)`` where ``f`` of this file returns one there, or a parameter
-    every call in this file passes an array for (EDM2's ``constant(np.full(...))`` helper)."""
+    """``name = <numpy>``, ``a, name = f(...)`` where ``f`` of this file returns one there, a loop variable
+    over an array, or a parameter every call in this file passes an array for (EDM2's ``constant(np.full(...))``
+    helper)."""
     if not isinstance(binding, nodes.AssignName):
         return None
     parent = binding.parent
@@ -196,11 +223,22 @@ def _binds_numpy(values: ValueOracle, binding: nodes.NodeNG, depth: int) -> list
         return _passed_numpy(values, parent.parent, binding.name, depth)
     if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is not None:
         return numpy_origins(values, parent.value, depth + 1)
+    if isinstance(parent, (nodes.For, nodes.Comprehension)) and parent.target is binding:
+        return _iterated_numpy(values, parent.iter, depth)
     if isinstance(parent, nodes.Tuple) and isinstance(parent.parent, nodes.Assign) and parent.parent.targets == [parent]:
         if any(isinstance(element, nodes.Starred) for element in parent.elts):
             return None
         return _returned_at(values, parent.parent.value, parent.elts.index(binding), len(parent.elts), depth)
     return None
+
+
+def _iterated_numpy(values: ValueOracle, iterable: nodes.NodeNG, depth: int) -> list[nodes.Call] | None:
+    """The origins of the items of *iterable* when it is an array, or ``list()`` / ``tuple()`` of one: each
+    item is a NumPy value (DDIM's ``seq = [int(s) for s in list(np.linspace(...) ** 2)]``: GB0033 at ``int``,
+    as for ``float(s)`` in a ``for s in np.linspace(...)`` loop, measured on torch 2.13)."""
+    if isinstance(iterable, nodes.Call) and isinstance(iterable.func, nodes.Name) and iterable.func.name in {"tuple", "list"}:
+        return numpy_origins(values, iterable.args[0], depth + 1) if len(iterable.args) == 1 else None
+    return numpy_origins(values, iterable, depth + 1)
 
 
 def _returned_at(values: ValueOracle, value: nodes.NodeNG, index: int, width: int, depth: int) -> list[nodes.Call] | None:

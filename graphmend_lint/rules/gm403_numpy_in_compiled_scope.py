@@ -9,7 +9,7 @@ from astroid import nodes
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.host_values import condition_operands, python_use
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
-from graphmend_lint.analysis.numpy_values import held_on_module, numpy_origins, traced_numpy_sizes
+from graphmend_lint.analysis.numpy_values import array_item_cast, held_on_module, numpy_origins, traced_numpy_sizes
 from graphmend_lint.analysis.numpy_int_casts import forced_integer_cast
 from graphmend_lint.analysis.tensor_sizes import size_arguments
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
@@ -63,6 +63,10 @@ NUMPY_BRANCH = Fix.advice(
 NUMPY_SIZE = Fix.advice(
     "no automatic fix: compute the size with Python ints (`math`, builtins, `x.shape`), or build the array "
     "outside the compiled function",
+)
+ARRAY_ITEM = Fix.advice(
+    "no automatic fix: compute the sequence with Python numbers (`math`, a list comprehension), "
+    "or build it outside the compiled function and pass it in",
 )
 FORCED_CAST = Fix.advice(
     "no source fix: compute the integer with `math` on Python numbers "
@@ -194,6 +198,10 @@ class NumpyInCompiledScope(Rule):
     constants) breaks at the read: Dynamo holds the array as a tensor and
     models none of them (GB0157, GB0158; measured, torch 2.13; `shape`,
     `ndim`, `size`, `nbytes`, `astype` and `copy()` trace).
+    An item of an array traced code iterates (`for s in seq`, `[int(s) for s
+    in list(seq)]` with `seq = np.linspace(0, sqrt(n), k) ** 2`, DDIM's quadratic
+    timestep schedule) is selected from a tensor, so `int(s)`, `float(s)` and
+    `s.item()` break (GB0033, measured); arithmetic on the items traces.
 
     A branch (`if`, `while`, conditional expression) on a NumPy array or
     NumPy scalar computed in compiled code (`lam = np.where(...)[i]`,
@@ -238,6 +246,8 @@ class NumpyInCompiledScope(Rule):
     summary = "NumPy on Python numbers is traced as tensors in compiled code"
     dynamo_gb = gb_types("GB0170", "GB0059", "GB0208", "GB0033", "GB0294", "GB0157", "GB0158")
     valid = (
+        # items of a traced array used in tensor arithmetic only
+        _HEADER + "    out = x\n    for s in np.arange(3):\n        out = out * s\n    return out\n",
         # the members Dynamo models on a traced array, and a tensor's dtype
         _HEADER + "    value = np.asarray([1.0, 2.0])\n    return x.to(x.dtype), value.shape, value.ndim, value.astype(np.float32)\n",
         "import numpy as np\nimport torch\n\n\ndef f(x):\n    return x * np.lcm(4, 6)\n",
@@ -291,6 +301,9 @@ class NumpyInCompiledScope(Rule):
             _HEADER + "    shape = (np.array(x.shape[1:]) + 1) // 2\n    grid = np.arange(0, shape[1]) * 0.5\n"
             "    return x * float(grid[0])\n"
         ),
+        # DDIM: a quadratic timestep schedule whose items are cast to int (GB0033)
+        Example(_HEADER + "    seq = np.linspace(0.0, 3.0, k) ** 2\n    steps = [int(s) for s in list(seq)]\n"
+                "    return x * steps[-1]\n"),
         # VAR: a NumPy position forced into Python picks a layer (GB0033)
         Example(_HEADER + "    ticks = np.linspace(0.0, 1.0, 4)\n    return x * np.argmin(np.abs(ticks - 0.3)).item()\n"),
     )
@@ -317,6 +330,13 @@ class NumpyInCompiledScope(Rule):
             yield ctx.report(call, message, traced, FORCED_CAST)
         if "numpy" not in ctx.analysis.source.text:
             return  # no NumPy import: no NumPy value, and no binding lookups per branch operand
+        for call, traced in ctx.traced_nodes(nodes.Call):
+            if call not in reported and array_item_cast(ctx.values, call) is not None:
+                message = (
+                    f"`{snippet(call)}` forces an item of a NumPy array into Python: Dynamo traces the array as "
+                    "a tensor, so the item's value is data: graph break"
+                )
+                yield ctx.report(call, message, traced, ARRAY_ITEM)
         for attribute, traced in ctx.traced_nodes(nodes.Attribute):
             if _unmodelled_array_member(ctx.values, attribute):
                 message = (
