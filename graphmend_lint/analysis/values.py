@@ -250,6 +250,15 @@ def _mapped_lambda(node: nodes.NodeNG) -> nodes.Lambda | None:
     return None
 
 
+def _compares_with_none(node: nodes.Compare) -> bool:
+    """``mask != None`` / ``mask == None``: a tensor compared with ``None`` answers a Python bool without
+    reading data (Uformer's ``if mask != None:``; no break, measured on torch 2.13), like ``is not None``."""
+    operands = [node.left, *(right for _, right in node.ops)]
+    return any(op in {"==", "!="} for op, _ in node.ops) and any(
+        isinstance(operand, nodes.Const) and operand.value is None for operand in operands
+    )
+
+
 def join(kinds: Iterable[Kind | None]) -> Kind | None:
     """Least upper bound; ``None`` is bottom (no information, e.g. a cycle)."""
     result: Kind | None = None
@@ -436,7 +445,7 @@ class ValueOracle:
         if isinstance(node, nodes.BoolOp):
             return self._operands(*node.values)
         if isinstance(node, nodes.Compare):
-            if any(op in _IDENTITY_OPS for op, _ in node.ops):
+            if any(op in _IDENTITY_OPS for op, _ in node.ops) or _compares_with_none(node):
                 return Kind.STATIC
             return self._operands(node.left, *(right for _, right in node.ops))
         if isinstance(node, nodes.IfExp):
