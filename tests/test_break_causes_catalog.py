@@ -75,6 +75,11 @@ CASES: dict[str, Case] = {
     "GM501/bad_rnn_built_elsewhere.py": case(
         {(17, "GM501"), (34, "GM501"), (47, "GM501")}, {(17, "GB0014"), (34, "GB0014"), (47, "GB0014")}, frame_skipped=True
     ),
+    # a ModuleList's GRUs called in a comprehension, an LSTM read as self._modules["rnn"]
+    "GM501/bad_rnn_comprehension_registry.py": case(
+        {(18, "GM501"), (28, "GM501")}, {(18, "GB0014"), (18, "GB0092"), (18, "GB4347"), (28, "GB0014")},
+        frame_skipped=True,
+    ),
     "GM502/bad_deepcopy_state.py": case({(15, "GM502")}, {(15, "GB4198")}),
     "GM502/fixed_deepcopy_state.py": case(),
     "GM502/bad_deepcopy_module.py": case({(14, "GM502")}, {(14, "GB4198")}),

@@ -474,7 +474,34 @@ def _collect_bindings(body: list[ast.stmt]) -> dict[str, list[Binding]]:
         for container, added in _element_additions(statement):
             if isinstance(container, ast.Name):
                 table.setdefault(container.id, []).append(added)
+    _bind_comprehension_loops(table, body)
     return table
+
+
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _bind_comprehension_loops(table: dict[str, list[Binding]], body: list[ast.stmt]) -> None:
+    """``[rnn(x)[0] for rnn in self.rnns]``: a comprehension's variable takes the elements of its iterable,
+    like a loop's. Python scopes it to the comprehension, so it is bound here only when the function binds
+    no name it uses otherwise (a function's own ``rnn`` keeps its own bindings)."""
+    loops = [
+        generator
+        for statement in _own_statements(body)
+        for field, value in ast.iter_fields(statement)
+        if field not in _BLOCK_FIELDS and not isinstance(statement, _DEFINITIONS)
+        for child in (value if isinstance(value, list) else [value])
+        if isinstance(child, ast.AST)
+        for node in ast.walk(child)
+        if isinstance(node, _COMPREHENSIONS)
+        for generator in node.generators
+    ]
+    own = set(table)
+    for generator in loops:
+        names = {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
+        if names and own.isdisjoint(names):
+            _bind_loop(table, generator.target, generator.iter)
 
 
 #: ``xs.append(v)`` / ``xs.insert(i, v)`` / ``xs.add_module(name, v)``: the position of the element argument.

@@ -262,6 +262,10 @@ class Resolver:
             yield from self._attribute(expr, scope, path, depth)
         elif isinstance(expr, ast.Call):
             yield from self._call(expr, scope, path, depth)
+        elif isinstance(expr, ast.Subscript) and (key := _registry_key(expr)) is not None:
+            # ``self._modules["rnn"]``: the submodule ``add_module("rnn", ...)`` or ``self.rnn = ...`` stored
+            owner = expr.value.value  # type: ignore[attr-defined]  # ``self`` (see _registry_key)
+            yield from self.resolve(self._spelled_attribute(owner, key), scope, path, depth)
         elif isinstance(expr, ast.Subscript):
             index = expr.slice
             step = index.value if isinstance(index, ast.Constant) and type(index.value) is int else ELEMENTS
@@ -372,12 +376,13 @@ class Resolver:
                 values.extend(texts)
         return values
 
-    def _spelled_attribute(self, call: ast.Call, name: str) -> ast.Attribute:
-        """``obj.<name>`` for ``getattr(obj, ...)``, one node per call and name (memo keys are node ids)."""
-        key = (id(call), name)
+    def _spelled_attribute(self, owner: ast.expr, name: str) -> ast.Attribute:
+        """``owner.<name>`` for ``getattr(owner, ...)`` or ``owner._modules[...]``, one node per owner and name
+        (memo keys are node ids, so each made node is kept)."""
+        key = (id(owner), name)
         node = self._spelled.get(key)
         if node is None:
-            node = self._spelled[key] = ast.Attribute(value=call.args[0], attr=name, ctx=ast.Load())
+            node = self._spelled[key] = ast.Attribute(value=owner, attr=name, ctx=ast.Load())
         return node
 
     def _named_methods(self, call: ast.Call, scope: str, depth: int) -> Iterator[Target]:
@@ -460,7 +465,7 @@ class Resolver:
                 names = sorted(name for name in spelled if name.isidentifier()) if spelled else None
             if names is not None:  # ``getattr(augment, aug.capitalize())`` for ``aug in ['scale', 'remix']``
                 for name in names:
-                    yield from self.resolve(self._spelled_attribute(call, name), scope, path, depth)
+                    yield from self.resolve(self._spelled_attribute(call.args[0], name), scope, path, depth)
             elif not path:
                 yield from self._named_methods(call, scope, depth)
             return
@@ -936,6 +941,14 @@ def _named_source(value: ast.expr) -> str | None:
     if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name):
         return value.args[0].id
     return None
+
+
+def _registry_key(expr: ast.Subscript) -> str | None:
+    """``"rnn"`` in ``self._modules["rnn"]``: an item of the module's own registry, read by a literal name."""
+    value, index = expr.value, expr.slice
+    if not (isinstance(value, ast.Attribute) and value.attr == "_modules" and _names_self(value.value)):
+        return None
+    return index.value if isinstance(index, ast.Constant) and isinstance(index.value, str) else None
 
 
 def _getattr_name(call: ast.Call) -> ast.expr | None:

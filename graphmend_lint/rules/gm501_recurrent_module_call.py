@@ -93,7 +93,9 @@ class RecurrentModuleCall(Rule):
     """## What it does
     Flags calls of `nn.LSTM`, `nn.GRU` and `nn.RNN` modules, and of their
     subclasses, in code that `torch.compile` traces: a `self.<attr>`, a name
-    or an item of a `ModuleList` / `ModuleDict` (`self.rnns["fwd"](x)`) that
+    (a loop's or a comprehension's variable too: `[rnn(x)[0] for rnn in
+    self.rnns]`) or an item of a `ModuleList` / `ModuleDict`
+    (`self.rnns["fwd"](x)`, `self._modules["rnn"](x)`) that
     can only hold such layers, wherever the file builds them and however it
     stores them (`self.rnn = ...`, `self.add_module("rnn", ...)`,
     `setattr(self, "rnn", ...)`; in the class, in a factory function, from a class chosen
