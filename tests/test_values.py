@@ -963,3 +963,45 @@ def test_an_isinstance_python_type_branch_makes_the_name_a_python_value_there() 
         "    return embed(x.sum(), x[:, 0])\n"
     )
     assert kinds == {"pos": S, "pos * 1": T, "dim * 1": S, "pos + 0": T}
+
+
+def test_items_of_a_list_appended_tensors_are_tensors() -> None:
+    """``hs.append(layer(h))`` then ``if hs[-1].sum() > 0:`` (GB0170, measured on torch 2.13); a list given
+    anything else, or built by more appends than are worth classifying, stays a Python list's item."""
+    appends = "".join(f"    many.append(x + {i})\n" for i in range(9))
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(x: torch.Tensor, n: int):\n"
+        "    hs = []\n"
+        "    mixed = []\n"
+        "    many = []\n"
+        "    for i in range(n):\n"
+        "        hs.append(x * i)\n"
+        "        mixed.append(i)\n"
+        "        mixed.append(x)\n"
+        f"{appends}"
+        "    probe(hs[-1], hs[0], mixed[-1], many[-1])\n"
+        "    return torch.stack(hs)\n"
+    )
+    assert kinds == {"hs[-1]": T, "hs[0]": T, "mixed[-1]": S, "many[-1]": S}
+
+
+def test_a_list_whose_appends_read_it_again_is_classified_once() -> None:
+    """Qwen2.5-Omni computes each appended position from the list's last item: without a guard every read
+    classified every item again, without end."""
+    steps = "".join(
+        "    start = pos[-1].max() + 1 if len(pos) > 0 else 0\n"
+        f"    pos.append(torch.arange({i + 1}) + start)\n"
+        for i in range(6)
+    )
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(x: torch.Tensor):\n"
+        "    pos = []\n"
+        f"{steps}"
+        "    probe(pos[-1])\n"
+        "    return torch.cat(pos)\n"
+    )
+    assert kinds == {"pos[-1]": T}

@@ -21,7 +21,7 @@ import codecs
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import bound_values
+from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.values import ValueOracle
 
 #: ``bytes`` methods that return ``bytes`` (a chain stays bytes).

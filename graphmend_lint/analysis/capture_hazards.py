@@ -77,9 +77,9 @@ from typing import TYPE_CHECKING
 from astroid import nodes
 
 from graphmend_lint.analysis.captured_values import OriginMemo, captured_origin
+from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.host_values import (
     bound_parameter,
-    bound_values,
     builtin_name,
     condition_operands,
     is_torch_op,

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import bound_values, condition_operands, unpacked_from
+from graphmend_lint.analysis.assigned_values import bound_values
+from graphmend_lint.analysis.host_values import condition_operands, unpacked_from
 
 if TYPE_CHECKING:
     from graphmend_lint.analysis.scope import TracedFunction

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from astroid import nodes
-from astroid.const import Context
 
+from graphmend_lint.analysis.assigned_values import appended_items, bound_values
 from graphmend_lint.analysis.annotations import BOOL_TENSOR, TENSOR
 from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
@@ -542,27 +542,6 @@ def _stored_into_tensor(values: ValueOracle, node: nodes.NodeNG) -> bool:
     )
 
 
-def bound_values(name: nodes.Name) -> list[nodes.NodeNG] | None:
-    """The expressions assigned to *name* (``None`` when any binding is not a plain assignment).
-
-    Unpacking (``a, b = x.shape``), loops and parameters are not plain
-    assignments; :func:`unpacked_from` covers the first.
-    """
-    try:
-        assignments = reaching_bindings(name)
-    except Exception:
-        return None
-    if not assignments:
-        return None
-    result: list[nodes.NodeNG] = []
-    for assignment in assignments:
-        parent = assignment.parent if isinstance(assignment, nodes.AssignName) else None
-        if not isinstance(parent, (nodes.Assign, nodes.AnnAssign, nodes.NamedExpr)) or parent.value is None:
-            return None
-        result.append(parent.value)
-    return result
-
-
 def unpacking(binding: nodes.NodeNG) -> tuple[nodes.Tuple | nodes.List, nodes.Assign] | None:
     """``(target, statement)`` when *binding* is one name of ``a, b = <value>``, else ``None``."""
     target = binding.parent if isinstance(binding, nodes.AssignName) else None
@@ -880,35 +859,6 @@ def _bool_from_arguments(values: ValueOracle, call: nodes.Call, name: str, depth
     if name in _FROM_DATA and args:
         return _bool_literal(args[0])
     return False
-
-
-def appended_items(node: nodes.NodeNG) -> list[nodes.NodeNG] | None:
-    """What the list *node* names holds when it is built by ``items = []`` (or a literal) and ``append`` alone:
-    the literal's items and every appended value (Point-MAE stacks ``mask_idx.append(mask.bool())``);
-    ``None`` when any other use could add something else (``extend``, ``insert``, ``+=``, an item store,
-    another binding)."""
-    if not isinstance(node, nodes.Name):
-        return None
-    bound = bound_values(node)
-    if bound is None or len(bound) != 1 or not isinstance(bound[0], nodes.List):
-        return None
-    items = list(bound[0].elts)
-    for read in node.scope().nodes_of_class(nodes.Name):
-        if read.name != node.name or read is node:
-            continue
-        parent = read.parent
-        if isinstance(parent, nodes.Attribute) and parent.expr is read:
-            call = parent.parent
-            if parent.attrname != "append" or not isinstance(call, nodes.Call) or len(call.args) != 1:
-                return None
-            items.append(call.args[0])
-        elif not (isinstance(parent, nodes.Call) and read in parent.args or _item_read(parent, read)):
-            return None  # an alias, an item store, a loop over it...: not provably only appended to
-    return items
-
-
-def _item_read(parent: nodes.NodeNG, read: nodes.Name) -> bool:
-    return isinstance(parent, nodes.Subscript) and parent.value is read and parent.ctx is Context.Load
 
 
 def _bool_literal(node: nodes.NodeNG) -> bool:

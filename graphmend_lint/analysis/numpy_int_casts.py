@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import bound_values, builtin_name, method_call, numpy_origin
+from graphmend_lint.analysis.assigned_values import bound_values
+from graphmend_lint.analysis.host_values import builtin_name, method_call, numpy_origin
 from graphmend_lint.analysis.values import ValueOracle
 
 _MAX_DEPTH = 4

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import bound_values
+from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 

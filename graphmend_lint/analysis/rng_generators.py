@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import bound_values
+from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 
 GENERATOR_CLASS = "torch.Generator"

@@ -24,6 +24,7 @@ from typing import Any
 from astroid import nodes
 
 from graphmend_lint.analysis.annotations import STATIC_TYPES, TENSOR_TYPES, annotated_types
+from graphmend_lint.analysis.assigned_values import appended_items
 from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.duck_typing import opaque_argument
 from graphmend_lint.analysis.imports import ImportTable
@@ -128,6 +129,8 @@ _EVIDENCE_DEPTH = 3
 _MAX_HANDOFFS = 3
 #: Classifications open at once before the oracle classifies the innermost one on its own first.
 _MAX_NESTING = 60
+#: A list built by more appends than this is not typed by its items (each read would classify them all).
+_MAX_APPENDED = 8
 #: How many times one question may be set aside for a deeper one (each time memoises at least one node).
 _MAX_DETOURS = 100_000
 
@@ -298,6 +301,7 @@ class ValueOracle:
         self._partial: set[nodes.NodeNG] = set()
         self._partial_arguments: set[tuple[nodes.NodeNG, str]] = set()
         self._partial_seen = 0
+        self._open_lists: set[tuple[nodes.NodeNG, str]] = set()  # lists whose appended items are being classified
         self._uses: dict[nodes.NodeNG, dict[str, list[nodes.Name]]] = {}
         self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int, int], bool] = {}
         self._handoffs = 0  # functions deep in :meth:`_passed_to_tensor_parameter`
@@ -1701,12 +1705,33 @@ class ValueOracle:
                 return element  # ``self._pad(x)[1]``, ``(x, n)[0]``, ``self.step(...)["prev_sample"]``
         value = self._kind(node.value)
         if value is Kind.STATIC:
+            # ``self.state[key]`` of a dict the class fills; ``hs[-1]`` of ``hs = []`` the function appends tensors to
             stored = self._stored_items(node)
             if stored:
                 return join(self._kind(item) for item in stored)
+            if self._appended_tensors(node.value):
+                return Kind.TENSOR
         if value in (Kind.TENSOR, Kind.STATIC):
             return value
         return Kind.TENSOR if is_array_index(index) else Kind.UNKNOWN
+
+    def _appended_tensors(self, container: nodes.NodeNG) -> bool:
+        """*container* names a list its function builds by appending (:func:`appended_items`) tensors only, at
+        most :data:`_MAX_APPENDED` of them (``hs.append(layer(h))``, then ``if hs[-1].sum() > 0:``: GB0170,
+        measured on torch 2.13). A read of the list while its items are being classified answers no: items
+        that read the list again (Qwen2.5-Omni's ``st_idx = llm_pos_ids_list[-1].max() + 1`` before each
+        append) would otherwise be classified again for every read, without end."""
+        items = appended_items(container)
+        if not items or len(items) > _MAX_APPENDED or not isinstance(container, nodes.Name):
+            return False
+        key = (container.scope(), container.name)
+        if key in self._open_lists:
+            return False
+        self._open_lists.add(key)
+        try:
+            return join(self._kind(item) for item in items) is Kind.TENSOR
+        finally:
+            self._open_lists.discard(key)
 
     def _stored_items(self, node: nodes.Subscript) -> list[nodes.NodeNG]:
         """What ``self.state[key]`` can hold when ``self.state`` is a dict or list literal the class fills with

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import bound_values, is_python_int
+from graphmend_lint.analysis.assigned_values import bound_values
+from graphmend_lint.analysis.host_values import is_python_int
 from graphmend_lint.analysis.lookup import is_builtin_call, loops_binding, reaching_bindings
 from graphmend_lint.analysis.side_effects import PROGRESS_BARS
 from graphmend_lint.analysis.values import Kind, ValueOracle, assigned_self_values, enclosing_class

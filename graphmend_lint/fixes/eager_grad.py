@@ -29,7 +29,8 @@ from __future__ import annotations
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import bound_values, sole_binding
+from graphmend_lint.analysis.assigned_values import bound_values
+from graphmend_lint.analysis.host_values import sole_binding
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.analysis.walk import dotted
 from graphmend_lint.context import FileAnalysis

@@ -62,7 +62,8 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import bound_values, reads_of, single_target
+from graphmend_lint.analysis.assigned_values import bound_values
+from graphmend_lint.analysis.host_values import reads_of, single_target
 from graphmend_lint.analysis.lookup import statement_block
 from graphmend_lint.analysis.values import ValueOracle
 

@@ -25,12 +25,8 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import (
-    bound_values,
-    is_bool_tensor,
-    is_float_tensor,
-    method_call,
-)
+from graphmend_lint.analysis.assigned_values import bound_values
+from graphmend_lint.analysis.host_values import is_bool_tensor, is_float_tensor, method_call
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix

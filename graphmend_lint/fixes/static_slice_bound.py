@@ -23,7 +23,8 @@ from __future__ import annotations
 from astroid import nodes
 
 from graphmend_lint.analysis.dead_branches import passed_argument
-from graphmend_lint.analysis.host_values import bound_values, reads_of
+from graphmend_lint.analysis.assigned_values import bound_values
+from graphmend_lint.analysis.host_values import reads_of
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix

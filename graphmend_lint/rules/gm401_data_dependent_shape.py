@@ -12,9 +12,9 @@ from graphmend_lint.analysis.captured_values import dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.mask_parameters import item_mask_index, mask_behind, mask_parameter_index
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
+from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.host_values import (
     COMPARISONS,
-    bound_values,
     compares_itself_with_number,
     is_bool_tensor,
     is_likely_mask,

@@ -8,7 +8,8 @@ from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
-from graphmend_lint.analysis.host_values import bound_values, numpy_origin, scalar_conversion
+from graphmend_lint.analysis.assigned_values import bound_values
+from graphmend_lint.analysis.host_values import numpy_origin, scalar_conversion
 from graphmend_lint.analysis.values import ValueOracle, is_array_index
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.host_values import bound_values
+from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.module_attributes import constructor_of, is_tensor_like
 from graphmend_lint.analysis.values import ValueOracle, enclosing_class
 from graphmend_lint.context import RuleContext

@@ -8,7 +8,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.dynamo_settings import settings_turned_on
 from graphmend_lint.analysis.grad_leaks import leak_of
-from graphmend_lint.analysis.host_values import bound_values
+from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.module_attributes import is_tensor_like
 from graphmend_lint.analysis.untraceable_torch import TRACE_AUTOGRAD_OPS
 from graphmend_lint.analysis.values import Kind, ValueOracle

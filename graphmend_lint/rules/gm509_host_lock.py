@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.cached_properties import LOCK_FREE_PYTHON, cached_property_getter
-from graphmend_lint.analysis.host_values import bound_values
+from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
-from graphmend_lint.analysis.host_values import bound_values
+from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
