@@ -63,11 +63,20 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
+from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.values import Kind, ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.analysis.walk import descendants
 
 TRACE_AUTOGRAD_OPS = "trace_autograd_ops"
+KL_DIVERGENCE = ("torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence")
+#: Distributions for which ``kl_divergence`` finds a single registered pair, so Dynamo traces its ``min()``
+#: (measured on torch 2.13: Categorical, OneHotCategorical, Laplace and Normal-Laplace trace; Normal,
+#: Independent, Bernoulli, Beta, Gamma and Dirichlet pairs, which also match the exponential-family
+#: formula, log GB0059).
+_SINGLE_KL_MATCH = frozenset(
+    f"torch.distributions.{name}" for name in ("Categorical", "OneHotCategorical", "Laplace")
+)
 #: torch function -> (what the message calls it, why Dynamo stops, what to do instead).
 _REFUSED_CALLS: dict[str, tuple[str, str, str]] = {
     "torch._dynamo.graph_break": (
@@ -91,11 +100,11 @@ _REFUSED_CALLS: dict[str, tuple[str, str, str]] = {
         "initialise the weights outside the compiled function (in `__init__`, or before compiling)",
     ),
     **dict.fromkeys(
-        ("torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"),
+        KL_DIVERGENCE,
         (
             "`kl_divergence`",
-            "its registry picks the formula with `min()` over a generator the first time a pair of types "
-            "is seen, and some formulas (Binomial's) branch on tensor data",
+            "its registry picks the formula with `min()` over the registered pairs that match, the first time "
+            "a pair of types is seen, and some formulas (Binomial's) branch on tensor data",
             "write the pair's closed form (two Normals: `torch.log(q.scale / p.scale) + (p.scale ** 2 + "
             "(p.loc - q.loc) ** 2) / (2 * q.scale ** 2) - 0.5`), or call `kl_divergence` once eagerly on the "
             "same types before the first compiled call",
@@ -241,6 +250,14 @@ def _local_backward_methods(module: nodes.Module) -> bool:
     )
 
 
+def _built_by(values: ValueOracle, node: nodes.NodeNG) -> str | None:
+    """The class *node* is an instance of, when it is a constructor call or a name bound only to one."""
+    if isinstance(node, nodes.Name):
+        bound = bound_values(node)
+        node = bound[0] if bound and len(bound) == 1 else node
+    return values.qualified_name(node.func) if isinstance(node, nodes.Call) else None
+
+
 def _is_staticmethod(method: nodes.FunctionDef) -> bool:
     decorators = method.decorators.nodes if method.decorators else []
     return any(isinstance(decorator, nodes.Name) and decorator.name == "staticmethod" for decorator in decorators)
@@ -251,6 +268,8 @@ def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
     if not isinstance(node, nodes.Call):
         return None
     name = values.qualified_name(node.func) or ""
+    if name in KL_DIVERGENCE and any(_built_by(values, argument) in _SINGLE_KL_MATCH for argument in node.args):
+        return None
     if name in _REFUSED_CALLS:
         label, reason, advice = _REFUSED_CALLS[name]
         return RefusedCall(node, label, reason, advice, autograd=name == "torch.autograd.grad", callee=name)

@@ -93,9 +93,13 @@ class UntraceableTorchCall(Rule):
     returns a Python bool from a torch op (GB0208), a storage has no handler
     (GB0156), sparse tensors are not supported (GB0015, GB0277), nor is
     resizing in place (GB0126, GB0127); `kl_divergence` picks its formula
-    with `min()` over a generator on the first call for a pair of
-    distribution types (GB0059; Binomial's formula also branches on tensor
-    data, GB0170), and `trunc_normal_` reads its bounds with `.item()`
+    with `min()` over the registered pairs that match, on the first call
+    for a pair of distribution types: with several matches (Normal,
+    Independent, Bernoulli, Beta, Gamma, Dirichlet, which also match the
+    exponential-family formula) that `min()` breaks (GB0059; Binomial's
+    formula also branches on tensor data, GB0170), while a Categorical,
+    OneHotCategorical or Laplace argument has one match and traces (not
+    flagged); `trunc_normal_` reads its bounds with `.item()`
     (GB0124); the
     host queries return Python values a graph cannot hold (GB0208; GB0046
     for `is_inference_mode_enabled`, GB0008 for `set_detect_anomaly`) or
@@ -162,6 +166,8 @@ class UntraceableTorchCall(Rule):
         )
     }
     valid = (
+        "import torch\nfrom torch.distributions import Categorical, kl_divergence\n\n\n@torch.compile\n"
+        "def f(a: torch.Tensor, b: torch.Tensor):\n    return kl_divergence(Categorical(logits=a), Categorical(logits=b))\n",
         "import torch\n\n\ndef f(x):\n    torch._dynamo.graph_break()\n    return x\n",
         # the supported kernel switch (measured: no break)
         _HEADER + "    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):\n        y = x * 2\n    return y\n",
