@@ -55,6 +55,8 @@ def appended_items(node: nodes.NodeNG) -> list[nodes.NodeNG] | None:
 
 
 def _appended_to(literal: nodes.List, name: str, scope: nodes.NodeNG) -> list[nodes.NodeNG] | None:
+    """*literal*'s items and what *scope* appends to *name*, when every read of *name* there appends,
+    reads an item or passes the list to a call; ``None`` otherwise."""
     items = list(literal.elts)
     for read in scope.nodes_of_class(nodes.Name):
         if read.name != name:

@@ -20,6 +20,7 @@ and ``.tolist()`` leave NumPy, and so do ``.shape`` and ``len``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeGuard
 
 from astroid import nodes
 
@@ -194,7 +195,7 @@ def _converted_item(values: ValueOracle, node: nodes.NodeNG, depth: int) -> list
 def _sequence_of_numpy(values: ValueOracle, value: nodes.NodeNG, depth: int) -> list[nodes.Call] | None:
     """The origins of *value*'s items when it is ``tuple(<array>)`` / ``list(<array>)``, or a name or attribute
     holding one; else ``None``."""
-    if isinstance(value, nodes.Call) and isinstance(value.func, nodes.Name) and value.func.name in {"tuple", "list"}:
+    if _is_conversion(value):
         return numpy_origins(values, value.args[0], depth + 1) if len(value.args) == 1 else None
     if isinstance(value, (nodes.Name, nodes.Attribute)) and depth < _MAX_DEPTH:
         return _converted_item(values, value, depth + 1)
@@ -236,9 +237,14 @@ def _iterated_numpy(values: ValueOracle, iterable: nodes.NodeNG, depth: int) -> 
     """The origins of the items of *iterable* when it is an array, or ``list()`` / ``tuple()`` of one: each
     item is a NumPy value (DDIM's ``seq = [int(s) for s in list(np.linspace(...) ** 2)]``: GB0033 at ``int``,
     as for ``float(s)`` in a ``for s in np.linspace(...)`` loop, measured on torch 2.13)."""
-    if isinstance(iterable, nodes.Call) and isinstance(iterable.func, nodes.Name) and iterable.func.name in {"tuple", "list"}:
+    if _is_conversion(iterable):
         return numpy_origins(values, iterable.args[0], depth + 1) if len(iterable.args) == 1 else None
     return numpy_origins(values, iterable, depth + 1)
+
+
+def _is_conversion(node: nodes.NodeNG) -> TypeGuard[nodes.Call]:
+    """``tuple(...)`` / ``list(...)``: a Python sequence whose items are those of what it converts."""
+    return isinstance(node, nodes.Call) and isinstance(node.func, nodes.Name) and node.func.name in {"tuple", "list"}
 
 
 def _returned_at(values: ValueOracle, value: nodes.NodeNG, index: int, width: int, depth: int) -> list[nodes.Call] | None:

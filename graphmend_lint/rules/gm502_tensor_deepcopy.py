@@ -55,8 +55,8 @@ def copies_tensors(values: ValueOracle, node: nodes.NodeNG) -> str | None:
 
 
 def mutable_container(node: nodes.NodeNG) -> str | None:
-    """"a list", "a dict" or "a set" when *node* is a display or comprehension of one, or a name every
-    binding of which is one; else ``None``. ``copy.copy`` of these calls the type's own ``copy``
+    """Which mutable container *node* is ("a list", "a dict" or "a set") when it is a display or
+    comprehension of one, or a name every binding of which is one; else ``None``. ``copy.copy`` of these calls the type's own ``copy``
     method, which Dynamo skips (GB0007); a tuple, a string or a plain object copies without a break
     (measured, torch 2.13)."""
     found = [node] if not isinstance(node, nodes.Name) else bound_values(node) or []
