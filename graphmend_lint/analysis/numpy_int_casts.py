@@ -24,6 +24,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.host_values import builtin_name, method_call, numpy_origin
+from graphmend_lint.analysis.numpy_values import iterates_array
 from graphmend_lint.analysis.values import ValueOracle
 
 _MAX_DEPTH = 4
@@ -105,13 +106,26 @@ def integer_position(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) ->
 def forced_integer_cast(values: ValueOracle, node: nodes.NodeNG) -> nodes.Call | None:
     """The integer NumPy value (a cast to an integer dtype, or a position) that ``<value>.item()`` or
     ``int(<value>)`` (*node*) forces into Python, else ``None``."""
+    forced = _forced_value(node, ("int",))
+    return None if forced is None else integer_cast(values, forced) or integer_position(values, forced)
+
+
+def forced_array_item(values: ValueOracle, node: nodes.NodeNG) -> nodes.Name | None:
+    """The loop variable that ``int(s)``, ``float(s)`` or ``s.item()`` (*node*) forces into Python, when it
+    takes the items of a NumPy array traced code computes (:func:`~graphmend_lint.analysis.numpy_values.
+    iterates_array`). Each item is selected from a tensor, so its value is data: GB0033 at the cast
+    (measured on torch 2.13: DDIM's ``[int(s) for s in list(seq)]``; ``float(s)`` in a ``for`` loop)."""
+    forced = _forced_value(node, ("int", "float"))
+    return forced if isinstance(forced, nodes.Name) and iterates_array(values, forced) else None
+
+
+def _forced_value(node: nodes.NodeNG, builtins: tuple[str, ...]) -> nodes.NodeNG | None:
+    """``v`` in ``v.item()`` or in ``<builtin>(v)`` for one of *builtins*: a value forced into Python."""
     if not isinstance(node, nodes.Call):
         return None
     item = method_call(node, "item")
     if item is not None and not node.args and not node.keywords:
-        forced = item.func.expr
-    elif builtin_name(node) == "int" and len(node.args) == 1 and not node.keywords:
-        forced = node.args[0]
-    else:
-        return None
-    return integer_cast(values, forced) or integer_position(values, forced)
+        return item.func.expr
+    if builtin_name(node) in builtins and len(node.args) == 1 and not node.keywords:
+        return node.args[0]
+    return None

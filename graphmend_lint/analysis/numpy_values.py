@@ -24,7 +24,7 @@ from typing import TypeGuard
 
 from astroid import nodes
 
-from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
+from graphmend_lint.analysis.lookup import reaching_bindings
 from graphmend_lint.analysis.values import ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.analysis.walk import descendants
 
@@ -134,30 +134,17 @@ def _held_on_self(values: ValueOracle, node: nodes.Attribute, depth: int) -> lis
     return None if any(origins is None for origins in found) else [o for origins in found for o in origins or ()]
 
 
-def array_item_cast(values: ValueOracle, call: nodes.Call) -> nodes.Name | None:
-    """The loop variable ``s`` that ``int(s)``, ``float(s)`` or ``s.item()`` (*call*) forces into Python, when
-    every binding of ``s`` is a loop or comprehension target over a NumPy array computed in traced code (or
-    ``list()`` / ``tuple()`` of one). Iterating an array selects its items from a tensor, so each item's value
-    is data: GB0033 at the cast (measured on torch 2.13; a cast of a NumPy value computed from Python numbers
-    alone, ``int(np.sqrt(n))``, traces)."""
-    if isinstance(call.func, nodes.Attribute) and call.func.attrname == "item" and not call.args:
-        forced = call.func.expr
-    elif isinstance(call.func, nodes.Name) and call.func.name in {"int", "float"} and len(call.args) == 1 and (
-        is_builtin_call(call, call.func.name)
-    ):
-        forced = call.args[0]
-    else:
-        return None
-    if not isinstance(forced, nodes.Name):
-        return None
+def iterates_array(values: ValueOracle, name: nodes.Name) -> bool:
+    """Every binding of *name* is a loop or comprehension target over a NumPy array computed in traced code
+    (or ``list()`` / ``tuple()`` of one): iterating the array selects each item from a tensor."""
     try:
-        bindings = reaching_bindings(forced)
+        bindings = reaching_bindings(name)
     except Exception:  # astroid lookups can fail on odd code: not provable
-        return None
+        return False
     loops = [b.parent for b in bindings if isinstance(b.parent, (nodes.For, nodes.Comprehension)) and b.parent.target is b]
-    if not bindings or len(loops) != len(bindings):
-        return None
-    return forced if all(_iterated_numpy(values, loop.iter, 0) is not None for loop in loops) else None
+    return bool(bindings) and len(loops) == len(bindings) and all(
+        _iterated_numpy(values, loop.iter, 0) is not None for loop in loops
+    )
 
 
 def held_on_module(values: ValueOracle, node: nodes.Attribute) -> bool:

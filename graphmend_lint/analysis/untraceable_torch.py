@@ -63,8 +63,8 @@ from dataclasses import dataclass
 
 from astroid import nodes
 
-from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.astroid_tree import def_position
+from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.analysis.values import Kind, ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.analysis.walk import descendants
 
@@ -251,11 +251,9 @@ def _local_backward_methods(module: nodes.Module) -> bool:
 
 
 def _built_by(values: ValueOracle, node: nodes.NodeNG) -> str | None:
-    """The class *node* is an instance of, when it is a constructor call or a name bound only to one."""
-    if isinstance(node, nodes.Name):
-        bound = bound_values(node)
-        node = bound[0] if bound and len(bound) == 1 else node
-    return values.qualified_name(node.func) if isinstance(node, nodes.Call) else None
+    """The class *node* is an instance of: a constructor call's callee, or what :func:`constructor_of` proves
+    for a name or a ``self`` attribute."""
+    return values.qualified_name(node.func) if isinstance(node, nodes.Call) else constructor_of(values, node)
 
 
 def _is_staticmethod(method: nodes.FunctionDef) -> bool:

@@ -9,8 +9,8 @@ from astroid import nodes
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.host_values import condition_operands, python_use
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, setting_on
-from graphmend_lint.analysis.numpy_values import array_item_cast, held_on_module, numpy_origins, traced_numpy_sizes
-from graphmend_lint.analysis.numpy_int_casts import forced_integer_cast
+from graphmend_lint.analysis.numpy_values import held_on_module, numpy_origins, traced_numpy_sizes
+from graphmend_lint.analysis.numpy_int_casts import forced_array_item, forced_integer_cast
 from graphmend_lint.analysis.tensor_sizes import size_arguments
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.context import RuleContext
@@ -322,7 +322,9 @@ class NumpyInCompiledScope(Rule):
             if use is not call:
                 message += f" (at `{snippet(use)}`)"
             yield ctx.report(use, message, traced, numpy_twin_fix(ctx.analysis, found), gate_at=call)
+        casts: set[nodes.Call] = set()  # one finding per cast, whichever check recognises it
         for call, traced, cast in ctx.recognised(forced_integer_cast, nodes.Call):
+            casts.add(call)
             message = (
                 f"`{snippet(cast)}` is an integer NumPy value and `{snippet(call.func)}` forces it "
                 "into Python: Dynamo does not trace that, graph break"
@@ -330,11 +332,11 @@ class NumpyInCompiledScope(Rule):
             yield ctx.report(call, message, traced, FORCED_CAST)
         if "numpy" not in ctx.analysis.source.text:
             return  # no NumPy import: no NumPy value, and no binding lookups per branch operand
-        for call, traced in ctx.traced_nodes(nodes.Call):
-            if call not in reported and array_item_cast(ctx.values, call) is not None:
+        for call, traced, item in ctx.recognised(forced_array_item, nodes.Call):
+            if call not in casts:
                 message = (
-                    f"`{snippet(call)}` forces an item of a NumPy array into Python: Dynamo traces the array as "
-                    "a tensor, so the item's value is data: graph break"
+                    f"`{snippet(call)}` forces `{item.name}`, an item of a NumPy array, into Python: Dynamo traces "
+                    "the array as a tensor, so the item's value is data: graph break"
                 )
                 yield ctx.report(call, message, traced, ARRAY_ITEM)
         for attribute, traced in ctx.traced_nodes(nodes.Attribute):

@@ -167,7 +167,8 @@ class UntraceableTorchCall(Rule):
     }
     valid = (
         "import torch\nfrom torch.distributions import Categorical, kl_divergence\n\n\n@torch.compile\n"
-        "def f(a: torch.Tensor, b: torch.Tensor):\n    return kl_divergence(Categorical(logits=a), Categorical(logits=b))\n",
+        "def f(a: torch.Tensor, b: torch.Tensor):\n    p = Categorical(logits=a)\n"
+        "    return kl_divergence(p, Categorical(logits=b))\n",
         "import torch\n\n\ndef f(x):\n    torch._dynamo.graph_break()\n    return x\n",
         # the supported kernel switch (measured: no break)
         _HEADER + "    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):\n        y = x * 2\n    return y\n",
