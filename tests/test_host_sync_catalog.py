@@ -38,6 +38,8 @@ CASES: dict[str, Case] = {
     # capture_scalar_outputs is on: `chunk` guards on the captured count and breaks (no GB id), the size traces
     "GM301/bad_captured_chunk.py": case({(15, "GM301")}, {(15, None)}),
     "GM301/bad_data_size.py": case({(9, "GM301")}, {(9, "GB0033")}),
+    # torch_scatter's size list, filled in with a 0-d tensor: converted at the `torch.zeros` that reads it
+    "GM301/bad_scatter_size_list.py": case({(15, "GM301")}, {(15, "GB0033")}),
     # range() over a 0-d tensor: no rule for the builtin, the list comprehension's frame runs eagerly
     "GM301/bad_range_over_tensor.py": case({(18, "GM301")}, {(18, "GB0059")}, frame_skipped=True),
     # nothing needs the size as a number: the capture switch traces it (unsafe)

@@ -28,10 +28,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from astroid import nodes
+from astroid.const import Context
 
 from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.host_values import is_python_number, reads_of, single_target
-from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
 from graphmend_lint.analysis.values import Kind, ValueOracle
 
 #: torch functions whose positional arguments (or one tuple of them) are all sizes.
@@ -380,7 +381,8 @@ def frame_input(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool
 
 def _elements(sizes: list[nodes.NodeNG]) -> Iterator[nodes.NodeNG]:
     """Each size, with ``(b, n, d)`` / ``[b, n]`` opened into its elements, and a comprehension's element
-    standing for all of them (Deformable-DETR's ``value.split([H_ * W_ for H_, W_ in spatial_shapes])``)."""
+    standing for all of them (Deformable-DETR's ``value.split([H_ * W_ for H_, W_ in spatial_shapes])``).
+    A name of a list the function builds and fills in stands for its items too (:func:`_filled_list_items`)."""
     for size in sizes:
         if isinstance(size, (nodes.Tuple, nodes.List)):
             yield from (element for element in size.elts if not isinstance(element, nodes.Starred))
@@ -388,3 +390,45 @@ def _elements(sizes: list[nodes.NodeNG]) -> Iterator[nodes.NodeNG]:
             yield size.elt
         else:
             yield size
+            if isinstance(size, nodes.Name):
+                yield from _filled_list_items(size)
+
+
+def _filled_list_items(name: nodes.Name) -> list[nodes.NodeNG]:
+    """The items the function puts into the list *name* holds before *name* is read.
+
+    torch_scatter's ``scatter_sum`` (and the GNN code built on it) sizes its
+    output this way: ``size = list(src.size())``, then ``size[dim] =
+    dim_size``, then ``torch.zeros(size)``. A tensor stored there is converted
+    at the call like one written in place (GB0033 at the ``torch.zeros`` line,
+    measured, torch 2.13; also ``x.new_zeros(shape)`` after ``shape[-1] =
+    lengths.sum()``). The list must be bound once, to ``list(...)`` or a list
+    display; its items are the display's, each ``name[i] = value`` and each
+    ``name.append(value)`` of the same scope between that binding and the read.
+    """
+    try:
+        bindings = reaching_bindings(name)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is known
+        return []
+    if len(bindings) != 1 or not isinstance(bindings[0], nodes.AssignName):
+        return []
+    binding = bindings[0]
+    built = binding.parent.value if isinstance(binding.parent, nodes.Assign) else None
+    if not (isinstance(built, nodes.List) or (isinstance(built, nodes.Call) and is_builtin_call(built, "list"))):
+        return []
+    items = [element for element in built.elts if not isinstance(element, nodes.Starred)] if isinstance(built, nodes.List) else []
+    scope = binding.scope()
+    for read in scope.nodes_of_class(nodes.Name):
+        if read.name != name.name or read.scope() is not scope or not binding.lineno < read.lineno < name.lineno:
+            continue
+        parent = read.parent
+        if isinstance(parent, nodes.Subscript) and parent.ctx is Context.Store and isinstance(parent.parent, nodes.Assign):
+            items.append(parent.parent.value)  # size[dim] = value
+        elif (
+            isinstance(parent, nodes.Attribute)
+            and parent.attrname == "append"
+            and isinstance(parent.parent, nodes.Call)
+            and len(parent.parent.args) == 1
+        ):
+            items.append(parent.parent.args[0])  # size.append(value)
+    return items

@@ -295,6 +295,8 @@ class TensorToPythonScalar(Rule):
         "import math\n" + _HEADER + "    return x * math.sqrt(lengths)\n",
         # `%` on shapes and Python numbers, tensor modulo, f-strings of a tensor (measured: no break), a frame input
         _HEADER + "    name = 'n=%d/%d %s' % (x.shape[0], n, x.dtype)\n    return x % 3, f'{x.sum()}', name, '%d' % lengths\n",
+        # a size list filled in with Python numbers only
+        _HEADER + "    size = list(x.size())\n    size[0] = n + 1\n    size.append(x.shape[0])\n    return x.new_zeros(size)\n",
         # under the switch: sizes are traced; roll's shifts make Dynamo fail, with no logged break (measured)
         _CAPTURE + "    s = (x > 0).sum()\n    return torch.zeros(s), x.view(s, -1), x.roll(s)\n",
         # `operator.index` of a Python int
@@ -349,6 +351,8 @@ class TensorToPythonScalar(Rule):
             "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\ndef f(x: torch.Tensor, m: torch.Tensor):\n"
             "    h = m.sum()\n    return F.interpolate(x, size=(h, 4)), F.pad(x, (0, x.shape[-1] - h))\n"
         ),
+        # torch_scatter's output size: a list the function fills in holds the tensor (GB0033 at the call, measured)
+        _switched(_HEADER + "    size = list(x.size())\n    size[0] = lengths.max() + 1\n    return torch.zeros(size)\n"),
         # a helper's parameter that every traced call gives a computed tensor is no frame input (SpeechT5)
         _switched(
             "import torch\n\n\ndef grid(n):\n    return torch.arange(n)\n\n\n@torch.compile\n"
