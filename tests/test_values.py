@@ -1005,3 +1005,24 @@ def test_a_list_whose_appends_read_it_again_is_classified_once() -> None:
         "    return torch.cat(pos)\n"
     )
     assert kinds == {"pos[-1]": T}
+
+
+def test_a_parameter_one_traced_call_passes_a_tensor_is_a_tensor_though_another_passes_an_int() -> None:
+    """Dynamo inlines each call on its own: the tensor call breaks in the body (torchdrug's
+    ``multi_slice_mask``). A same-named call on an attribute (``self.scale(x)``, a submodule) may be
+    anything and says nothing."""
+    kinds = kinds_of(
+        "import torch\n"
+        "def pad(n):\n"
+        "    return probe(n)\n"
+        "def scale(k):\n"
+        "    return probe(k)\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.scale = torch.nn.Linear(2, 2)\n"
+        "    def forward(self, x, lengths):\n"
+        "        return self.scale(x) * scale(x.shape[0]), pad(lengths.max()), pad(x.shape[0])\n"
+        "model = torch.compile(Net())\n"
+    )
+    assert kinds == {"n": T, "k": Kind.UNKNOWN}

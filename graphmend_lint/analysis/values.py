@@ -894,6 +894,8 @@ class ValueOracle:
         if from_calls == {Kind.TENSOR} or from_calls == {Kind.STATIC}:
             return next(iter(from_calls))
         if Kind.STATIC in from_calls:
+            if Kind.TENSOR in from_calls and self._tensor_passed_by_traced_call(function, name.name):
+                return Kind.TENSOR
             return Kind.UNKNOWN  # some call passes a Python value
         # No call site, or none that says more than "unknown": the body's own use may tell. Call sites
         # that say "unknown" leave only direct uses as evidence (``t.sum()``); evidence passed on through
@@ -909,6 +911,29 @@ class ValueOracle:
         ):
             return Kind.TENSOR
         return Kind.UNKNOWN
+
+    def _tensor_passed_by_traced_call(self, function: nodes.NodeNG, parameter: str) -> bool:
+        """A call in traced code passes *parameter* a tensor, though another call passes a Python value.
+
+        Dynamo inlines each call on its own, so the tensor call breaks in the
+        body wherever the value is branched on or used as a size: torchdrug's
+        ``multi_slice_mask(starts, ends, length)`` gets ``num_sample *
+        size.max()`` from one caller and ``num_sample * max_size`` of a shape
+        from another, and logs GB0033 at ``torch.zeros(size)`` for the first
+        (measured, torch 2.13). Only calls that surely reach *function* count
+        (:func:`_calls_by_own_name`): a same-named attribute call elsewhere
+        (``self.moving_avg(x)`` beside ``moving_avg(kernel_size)``) may be
+        anything.
+        """
+        if not isinstance(function, nodes.FunctionDef):
+            return False
+        for call in self.calls_of(function):
+            if not _calls_by_own_name(call, function):
+                continue
+            for argument in self._passed_for(call, function, parameter):
+                if self._kind(argument) is Kind.TENSOR and self._is_traced(argument.frame()):
+                    return True
+        return False
 
     def _rebound_to_tensor(self, function: nodes.FunctionDef, parameter: nodes.AssignName) -> bool:
         """The function itself assigns the parameter's name tensors, and nothing else but ``None``.
@@ -1143,21 +1168,21 @@ class ValueOracle:
         """
         if not isinstance(function, nodes.FunctionDef):
             return []
+        return [argument for call in self.calls_of(function) for argument in self._passed_for(call, function, parameter)]
+
+    @staticmethod
+    def _passed_for(call: nodes.Call, function: nodes.FunctionDef, parameter: str) -> list[nodes.NodeNG]:
+        """What *call* passes for *function*'s *parameter* (by position or keyword; none after a ``*args``)."""
         positional = [a.name for a in (function.args.args or [])]
-        is_method = bool(positional) and positional[0] in {"self", "cls"}
-        if is_method:
+        if positional and positional[0] in {"self", "cls"}:
             positional = positional[1:]
-        arguments: list[nodes.NodeNG] = []
-        for call in self.calls_of(function):
-            for keyword in call.keywords or []:
-                if keyword.arg == parameter:
-                    arguments.append(keyword.value)
-            if parameter in positional:
-                index = positional.index(parameter)
-                # after a ``*args`` the positions no longer line up with the parameters
-                leading = call.args[:index + 1]
-                if index < len(call.args) and not any(isinstance(a, nodes.Starred) for a in leading):
-                    arguments.append(call.args[index])
+        arguments = [keyword.value for keyword in call.keywords or [] if keyword.arg == parameter]
+        if parameter in positional:
+            index = positional.index(parameter)
+            # after a ``*args`` the positions no longer line up with the parameters
+            leading = call.args[:index + 1]
+            if index < len(call.args) and not any(isinstance(a, nodes.Starred) for a in leading):
+                arguments.append(call.args[index])
         return arguments
 
     def _instance_calls(self, function: nodes.FunctionDef) -> list[nodes.Call]:
@@ -1897,6 +1922,29 @@ class ValueOracle:
             functions = [f for f in found if isinstance(f, nodes.FunctionDef)]
             return functions[0] if len(functions) == 1 and len(found) == 1 else None
         return None
+
+
+def _calls_by_own_name(call: nodes.Call, function: nodes.FunctionDef) -> bool:
+    """*call* surely calls *function*, not another callable spelled alike: ``helper(...)`` of a module-level
+    function, ``self.helper(...)`` from a method of the same class, ``Block(...)`` of a class's ``__init__``,
+    and the instance calls scope analysis resolved for a ``forward`` or ``__call__``."""
+    owner = function.parent
+    func = call.func
+    if function.name in {"forward", "__call__"}:
+        return True
+    if isinstance(owner, nodes.Module):
+        return isinstance(func, nodes.Name) and func.name == function.name
+    if not isinstance(owner, nodes.ClassDef):
+        return False
+    if function.name == "__init__":
+        return isinstance(func, nodes.Name) and func.name == owner.name
+    return (
+        isinstance(func, nodes.Attribute)
+        and func.attrname == function.name
+        and isinstance(func.expr, nodes.Name)
+        and func.expr.name == "self"
+        and enclosing_class(call) is owner
+    )
 
 
 def _tests_isinstance(test: nodes.NodeNG, name: str, accepts: Callable[[list[nodes.NodeNG]], bool]) -> bool:
