@@ -225,7 +225,9 @@ OPTIONS: tuple[Option, ...] = (
            "(pre-commit passes file names)."),
     Option("unsafe-fixes", BOOL, "Let `--fix` apply fixes that can change behaviour."),
     Option("scope", _choice(SCOPES), "What counts as traced code: `compiled` follows torch.compile entry points "
-           "found in the linted files; `modules` also treats every nn.Module `forward` as an entry point (for "
+           "found in the linted files (`torch.compile` in every spelling, `torch.compiler.compile`, "
+           "`torch._dynamo.optimize`, `torch._dynamo.explain`, `nn.Module.compile` and `extra-compile-functions`); "
+           "`modules` also treats every nn.Module `forward` as an entry point (for "
            "library authors); `all` treats every function as traced."),
     Option("output-format", _choice(OUTPUT_FORMATS), "How findings are printed."),
     Option("side-effect-fix", _choice(SIDE_EFFECT_FIXES), "How GM201 fixes a `print`: `auto` prints from inside "

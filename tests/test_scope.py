@@ -279,12 +279,24 @@ def g_helper(x):
         "opt = torch._dynamo.optimize('eager')\n@opt\ndef h(x):\n    return unrelated(x)",
         "c = torch.compiler.compile(unrelated)",
         "def main():\n    c = torch.compile(mode='max-autotune')(unrelated)",
+        "import torch._dynamo\nreport = torch._dynamo.explain(unrelated)(torch.ones(2))",
     ],
     ids=["curried", "curried-kwargs", "partial-call", "partial-decorator", "partial-inline-decorator", "alias",
-         "dynamo-optimize-call", "dynamo-optimize-alias", "torch-compiler-compile", "curried-in-function"],
+         "dynamo-optimize-call", "dynamo-optimize-alias", "torch-compiler-compile", "curried-in-function",
+         "dynamo-explain"],
 )
 def test_curried_and_option_forms(entry: str) -> None:
     assert "unrelated" in traced(ENTRY_MODEL + entry)
+
+
+def test_a_configured_compile_function_is_found_in_a_file_that_never_spells_compile() -> None:
+    """The quick text check that skips files with no compiling call knows configured compile functions."""
+    source = "import torch\nfrom mylib import accelerate\ndef f(x):\n    return x.relu()\nc = accelerate(f)\n"
+    tree = ast.parse(source)
+    facts = analyze_scope(
+        tree, ImportTable.from_tree(tree, "pkg.mod"), "mod.py", "compiled", (), ("mylib.accelerate",), source
+    )
+    assert {f.qualname for f in facts.functions} == {"f"}
 
 
 NET = {"Net.forward", "Block.forward", "Block.act"}

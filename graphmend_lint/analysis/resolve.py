@@ -41,8 +41,9 @@ from graphmend_lint.analysis.imports import ImportTable, dotted_name
 from graphmend_lint.analysis.module_index import ELEMENTS, MODULE, Binding, ModuleIndex
 from graphmend_lint.analysis.name_patterns import name_pattern
 
-#: Calling these with a function or module compiles it.
-COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch.compiler.compile"})
+#: Calling these with a function or module compiles it. ``torch._dynamo.explain(f)(*args)`` runs Dynamo over
+#: ``f`` to count its graph breaks, and logs each like a compile does (a bug report's usual first step).
+COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch.compiler.compile", "torch._dynamo.explain"})
 #: Calling these returns a compiling decorator (their positional argument is a backend).
 COMPILER_FACTORIES = frozenset({"torch._dynamo.optimize", "torch._dynamo.optimize_assert"})
 #: ``nn.Module`` methods that return the module itself: ``Model().half().to(device).eval()``.

@@ -28,7 +28,7 @@ from pathlib import PurePath
 
 from graphmend_lint.analysis.imports import ImportTable, dotted_name
 from graphmend_lint.analysis.module_index import MODULE, ModuleIndex
-from graphmend_lint.analysis.resolve import Resolver, Target, What
+from graphmend_lint.analysis.resolve import COMPILER_FACTORIES, Resolver, Target, What
 
 DISABLE_DECORATORS = frozenset({"torch._dynamo.disable", "torch.compiler.disable", "torch._disable_dynamo"})
 #: Dynamo puts a call to these functions in the graph as one opaque op: their bodies run eagerly, at run time.
@@ -48,9 +48,15 @@ COMPILING_PREDICATES = frozenset({"is_compiling", "is_dynamo_compiling", "is_tor
 #: a mask read in a checkpointed function logs GB0036 at that read).
 ARGUMENT_CALLING = frozenset({"torch.utils.checkpoint.checkpoint"})
 SCRIPTING_PREDICATES = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing"})
-_COMPILE_CALL_HINT = re.compile(r"\b(compile|optimize|optimize_assert)\b")
 #: Imported callees never worth routing to another file.
 _NOT_SEEDED = ("torch.", "builtins.", "functools.")
+
+
+def _compile_call_hint(compile_functions: Iterable[str]) -> re.Pattern[str]:
+    """A pattern one of whose words every compiling call spells: the last part of each compile function
+    (configured ones too) and of each compiler factory, and ``compile`` for ``nn.Module.compile``."""
+    words = {"compile"} | {name.rsplit(".", 1)[-1] for name in [*compile_functions, *COMPILER_FACTORIES]}
+    return re.compile(r"\b(" + "|".join(sorted(map(re.escape, words))) + r")\b")
 
 
 @dataclass(frozen=True)
@@ -181,6 +187,7 @@ class ScopeAnalyzer:
         self.mode = mode
         self.index = ModuleIndex.build(tree, text)
         self.resolver = Resolver(self.index, imports, extra_compile_functions)
+        self._compile_hint = _compile_call_hint(self.resolver.compile_functions)
         self._traced: dict[str, TracedFunction] = {}
         self._queue: deque[tuple[str, tuple[str, ...]]] = deque()
         self._eager: list[tuple[int, int]] = []
@@ -260,8 +267,8 @@ class ScopeAnalyzer:
 
     def _compile_call_roots(self) -> Iterator[tuple[str, tuple[str, ...]]]:
         """``torch.compile(subject)`` in every spelling, and ``subject.compile()`` (``nn.Module.compile``)."""
-        if self.text is not None and not _COMPILE_CALL_HINT.search(self.text):
-            return  # no `compile` or `optimize` anywhere: no call can compile anything
+        if self.text is not None and not self._compile_hint.search(self.text):
+            return  # no compile function's name anywhere: no call can compile anything
         for call, scope in self.index.calls():
             subject = self.resolver.compiled_subject(call, scope)
             is_method_compile = subject is None and _is_module_compile(call)
