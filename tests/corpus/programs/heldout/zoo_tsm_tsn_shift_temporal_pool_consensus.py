@@ -6,7 +6,8 @@ TemporalPool, make_temporal_shift 'blockres'), ops/basic_ops.py@832a758f:9-38 (C
 Kept: TSN.forward (sample_len view, new_fc after dropout, reshape with num_segments // 2 under
 is_shift and temporal_pool, ConsensusModule constructing a SegmentConsensus per call that stores
 self.shape), TemporalShift.shift (zeros_like + sliced copies), TemporalPool.temporal_pool (max_pool3d),
-the partial-BN train() override, print_spec prints in __init__.
+the partial-BN train() override, print_spec prints in __init__, make_temporal_pool applied to
+base_model after construction as main.py:125 (same repository) does.
 Simplified: torchvision ResNet replaced by a two-stage ResNet-like base with 1 block per stage and
 8 channels; RGB modality only; test_models.py-style eval entry.
 """
@@ -293,7 +294,6 @@ class TSN(nn.Module):
                         # shutdown update in frozen mode
                         m.weight.requires_grad = False
                         m.bias.requires_grad = False
-        return self
 
     def partialBN(self, enable):
         self._enable_pbn = enable
@@ -333,11 +333,15 @@ def build_model():
     return net
 
 
-net = torch.compile(build_model().eval())
+def main():
+    net = build_model()
+    net.eval()  # TSN.train() returns None, so eval() does too
+    return torch.compile(net)
 
 
 def make():
     torch.manual_seed(0)
-    model = build_model().eval()
+    model = build_model()
+    model.eval()
     x = torch.randn(2, 4 * 3, 16, 16)
     return model, [(x,), (x[:1],)]
