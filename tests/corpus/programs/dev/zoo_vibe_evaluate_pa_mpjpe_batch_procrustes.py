@@ -4,16 +4,20 @@ Source: mkocabas/VIBE@851f779:lib/core/trainer.py:389-432
 Also: lib/utils/eval_utils.py (compute_accel, compute_error_accel, compute_error_verts,
 batch_compute_similarity_transform_torch), same commit.
 Kept: evaluate() body (np.vstack over the accumulator dict, torch.from_numpy(...).float(), the print
-f-string with shape[0], [2]/[3] list-index pelvis, in-place `-=`, MPJPE `.cpu().numpy()`,
+f-string with shape[0], [2]/[3] list-index pelvis, logger.info of the joined log string, in-place `-=`, MPJPE `.cpu().numpy()`,
 batch_compute_similarity_transform_torch, m2mm scaling, np.mean of the numpy metrics, the eval_dict
 and log string); batch_compute_similarity_transform_torch verbatim (shape-dependent permute,
 torch.svd, torch.eye(...).repeat, det sign, torch.cat of torch.trace over R.bmm(K)).
 Simplified: compute_error_verts gets target vertices directly (its SMPL branch needs model files);
-logger/TensorBoard writer calls dropped; the method becomes a function over an accumulator dict
+the TensorBoard writer calls are dropped (logger.info kept); the method becomes a function over an accumulator dict
 (the trainer's self.epoch passed in); 8 frames of 14 joints, 20 "vertices".
 """
+import logging
+
 import numpy as np
 import torch
+
+logger = logging.getLogger(__name__)
 
 
 def compute_accel(joints):
@@ -145,7 +149,7 @@ def evaluate(evaluation_accumulators, epoch):
 
     log_str = f'Epoch {epoch}, '
     log_str += ' '.join([f'{k.upper()}: {v:.4f},' for k, v in eval_dict.items()])
-    print(log_str)
+    logger.info(log_str)
 
     return pa_mpjpe
 
