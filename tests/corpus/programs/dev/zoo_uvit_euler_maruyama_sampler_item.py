@@ -1,0 +1,493 @@
+"""U-ViT sampler `sde.euler_maruyama`: numpy timestep grid turned into a tensor, loop over zipped 0-d tensors, `if s != 0` on a tensor, `sigma.item()` into a debug-log dict, for both the reverse SDE and the probability-flow ODE.
+
+Source: baofff/U-ViT@2a8685fe59c23362cf97aa2b5d47c4bcc36f333b:sde.py:1-290 (stp, duplicate, SDE, VPSDE, ScoreModel, ReverseSDE, ODE, dct2str, euler_maruyama) and baofff/U-ViT@0935d807e8e42d654773876423a974edbce477f4:libs/uvit.py:1-238
+Kept: the sde.py pieces verbatim (euler_maruyama with @torch.no_grad(), its assert
+isinstance, print, np.append/np.linspace grid, tqdm over the reversed zip, trace
+list, `statistics = dict(..., sigma=sigma.item())` + logging.debug(dct2str(...)));
+the UViT model as in libs/uvit.py (unconditional, as train.py's 'uncond' mode
+samples with sde.euler_maruyama(sde.ODE(score_model_ema), ...)).
+Simplified: absl `logging` -> stdlib logging (same debug call); tqdm is a local
+pass-through with tqdm's call signature (tqdm is not importable here); einops
+rearrange written as reshape/permute; xformers branch dropped; 16x16 images,
+patch 4, embed 16, depth 4, 2 heads, 3 sample steps. The sampler is compiled.
+"""
+import torch
+import torch.nn as nn
+import math
+import logging
+import numpy as np
+import torch.utils.checkpoint
+
+if hasattr(torch.nn.functional, 'scaled_dot_product_attention'):
+    ATTENTION_MODE = 'flash'
+else:
+    ATTENTION_MODE = 'math'
+print(f'attention mode is {ATTENTION_MODE}')
+
+
+def trunc_normal_(tensor, mean=0., std=1., a=-2., b=2.):
+    return nn.init.trunc_normal_(tensor, mean=mean, std=std, a=a, b=b)
+
+
+class Mlp(nn.Module):
+    """ MLP as used in Vision Transformer (libs/timm.py)
+    """
+    def __init__(self, in_features, hidden_features=None, out_features=None, act_layer=nn.GELU, drop=0.):
+        super().__init__()
+        out_features = out_features or in_features
+        hidden_features = hidden_features or in_features
+        self.fc1 = nn.Linear(in_features, hidden_features)
+        self.act = act_layer()
+        self.fc2 = nn.Linear(hidden_features, out_features)
+        self.drop = nn.Dropout(drop)
+
+    def forward(self, x):
+        x = self.fc1(x)
+        x = self.act(x)
+        x = self.drop(x)
+        x = self.fc2(x)
+        x = self.drop(x)
+        return x
+
+
+def timestep_embedding(timesteps, dim, max_period=10000):
+    """
+    Create sinusoidal timestep embeddings.
+    """
+    half = dim // 2
+    freqs = torch.exp(
+        -math.log(max_period) * torch.arange(start=0, end=half, dtype=torch.float32) / half
+    ).to(device=timesteps.device)
+    args = timesteps[:, None].float() * freqs[None]
+    embedding = torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+    if dim % 2:
+        embedding = torch.cat([embedding, torch.zeros_like(embedding[:, :1])], dim=-1)
+    return embedding
+
+
+def patchify(imgs, patch_size):
+    # einops.rearrange(imgs, 'B C (h p1) (w p2) -> B (h w) (p1 p2 C)', p1=patch_size, p2=patch_size)
+    B, C, H, W = imgs.shape
+    h, w = H // patch_size, W // patch_size
+    x = imgs.reshape(B, C, h, patch_size, w, patch_size).permute(0, 2, 4, 3, 5, 1)
+    x = x.reshape(B, h * w, patch_size * patch_size * C)
+    return x
+
+
+def unpatchify(x, channels=3):
+    patch_size = int((x.shape[2] // channels) ** 0.5)
+    h = w = int(x.shape[1] ** .5)
+    assert h * w == x.shape[1] and patch_size ** 2 * channels == x.shape[2]
+    # einops.rearrange(x, 'B (h w) (p1 p2 C) -> B C (h p1) (w p2)', h=h, p1=patch_size, p2=patch_size)
+    B = x.shape[0]
+    x = x.reshape(B, h, w, patch_size, patch_size, channels).permute(0, 5, 1, 3, 2, 4)
+    x = x.reshape(B, channels, h * patch_size, w * patch_size)
+    return x
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, num_heads=8, qkv_bias=False, qk_scale=None, attn_drop=0., proj_drop=0.):
+        super().__init__()
+        self.num_heads = num_heads
+        head_dim = dim // num_heads
+        self.scale = qk_scale or head_dim ** -0.5
+
+        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+        self.attn_drop = nn.Dropout(attn_drop)
+        self.proj = nn.Linear(dim, dim)
+        self.proj_drop = nn.Dropout(proj_drop)
+
+    def forward(self, x):
+        B, L, C = x.shape
+
+        qkv = self.qkv(x)
+        if ATTENTION_MODE == 'flash':
+            # 'B L (K H D) -> K B H L D'
+            qkv = qkv.reshape(B, L, 3, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4).float()
+            q, k, v = qkv[0], qkv[1], qkv[2]  # B H L D
+            x = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            x = x.transpose(1, 2).reshape(B, L, C)  # 'B H L D -> B L (H D)'
+        elif ATTENTION_MODE == 'math':
+            qkv = qkv.reshape(B, L, 3, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4)
+            q, k, v = qkv[0], qkv[1], qkv[2]  # B H L D
+            attn = (q @ k.transpose(-2, -1)) * self.scale
+            attn = attn.softmax(dim=-1)
+            attn = self.attn_drop(attn)
+            x = (attn @ v).transpose(1, 2).reshape(B, L, C)
+        else:
+            raise NotImplemented
+
+        x = self.proj(x)
+        x = self.proj_drop(x)
+        return x
+
+
+class Block(nn.Module):
+
+    def __init__(self, dim, num_heads, mlp_ratio=4., qkv_bias=False, qk_scale=None,
+                 act_layer=nn.GELU, norm_layer=nn.LayerNorm, skip=False, use_checkpoint=False):
+        super().__init__()
+        self.norm1 = norm_layer(dim)
+        self.attn = Attention(
+            dim, num_heads=num_heads, qkv_bias=qkv_bias, qk_scale=qk_scale)
+        self.norm2 = norm_layer(dim)
+        mlp_hidden_dim = int(dim * mlp_ratio)
+        self.mlp = Mlp(in_features=dim, hidden_features=mlp_hidden_dim, act_layer=act_layer)
+        self.skip_linear = nn.Linear(2 * dim, dim) if skip else None
+        self.use_checkpoint = use_checkpoint
+
+    def forward(self, x, skip=None):
+        if self.use_checkpoint:
+            return torch.utils.checkpoint.checkpoint(self._forward, x, skip)
+        else:
+            return self._forward(x, skip)
+
+    def _forward(self, x, skip=None):
+        if self.skip_linear is not None:
+            x = self.skip_linear(torch.cat([x, skip], dim=-1))
+        x = x + self.attn(self.norm1(x))
+        x = x + self.mlp(self.norm2(x))
+        return x
+
+
+class PatchEmbed(nn.Module):
+    """ Image to Patch Embedding
+    """
+    def __init__(self, patch_size, in_chans=3, embed_dim=768):
+        super().__init__()
+        self.patch_size = patch_size
+        self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size)
+
+    def forward(self, x):
+        B, C, H, W = x.shape
+        assert H % self.patch_size == 0 and W % self.patch_size == 0
+        x = self.proj(x).flatten(2).transpose(1, 2)
+        return x
+
+
+class UViT(nn.Module):
+    def __init__(self, img_size=224, patch_size=16, in_chans=3, embed_dim=768, depth=12, num_heads=12, mlp_ratio=4.,
+                 qkv_bias=False, qk_scale=None, norm_layer=nn.LayerNorm, mlp_time_embed=False, num_classes=-1,
+                 use_checkpoint=False, conv=True, skip=True):
+        super().__init__()
+        self.num_features = self.embed_dim = embed_dim  # num_features for consistency with other models
+        self.num_classes = num_classes
+        self.in_chans = in_chans
+
+        self.patch_embed = PatchEmbed(patch_size=patch_size, in_chans=in_chans, embed_dim=embed_dim)
+        num_patches = (img_size // patch_size) ** 2
+
+        self.time_embed = nn.Sequential(
+            nn.Linear(embed_dim, 4 * embed_dim),
+            nn.SiLU(),
+            nn.Linear(4 * embed_dim, embed_dim),
+        ) if mlp_time_embed else nn.Identity()
+
+        if self.num_classes > 0:
+            self.label_emb = nn.Embedding(self.num_classes, embed_dim)
+            self.extras = 2
+        else:
+            self.extras = 1
+
+        self.pos_embed = nn.Parameter(torch.zeros(1, self.extras + num_patches, embed_dim))
+
+        self.in_blocks = nn.ModuleList([
+            Block(
+                dim=embed_dim, num_heads=num_heads, mlp_ratio=mlp_ratio, qkv_bias=qkv_bias, qk_scale=qk_scale,
+                norm_layer=norm_layer, use_checkpoint=use_checkpoint)
+            for _ in range(depth // 2)])
+
+        self.mid_block = Block(
+                dim=embed_dim, num_heads=num_heads, mlp_ratio=mlp_ratio, qkv_bias=qkv_bias, qk_scale=qk_scale,
+                norm_layer=norm_layer, use_checkpoint=use_checkpoint)
+
+        self.out_blocks = nn.ModuleList([
+            Block(
+                dim=embed_dim, num_heads=num_heads, mlp_ratio=mlp_ratio, qkv_bias=qkv_bias, qk_scale=qk_scale,
+                norm_layer=norm_layer, skip=skip, use_checkpoint=use_checkpoint)
+            for _ in range(depth // 2)])
+
+        self.norm = norm_layer(embed_dim)
+        self.patch_dim = patch_size ** 2 * in_chans
+        self.decoder_pred = nn.Linear(embed_dim, self.patch_dim, bias=True)
+        self.final_layer = nn.Conv2d(self.in_chans, self.in_chans, 3, padding=1) if conv else nn.Identity()
+
+        trunc_normal_(self.pos_embed, std=.02)
+        self.apply(self._init_weights)
+
+    def _init_weights(self, m):
+        if isinstance(m, nn.Linear):
+            trunc_normal_(m.weight, std=.02)
+            if isinstance(m, nn.Linear) and m.bias is not None:
+                nn.init.constant_(m.bias, 0)
+        elif isinstance(m, nn.LayerNorm):
+            nn.init.constant_(m.bias, 0)
+            nn.init.constant_(m.weight, 1.0)
+
+    @torch.jit.ignore
+    def no_weight_decay(self):
+        return {'pos_embed'}
+
+    def forward(self, x, timesteps, y=None):
+        x = self.patch_embed(x)
+        B, L, D = x.shape
+
+        time_token = self.time_embed(timestep_embedding(timesteps, self.embed_dim))
+        time_token = time_token.unsqueeze(dim=1)
+        x = torch.cat((time_token, x), dim=1)
+        if y is not None:
+            label_emb = self.label_emb(y)
+            label_emb = label_emb.unsqueeze(dim=1)
+            x = torch.cat((label_emb, x), dim=1)
+        x = x + self.pos_embed
+
+        skips = []
+        for blk in self.in_blocks:
+            x = blk(x)
+            skips.append(x)
+
+        x = self.mid_block(x)
+
+        for blk in self.out_blocks:
+            x = blk(x, skips.pop())
+
+        x = self.norm(x)
+        x = self.decoder_pred(x)
+        assert x.size(1) == self.extras + L
+        x = x[:, self.extras:, :]
+        x = unpatchify(x, self.in_chans)
+        x = self.final_layer(x)
+        return x
+
+
+def tqdm(iterable, disable=False, desc=None):
+    return iterable
+
+
+# ---- sde.py ----
+
+def stp(s, ts: torch.Tensor):  # scalar tensor product
+    if isinstance(s, np.ndarray):
+        s = torch.from_numpy(s).type_as(ts)
+    extra_dims = (1,) * (ts.dim() - 1)
+    return s.view(-1, *extra_dims) * ts
+
+
+def mos(a, start_dim=1):  # mean of square
+    return a.pow(2).flatten(start_dim=start_dim).mean(dim=-1)
+
+
+def duplicate(tensor, *size):
+    return tensor.unsqueeze(dim=0).expand(*size, *tensor.shape)
+
+
+class SDE(object):
+    r"""
+        dx = f(x, t)dt + g(t) dw with 0 <= t <= 1
+    """
+    def drift(self, x, t):
+        raise NotImplementedError
+
+    def diffusion(self, t):
+        raise NotImplementedError
+
+    def cum_beta(self, t):  # the variance of xt|x0
+        raise NotImplementedError
+
+    def cum_alpha(self, t):
+        raise NotImplementedError
+
+    def snr(self, t):  # signal noise ratio
+        raise NotImplementedError
+
+    def nsr(self, t):  # noise signal ratio
+        raise NotImplementedError
+
+    def marginal_prob(self, x0, t):  # the mean and std of q(xt|x0)
+        alpha = self.cum_alpha(t)
+        beta = self.cum_beta(t)
+        mean = stp(alpha ** 0.5, x0)  # E[xt|x0]
+        std = beta ** 0.5  # Cov[xt|x0] ** 0.5
+        return mean, std
+
+    def sample(self, x0, t_init=0):  # sample from q(xn|x0), where n is uniform
+        t = torch.rand(x0.shape[0], device=x0.device) * (1. - t_init) + t_init
+        mean, std = self.marginal_prob(x0, t)
+        eps = torch.randn_like(x0)
+        xt = mean + stp(std, eps)
+        return t, eps, xt
+
+
+class VPSDE(SDE):
+    def __init__(self, beta_min=0.1, beta_max=20):
+        # 0 <= t <= 1
+        self.beta_0 = beta_min
+        self.beta_1 = beta_max
+
+    def drift(self, x, t):
+        return -0.5 * stp(self.squared_diffusion(t), x)
+
+    def diffusion(self, t):
+        return self.squared_diffusion(t) ** 0.5
+
+    def squared_diffusion(self, t):  # beta(t)
+        return self.beta_0 + t * (self.beta_1 - self.beta_0)
+
+    def squared_diffusion_integral(self, s, t):  # \int_s^t beta(tau) d tau
+        return self.beta_0 * (t - s) + (self.beta_1 - self.beta_0) * (t ** 2 - s ** 2) * 0.5
+
+    def skip_beta(self, s, t):  # beta_{t|s}, Cov[xt|xs]=beta_{t|s} I
+        return 1. - self.skip_alpha(s, t)
+
+    def skip_alpha(self, s, t):  # alpha_{t|s}, E[xt|xs]=alpha_{t|s}**0.5 xs
+        x = -self.squared_diffusion_integral(s, t)
+        return x.exp()
+
+    def cum_beta(self, t):
+        return self.skip_beta(0, t)
+
+    def cum_alpha(self, t):
+        return self.skip_alpha(0, t)
+
+    def nsr(self, t):
+        return self.squared_diffusion_integral(0, t).expm1()
+
+    def snr(self, t):
+        return 1. / self.nsr(t)
+
+    def __str__(self):
+        return f'vpsde beta_0={self.beta_0} beta_1={self.beta_1}'
+
+    def __repr__(self):
+        return f'vpsde beta_0={self.beta_0} beta_1={self.beta_1}'
+
+
+class ScoreModel(object):
+    r"""
+        The forward process is q(x_[0,T])
+    """
+
+    def __init__(self, nnet: nn.Module, pred: str, sde: SDE, T=1):
+        assert T == 1
+        self.nnet = nnet
+        self.pred = pred
+        self.sde = sde
+        self.T = T
+        print(f'ScoreModel with pred={pred}, sde={sde}, T={T}')
+
+    def predict(self, xt, t, **kwargs):
+        if not isinstance(t, torch.Tensor):
+            t = torch.tensor(t)
+        t = t.to(xt.device)
+        if t.dim() == 0:
+            t = duplicate(t, xt.size(0))
+        return self.nnet(xt, t * 999, **kwargs)  # follow SDE
+
+    def noise_pred(self, xt, t, **kwargs):
+        pred = self.predict(xt, t, **kwargs)
+        if self.pred == 'noise_pred':
+            noise_pred = pred
+        elif self.pred == 'x0_pred':
+            noise_pred = - self.sde.snr(t).sqrt() * pred + self.sde.cum_beta(t).rsqrt() * xt
+        else:
+            raise NotImplementedError
+        return noise_pred
+
+    def x0_pred(self, xt, t, **kwargs):
+        pred = self.predict(xt, t, **kwargs)
+        if self.pred == 'noise_pred':
+            x0_pred = self.sde.cum_alpha(t).rsqrt() * xt - self.sde.nsr(t).sqrt() * pred
+        elif self.pred == 'x0_pred':
+            x0_pred = pred
+        else:
+            raise NotImplementedError
+        return x0_pred
+
+    def score(self, xt, t, **kwargs):
+        cum_beta = self.sde.cum_beta(t)
+        noise_pred = self.noise_pred(xt, t, **kwargs)
+        return stp(-cum_beta.rsqrt(), noise_pred)
+
+
+class ReverseSDE(object):
+    r"""
+        dx = [f(x, t) - g(t)^2 s(x, t)] dt + g(t) dw
+    """
+    def __init__(self, score_model):
+        self.sde = score_model.sde  # the forward sde
+        self.score_model = score_model
+
+    def drift(self, x, t, **kwargs):
+        drift = self.sde.drift(x, t)  # f(x, t)
+        diffusion = self.sde.diffusion(t)  # g(t)
+        score = self.score_model.score(x, t, **kwargs)
+        return drift - stp(diffusion ** 2, score)
+
+    def diffusion(self, t):
+        return self.sde.diffusion(t)
+
+
+class ODE(object):
+    r"""
+        dx = [f(x, t) - g(t)^2 s(x, t)] dt
+    """
+
+    def __init__(self, score_model):
+        self.sde = score_model.sde  # the forward sde
+        self.score_model = score_model
+
+    def drift(self, x, t, **kwargs):
+        drift = self.sde.drift(x, t)  # f(x, t)
+        diffusion = self.sde.diffusion(t)  # g(t)
+        score = self.score_model.score(x, t, **kwargs)
+        return drift - 0.5 * stp(diffusion ** 2, score)
+
+    def diffusion(self, t):
+        return 0
+
+
+def dct2str(dct):
+    return str({k: f'{v:.6g}' for k, v in dct.items()})
+
+
+@ torch.no_grad()
+def euler_maruyama(rsde, x_init, sample_steps, eps=1e-3, T=1, trace=None, verbose=False, **kwargs):
+    r"""
+    The Euler Maruyama sampler for reverse SDE / ODE
+    See `Score-Based Generative Modeling through Stochastic Differential Equations`
+    """
+    assert isinstance(rsde, ReverseSDE) or isinstance(rsde, ODE)
+    print(f"euler_maruyama with sample_steps={sample_steps}")
+    timesteps = np.append(0., np.linspace(eps, T, sample_steps))
+    timesteps = torch.tensor(timesteps).to(x_init)
+    x = x_init
+    if trace is not None:
+        trace.append(x)
+    for s, t in tqdm(list(zip(timesteps, timesteps[1:]))[::-1], disable=not verbose, desc='euler_maruyama'):
+        drift = rsde.drift(x, t, **kwargs)
+        diffusion = rsde.diffusion(t)
+        dt = s - t
+        mean = x + drift * dt
+        sigma = diffusion * (-dt).sqrt()
+        x = mean + stp(sigma, torch.randn_like(x)) if s != 0 else mean
+        if trace is not None:
+            trace.append(x)
+        statistics = dict(s=s, t=t, sigma=sigma.item())
+        logging.debug(dct2str(statistics))
+    return x
+
+
+sample = torch.compile(euler_maruyama)
+
+
+def make():
+    torch.manual_seed(0)
+    nnet = UViT(img_size=16, patch_size=4, in_chans=3, embed_dim=16, depth=4, num_heads=2,
+                mlp_ratio=4, qkv_bias=False, mlp_time_embed=False, num_classes=-1)
+    nnet.eval()
+    score_model_ema = ScoreModel(nnet, pred='noise_pred', sde=VPSDE())
+    x_init = torch.randn(2, 3, 16, 16)
+    return euler_maruyama, [
+        (ReverseSDE(score_model_ema), x_init, 3),
+        (ODE(score_model_ema), x_init, 3),
+    ]
