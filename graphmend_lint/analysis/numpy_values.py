@@ -34,7 +34,7 @@ ARRAY_FUNCTIONS = frozenset(
      "full_like", "empty_like", "where", "clip", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt",
      "square", "power", "sin", "cos", "tan", "tanh", "arctan", "arctan2", "abs", "absolute", "sign", "floor", "ceil",
      "round", "rint", "maximum", "minimum", "sum", "prod", "mean", "std", "var", "max", "min", "amax", "amin",
-     "cumsum", "cumprod", "argmax", "argmin", "concatenate", "stack", "repeat", "tile", "flip", "reshape",
+     "cumsum", "cumprod", "argmax", "argmin", "concatenate", "stack", "repeat", "tile", "flip", "reshape", "unique",
      "transpose", "sort", "argsort", "dot", "matmul", "outer", "isnan", "isinf", "isfinite", "logical_and",
      "logical_or", "logical_not", "any", "all", "float16", "float32", "float64", "int8", "int16", "int32",
      "int64", "uint8", "bool_"}

@@ -74,6 +74,9 @@ WRAPPING_CALLS = frozenset({"functools.partial", "functools.update_wrapper", "ty
 _OPTIONAL_TYPES = frozenset({"typing.Optional", "typing.Union"})
 #: A version at the end of a class name (``ModelEmaV3``, ``ResNet2``), which a parameter's name leaves out.
 _MIN_NAME_KEY = 3  # ``m`` or ``x`` names no class
+#: Parameter names that hold a model: ``model``, ``net``, ``ema_model``, ``network``, ``student_net``.
+_MODEL_NAME = re.compile(r"(^|_)(model|net|network)$")
+_MODULE_CLASSES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _VERSION_SUFFIX = re.compile(r"(?<=[a-z])V?\d+$")
 
 
@@ -536,7 +539,49 @@ class Resolver:
             declared = list(self._declared_instances(function, parameter))
             if not declared and all(opaque_argument(argument) for argument in passed):
                 declared = [Target(What.INSTANCE, klass) for klass in self.duck_typing.classes(function, name)]
+            if not declared and all(opaque_argument(argument) for argument in passed):
+                declared = list(self._sole_model(function, parameter))
             yield from declared
+
+    def _sole_model(self, function: str, parameter: ast.arg) -> Iterator[Target]:
+        """The model a step function's ``model`` parameter holds, when the file defines exactly one.
+
+        ``def evaluate_step(model, batch): return model(batch)`` compiled
+        (``torch.compile(evaluate_step)``), with the model built by a caller
+        the file does not show. A parameter named for a model (``model``,
+        ``net``, ``ema_model``, ``network``) or annotated ``nn.Module`` holds
+        a module; when the file has exactly one ``nn.Module`` class that no
+        other class of the file builds as a submodule, it is that one.
+        Parameters of ``forward`` and ``__call__`` take tensors.
+        """
+        if function.rpartition(".")[2] in {"forward", "__call__", "__init__"}:
+            return
+        annotation = parameter.annotation
+        declared_module = annotation is not None and self.imported_name(annotation, function) in _MODULE_CLASSES
+        if not (declared_module or (annotation is None and _MODEL_NAME.search(parameter.arg))):
+            return
+        if len(self._root_models) == 1:
+            yield Target(What.INSTANCE, self._root_models[0])
+
+    @cached_property
+    def _root_models(self) -> list[str]:
+        """Module-level ``nn.Module`` classes of this file that no other class of the file builds."""
+        models = [klass for klass in self.index.classes if "." not in klass and self._is_torch_module(klass)]
+        built = {
+            node.func.id
+            for klass in models
+            for node in ast.walk(self.index.classes[klass])
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id != klass
+        }
+        return [klass for klass in models if klass not in built]
+
+    def _is_torch_module(self, klass: str) -> bool:
+        """*klass* derives, through local classes, from a ``torch.nn`` class."""
+        return any(
+            (self.imported_name(base, MODULE) or "").startswith("torch.nn.")
+            for ancestor in self.index.mro(klass)
+            for base in self.index.classes[ancestor].bases
+        )
 
     def _declared_instances(self, function: str, parameter: ast.arg) -> Iterator[Target]:
         """Instances of this module's classes a parameter no call site or default explains is declared to hold.

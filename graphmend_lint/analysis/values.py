@@ -738,7 +738,7 @@ class ValueOracle:
                     return self._loop_element(loop.iter, path)
                 return self._unpacked(assignment, parent)
             if isinstance(parent, (nodes.For, nodes.Comprehension)):
-                return self._loop_variable(parent.iter)
+                return self._loop_element(parent.iter, ())
             if isinstance(parent, nodes.NamedExpr):
                 return self._kind(parent.value)
         return Kind.UNKNOWN
@@ -803,6 +803,7 @@ class ValueOracle:
             return None
         iterable = loop.iter
         for index in path:
+            iterable = self._item_source(iterable)
             callee = self.qualified_name(iterable.func) if isinstance(iterable, nodes.Call) else None
             if callee == "enumerate" and index == 1 and iterable.args:
                 iterable = iterable.args[0]
@@ -814,6 +815,7 @@ class ValueOracle:
 
     def _loop_element(self, iterable: nodes.NodeNG, path: tuple[int, ...]) -> Kind | None:
         """The kind of the part at *path* of each item of *iterable* (``for i, (a, b) in enumerate(zip(xs, ys))``)."""
+        iterable = self._item_source(iterable)
         if not path:
             return self._loop_variable(iterable)
         index, rest = path[0], path[1:]
@@ -826,6 +828,25 @@ class ValueOracle:
             # ``for a, b in zip(xs, ys)``: each name walks its own iterable
             return self._loop_element(iterable.args[index], rest) if index < len(iterable.args) else Kind.UNKNOWN
         return Kind.TENSOR if self._loop_variable(iterable) is Kind.TENSOR else Kind.UNKNOWN  # rows of a tensor
+
+    def _item_source(self, iterable: nodes.NodeNG) -> nodes.NodeNG:
+        """What *iterable* takes its items from unchanged: ``zip(ts, ts[1:])`` behind ``list(zip(ts,
+        ts[1:]))[::-1]`` (U-ViT's Euler-Maruyama sampler walks its timestep pairs backwards that way), through
+        ``list``/``tuple``/``sorted``/``reversed`` copies and slices, so that each unpacked name still walks
+        its own iterable."""
+        for _ in range(_EVIDENCE_DEPTH):
+            if isinstance(iterable, nodes.Subscript) and isinstance(iterable.slice, nodes.Slice):
+                iterable = iterable.value
+            elif (
+                isinstance(iterable, nodes.Call)
+                and len(iterable.args) == 1
+                and self.qualified_name(iterable.func) in ITEM_COPIES
+                and not any(keyword.arg == "key" for keyword in iterable.keywords or ())
+            ):
+                iterable = iterable.args[0]
+            else:
+                break
+        return iterable
 
     def _loop_variable(self, iterable: nodes.NodeNG) -> Kind | None:
         if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "range":

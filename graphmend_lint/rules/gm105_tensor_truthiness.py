@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet, tensor_condition_parts
+from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.values import Kind, ValueOracle
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
@@ -65,10 +66,28 @@ def _iterated_for_truth(values: ValueOracle, call: nodes.Call) -> nodes.NodeNG |
         return None
     iterated = call.args[0]
     if isinstance(iterated, (nodes.GeneratorExp, nodes.ListComp)):
-        return iterated.elt if values.is_tensor(iterated.elt) else None
+        return iterated.elt if _traced_as_tensor(values, iterated.elt) else None
     if isinstance(iterated, (nodes.List, nodes.Tuple)):
-        return next((element for element in iterated.elts if values.is_tensor(element)), None)
-    return iterated if values.is_tensor(iterated) else None
+        return next((element for element in iterated.elts if _traced_as_tensor(values, element)), None)
+    return iterated if _traced_as_tensor(values, iterated) else None
+
+
+def _traced_as_tensor(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    """A tensor, or a NumPy array computed in traced code, which Dynamo holds as a tensor (``torch._numpy``):
+    ``all(axes > 0)`` over ``np.unique(axes)`` breaks like ``all(t > 0)`` (GB0170, measured, torch 2.13)."""
+    return values.is_tensor(node) or is_numpy_value(values, node)
+
+
+def _sorted_elements(values: ValueOracle, call: nodes.Call) -> nodes.NodeNG | None:
+    """The tensor or traced NumPy array ``sorted(...)`` orders element by element, comparing them on the host
+    (nnU-Net's ``for ax in sorted(np.unique(axes).astype(int), reverse=True)``, copied into many
+    segmentation losses: "Failed to trace builtin operator", GB0059, measured on torch 2.13)."""
+    func = call.func
+    if not (isinstance(func, nodes.Name) and func.name == "sorted" and values.qualified_name(func) == "sorted"):
+        return None
+    if len(call.args) != 1 or any(keyword.arg == "key" for keyword in call.keywords or ()):
+        return None
+    return call.args[0] if _traced_as_tensor(values, call.args[0]) else None
 
 
 def _sorted_by_tensor(values: ValueOracle, call: nodes.Call) -> nodes.NodeNG | None:
@@ -101,8 +120,13 @@ class TensorTruthiness(Rule):
     masks)`, `all([a.min() > 0, b.max() < 1])`: GB0170, with GB8335 for
     a generator, after which Dynamo runs the rest of the frame eagerly), `filter` with a `lambda` that returns a tensor (GB0170),
     and `sorted(...)` / `xs.sort(...)` with a `key` lambda that returns a
-    tensor ("sort with non-constant keys", GB0207). The builtins `min`,
-    `max` and `abs` of tensors trace (measured).
+    tensor ("sort with non-constant keys", GB0207), and `sorted(t)` of a
+    tensor itself, which compares its elements on the host (GB0059). A NumPy
+    array computed in traced code counts as a tensor for all of these:
+    Dynamo holds it as one, so nnU-Net's `sorted(np.unique(axes).astype(int))`
+    and `all(a > 0)` over an array break alike (measured). The builtins `min`,
+    `max`, `sum` and `abs` of tensors, and `list`, `reversed`, `enumerate`
+    and `zip` over them, trace (measured).
 
     ## Why is this bad
     `and`, `or` and `not` ask for the truth of a tensor, which needs its value
@@ -143,7 +167,7 @@ class TensorTruthiness(Rule):
     code = "GM105"
     name = "tensor-truthiness"
     summary = "`and`/`or`/`not` on a tensor value forces a host sync"
-    dynamo_gb = gb_types("GB0170", "GB0033", "GB0207", "GB8335")
+    dynamo_gb = gb_types("GB0170", "GB0033", "GB0207", "GB8335", "GB0059")
     valid = (
         # the builtins over Python values, and the tensor reductions
         "import torch\n\n@torch.compile\ndef f(x, flags: list):\n    return x.all(), torch.any(x > 0), all(flags), any([1, 0])\n",
@@ -214,6 +238,12 @@ class TensorTruthiness(Rule):
             key = _sorted_by_tensor(ctx.values, call)
             if key is not None:
                 message = f"sorting by the tensor `{snippet(key)}` compares tensors as Python bools: graph break"
+                yield ctx.report(call, message, traced, SORT_KEY)
+                continue
+            elements = _sorted_elements(ctx.values, call)
+            if elements is not None:
+                kind = "a tensor" if ctx.values.is_tensor(elements) else "a NumPy array Dynamo holds as a tensor"
+                message = f"`sorted()` compares the elements of `{snippet(elements)}`, {kind}, as Python bools: graph break"
                 yield ctx.report(call, message, traced, SORT_KEY)
         for statement, traced in ctx.traced_nodes(nodes.Assert):
             if not isinstance(statement.test, nodes.BoolOp):
