@@ -1020,3 +1020,41 @@ def test_modules_added_to_a_module_dict_and_walked_through_items_are_traced() ->
         "model = torch.compile(UNet())\n"
     )
     assert found == {"UNet.forward", "Block.forward", "Head.forward"}
+
+
+SOLE_MODEL = """
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def forward(self, x):
+        return x.relu()
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+    def forward(self, x):
+        return self.block(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("step", "expected"),
+    [
+        ("def step(model, x):\n    model.eval()\n    return model(x)\n", {"step", "Net.forward", "Block.forward"}),
+        ("def step(net: nn.Module, x):\n    return net(x)\n", {"step", "Net.forward", "Block.forward"}),
+        ("def step(ema_model, x):\n    return ema_model(x)\n", {"step", "Net.forward", "Block.forward"}),
+        # not named or annotated as a model: a loss function, a callback
+        ("def step(fn, x):\n    return fn(x)\n", {"step"}),
+    ],
+    ids=["model", "annotated-module", "ema-model", "other-name"],
+)
+def test_a_step_functions_model_parameter_is_the_files_sole_model(step: str, expected: set[str]) -> None:
+    """``torch.compile(evaluate_step)`` with the model built by a caller the file does not show."""
+    assert traced(SOLE_MODEL + step + "c = torch.compile(step)\n") == expected
+
+
+def test_a_model_parameter_stays_unresolved_when_the_file_has_two_models() -> None:
+    other = "class Critic(nn.Module):\n    def forward(self, x):\n        return x\n"
+    assert traced(SOLE_MODEL + other + "def step(model, x):\n    return model(x)\nc = torch.compile(step)\n") == {"step"}

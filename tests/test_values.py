@@ -1026,3 +1026,20 @@ def test_a_parameter_one_traced_call_passes_a_tensor_is_a_tensor_though_another_
         "model = torch.compile(Net())\n"
     )
     assert kinds == {"n": T, "k": Kind.UNKNOWN}
+
+
+def test_loop_items_are_followed_through_copies_and_slices() -> None:
+    """U-ViT's sampler walks ``list(zip(ts, ts[1:]))[::-1]``: each unpacked name still walks its tensor."""
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(x: torch.Tensor, ts: torch.Tensor, names: list):\n"
+        "    for s, t in list(zip(ts, ts[1:]))[::-1]:\n"
+        "        probe(s, t)\n"
+        "    for u in sorted(ts)[1:]:\n"
+        "        probe(u)\n"
+        "    for n in reversed(names[1:]):\n"
+        "        probe(n)\n"
+        "    return x\n"
+    )
+    assert kinds == {"s": T, "t": T, "u": T, "n": Kind.UNKNOWN}
