@@ -1,6 +1,6 @@
 """TimesFM forecasting forward: list of series, moving-average decomposition, python padding loop, autoregressive patch decode, quantile loss.
 
-Source: huggingface/transformers@v5.23.0:src/transformers/models/timesfm/modeling_timesfm.py:75-298,332-563,566-800
+Source: huggingface/transformers@v5.23.0:src/transformers/models/timesfm/modeling_timesfm.py:75-298,332-801
 Kept: TimesFmModelForPrediction.forward verbatim (fcontext_len, per-series min, window_size
 decomposition via _timesfm_moving_average, freq list doubling, logger.info default freq,
 _preprocess's per-series pad/truncate loop and torch.tensor(freq[...]), the padding-length

@@ -1,6 +1,6 @@
 """VideoMAE video classification: sinusoid-embedded tubelet patches, encoder, mean-pooling with fc_norm or CLS token, optional labels loss.
 
-Source: huggingface/transformers@v5.23.0:src/transformers/models/videomae/modeling_videomae.py:80-178,181-466,694-754
+Source: huggingface/transformers@v5.23.0:src/transformers/models/videomae/modeling_videomae.py:80-466,684-755
 Kept: VideoMAEForVideoClassification verbatim (fc_norm only with use_mean_pooling,
 `if self.fc_norm is not None` mean vs `[:, 0]`, classifier or Identity, `if labels is not None`
 loss), VideoMAEModel (layernorm None under mean pooling, bool_masked_pos None path),

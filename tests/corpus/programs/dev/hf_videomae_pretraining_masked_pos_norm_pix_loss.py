@@ -1,6 +1,6 @@
 """VideoMAE pre-training forward: boolean-mask patch selection, numpy sinusoid table, shuffled position embeddings, no_grad norm-pix labels, torch_compilable_check.
 
-Source: huggingface/transformers@v5.23.0:src/transformers/models/videomae/modeling_videomae.py:80-178,181-377,398-466,469-691
+Source: huggingface/transformers@v5.23.0:src/transformers/models/videomae/modeling_videomae.py:80-681
 Kept: get_sinusoid_encoding_table (numpy), VideoMAEEmbeddings/PatchEmbeddings with their
 ValueError guards and `embeddings[~bool_masked_pos]`, the ViT-style layers, VideoMAEDecoder with
 its deepcopy'd config and `hidden_states[:, -return_token_num:]`, VideoMAEForPreTraining.forward
