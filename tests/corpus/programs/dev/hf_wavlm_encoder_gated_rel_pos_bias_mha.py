@@ -7,23 +7,53 @@ torch_multi_head_self_attention wrapper with key_padding_mask and need_weights=T
 WavLMEncoderLayer, WavLMFeedForward, WavLMPositionalConvEmbedding with parametrized weight_norm
 and WavLMSamePadLayer, WavLMEncoder.forward (`hidden_states[~expand_attention_mask] = 0`,
 synced_gpus from is_deepspeed_zero3_enabled()/is_fsdp_managed_module, torch.rand LayerDrop).
-Simplified: deepspeed/fsdp checks are small local functions returning False for a plain
-module; ACT2FN reduced to a dict of module classes; hidden 8, 2 heads, 2 layers, 16 buckets.
+Also: is_deepspeed_zero3_enabled (integrations/deepspeed.py:284-288), is_fsdp_managed_module
+(distributed/fsdp.py:54-65) and the lru_cache'd, compile-constant is_torch_distributed_available
+(utils/import_utils.py:182-197,275-282), copied.
+Simplified: no deepspeed config is ever set (the weak ref stays None); ACT2FN reduced to a dict of module classes; hidden 8, 2 heads, 2 layers, 16 buckets.
 """
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 
+_hf_deepspeed_config_weak_ref = None
+
+
+def _make_compile_constant(fn):
+    setattr(fn, "_dynamo_marked_constant", True)
+    return fn
+
+
+@lru_cache
+@_make_compile_constant
+def is_torch_distributed_available() -> bool:
+    return torch.distributed.is_available()
+
+
 def is_deepspeed_zero3_enabled():
-    return False
+    if _hf_deepspeed_config_weak_ref is not None and _hf_deepspeed_config_weak_ref() is not None:
+        return _hf_deepspeed_config_weak_ref().is_zero3()
+    else:
+        return False
 
 
-def is_fsdp_managed_module(module):
-    return getattr(module, "_is_fsdp_managed_module", False) or getattr(module, "_fsdp_use_orig_params", False)
+def is_fsdp_managed_module(module: nn.Module) -> bool:
+    """Check if a module is managed by FSDP (1 or 2)."""
+    if not is_torch_distributed_available():
+        return False
+
+    # FSDP2: attribute set by apply_fsdp2()
+    if getattr(module, "_is_fsdp_managed_module", False):
+        return True
+    # FSDP1: wrapped by FullyShardedDataParallel
+    from torch.distributed.fsdp import FullyShardedDataParallel
+
+    return isinstance(module, FullyShardedDataParallel)
 
 
 ACT2CLS = {"gelu": nn.GELU}

@@ -7,18 +7,40 @@ slicing loop, feature_extractor/classifier, AMSoftmaxLoss with one_hot + torch.w
 _get_tdnn_output_lengths and _get_feat_extract_output_lengths (torch.div floor), TDNNLayer with
 its is_peft_available() check, the group-norm feature encoder with the requires_grad toggle,
 feature projection and _get_feature_vector_attention_mask (index assignment + flip/cumsum).
+Also: is_peft_available as in utils/import_utils.py:76-110,182-197,1024-1027 (lru_cache over a
+compile-constant-marked probe; the version lookup is dropped as it is never requested).
 Simplified: the backbone skips the transformer encoder and spec-augment masking (feature
 encoder -> projection only); conv stack (8, 8) with strides (5, 2); TDNN dims (8, 8, 12).
 """
+import importlib.util
 import warnings
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 from torch import nn
 
 
-def is_peft_available():
-    return False
+def _make_compile_constant(fn):
+    setattr(fn, "_dynamo_marked_constant", True)
+    return fn
+
+
+def _is_package_available(pkg_name: str, return_version: bool = False):
+    """Check if `pkg_name` exist, and optionally try to get its version"""
+    spec = importlib.util.find_spec(pkg_name)
+    package_exists = spec is not None
+    package_version = "N/A"
+    if return_version:
+        return package_exists, package_version
+    else:
+        return package_exists, None
+
+
+@lru_cache
+@_make_compile_constant
+def is_peft_available() -> bool:
+    return _is_package_available("peft")[0]
 
 
 class WavLMConfig:
