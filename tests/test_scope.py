@@ -151,6 +151,31 @@ def test_project_decorator_wrapper_is_traced() -> None:
     assert traced(source) == {"Rope.forward", "rope_update.wrapper", "rope_update.update"}
 
 
+def test_a_decorator_a_factory_call_made_and_a_helper_built_is_traced() -> None:
+    """torchaudio's ``dropping_support = deprecated(message)``: the decorator is a name bound to a factory's
+    call, and it returns the wrapper another function builds around the decorated one."""
+    source = """
+    import torch
+    def wrap_deprecated(func, message):
+        def wrapped(*args, **kwargs):
+            return func(*args, **kwargs)
+        return wrapped
+    def deprecated(message):
+        def decorator(func):
+            wrapped = wrap_deprecated(func, message)
+            return wrapped
+        return decorator
+    dropping_support = deprecated("gone")
+    @dropping_support
+    def oscillator_bank(x):
+        return x
+    @torch.compile
+    def f(x):
+        return oscillator_bank(x)
+    """
+    assert traced(source) == {"f", "oscillator_bank", "wrap_deprecated.wrapped"}
+
+
 def test_disabled_functions_and_eager_only_branches_stop_reachability() -> None:
     source = """
     import torch

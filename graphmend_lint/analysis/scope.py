@@ -429,11 +429,24 @@ class ScopeAnalyzer:
         name = dotted_name(_decorator_callee(decorator))
         if name is None:
             return
+        name = self._factory_behind(name, decorator) or name
         if name in self.index.functions:
             for inner in self._returned_wrappers(name):
                 self._enqueue(inner, chain + (f"@{name}",))
         elif self.imports.is_imported(name) and not self.imports.resolve(name).startswith(("torch.", "functools.")):
             self._add_seed(self.imports.resolve(name), True, chain)
+
+    def _factory_behind(self, name: str, decorator: ast.expr) -> str | None:
+        """The local decorator factory a module-level name holds the decorator of: ``deprecated`` for
+        ``@dropping_support`` after ``dropping_support = deprecated(message, version="2.9")`` (torchaudio's
+        prototype DSP functions); ``None`` when the name is not bound once to such a call."""
+        if isinstance(decorator, ast.Call) or name in self.index.functions:
+            return None
+        bindings = self.index.bindings(MODULE, name)
+        if len(bindings) != 1 or bindings[0].path or not isinstance(bindings[0].value, ast.Call):
+            return None
+        factory = dotted_name(bindings[0].value.func)
+        return factory if factory in self.index.functions else None
 
     def _returned_wrappers(self, decorator: str, depth: int = 0) -> list[str]:
         """The nested functions a decorator returns: what runs in place of the decorated function.
@@ -450,15 +463,37 @@ class ScopeAnalyzer:
         wrapped = {argument.arg for argument in function.args.args}
         wrappers: list[str] = []
         for statement in function.body:
-            if isinstance(statement, ast.Return) and isinstance(statement.value, ast.Name):
-                candidate = f"{decorator}.{statement.value.id}"
-                if candidate not in nested:
-                    continue
-                if self._calls_any(candidate, wrapped):
-                    wrappers.append(candidate)  # calls the decorated function: a call-time wrapper
-                elif depth < 2:
-                    wrappers.extend(self._returned_wrappers(candidate, depth + 1))  # a decorator factory
+            if not isinstance(statement, ast.Return) or statement.value is None:
+                continue
+            built = self._built_by_helper(decorator, statement.value, wrapped)
+            if built is not None and depth < 2:
+                wrappers.extend(self._returned_wrappers(built, depth + 1))  # ``return wrap(func, ...)``
+                continue
+            if not isinstance(statement.value, ast.Name):
+                continue
+            candidate = f"{decorator}.{statement.value.id}"
+            if candidate not in nested:
+                continue
+            if self._calls_any(candidate, wrapped):
+                wrappers.append(candidate)  # calls the decorated function: a call-time wrapper
+            elif depth < 2:
+                wrappers.extend(self._returned_wrappers(candidate, depth + 1))  # a decorator factory
         return wrappers
+
+    def _built_by_helper(self, decorator: str, returned: ast.expr, wrapped: set[str]) -> str | None:
+        """The module-level function that builds the returned wrapper from the decorated function:
+        ``wrap_deprecated`` for ``wrapped = wrap_deprecated(func, name)`` then ``return wrapped`` (or
+        ``return wrap_deprecated(func, name)``); its own returned wrapper is what runs."""
+        if isinstance(returned, ast.Name):
+            bindings = self.index.bindings(decorator, returned.id)
+            if len(bindings) != 1 or bindings[0].path:
+                return None
+            returned = bindings[0].value
+        if not isinstance(returned, ast.Call) or not isinstance(returned.func, ast.Name):
+            return None
+        helper = returned.func.id
+        passes_wrapped = any(isinstance(arg, ast.Name) and arg.id in wrapped for arg in returned.args)
+        return helper if helper in self.index.functions and passes_wrapped else None
 
     def _calls_any(self, qualname: str, names: set[str]) -> bool:
         return any(
