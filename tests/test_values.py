@@ -1040,6 +1040,10 @@ def test_loop_items_are_followed_through_copies_and_slices() -> None:
         "        probe(u)\n"
         "    for n in reversed(names[1:]):\n"
         "        probe(n)\n"
+        "    for a, b in track(zip(ts, ts[1:]), True):\n"
+        "        probe(a)\n"
         "    return x\n"
+        "def track(it, disable):\n"
+        "    return it\n"
     )
-    assert kinds == {"s": T, "t": T, "u": T, "n": Kind.UNKNOWN}
+    assert kinds == {"s": T, "t": T, "u": T, "n": Kind.UNKNOWN, "a": T}

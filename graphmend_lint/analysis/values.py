@@ -844,9 +844,21 @@ class ValueOracle:
                 and not any(keyword.arg == "key" for keyword in iterable.keywords or ())
             ):
                 iterable = iterable.args[0]
+            elif isinstance(iterable, nodes.Call) and iterable.args and self._returns_first_argument(iterable.func):
+                iterable = iterable.args[0]  # ``tqdm(pairs, disable=True)`` with a pass-through ``tqdm`` of this file
             else:
                 break
         return iterable
+
+    def _returns_first_argument(self, func: nodes.NodeNG) -> bool:
+        """*func* names a function of this file every ``return`` of which gives back its first parameter:
+        a progress-bar stand-in or a switch that may skip wrapping (``def track(it, disable): return it``)."""
+        function = self._project_function(func) if isinstance(func, nodes.Name) else None
+        if function is None or not function.args.args:
+            return False
+        first = function.args.args[0].name
+        returns = [r.value for r in descendants(function, nodes.Return, skip=(nodes.FunctionDef, nodes.Lambda))]
+        return bool(returns) and all(isinstance(value, nodes.Name) and value.name == first for value in returns)
 
     def _loop_variable(self, iterable: nodes.NodeNG) -> Kind | None:
         if isinstance(iterable, nodes.Call) and self.qualified_name(iterable.func) == "range":
@@ -1674,9 +1686,10 @@ class ValueOracle:
             klass = klass.parent
         if klass is None:
             return None
-        method = klass.locals.get(func.attrname)
-        if method and isinstance(method[0], nodes.FunctionDef):
-            return method[0]
+        for owner in self._lineage(klass):  # the class, then the bases of this module it inherits from
+            method = owner.locals.get(func.attrname)
+            if method:
+                return method[0] if isinstance(method[0], nodes.FunctionDef) else None
         return None
 
     def _is_module_attribute(self, node: nodes.Attribute) -> bool:
