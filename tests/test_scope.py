@@ -1083,3 +1083,13 @@ def test_a_step_functions_model_parameter_is_the_files_sole_model(step: str, exp
 def test_a_model_parameter_stays_unresolved_when_the_file_has_two_models() -> None:
     other = "class Critic(nn.Module):\n    def forward(self, x):\n        return x\n"
     assert traced(SOLE_MODEL + other + "def step(model, x):\n    return model(x)\nc = torch.compile(step)\n") == {"step"}
+
+
+def test_a_model_a_function_assigns_under_global_is_followed() -> None:
+    """PSMNet's ``main()`` runs ``global model`` then ``model = stackhourglass(...)``; the compiled ``test()``
+    calls ``model(imgL, imgR)``."""
+    source = SOLE_MODEL + (
+        "def test(x):\n    return model(x)\n"
+        "def main():\n    global model\n    model = Net()\n    return torch.compile(test)\n"
+    )
+    assert traced(source) == {"test", "Net.forward", "Block.forward"}

@@ -1047,3 +1047,18 @@ def test_loop_items_are_followed_through_copies_and_slices() -> None:
         "    return it\n"
     )
     assert kinds == {"s": T, "t": T, "u": T, "n": Kind.UNKNOWN, "a": T}
+
+
+def test_a_named_lambda_types_its_parameter_from_its_calls_and_its_result_from_its_body() -> None:
+    """VIBE's loss: ``flatten = lambda x: x.reshape(-1)`` over weights read from a batch dict and cast to
+    bool (a module converts to no bool dtype, so ``.type(torch.bool)`` is a tensor)."""
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(batch, x: torch.Tensor):\n"
+        "    flatten = lambda v: probe(v).reshape(-1)\n"
+        "    w = flatten(batch['w'].type(torch.bool))\n"
+        "    probe(w)\n"
+        "    return x\n"
+    )
+    assert kinds == {"v": T, "w": T}

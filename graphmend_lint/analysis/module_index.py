@@ -115,7 +115,20 @@ class ModuleIndex:
         table = self._bindings.get(scope)
         if table is None:
             table = self._bindings[scope] = _collect_bindings(self.scope_body(scope))
+            if scope == MODULE:
+                self._add_global_assignments(table)
         return table
+
+    def _add_global_assignments(self, table: dict[str, list[Binding]]) -> None:
+        """Module variables a function assigns under ``global``: PSMNet's ``main()`` runs ``global model`` then
+        ``model = stackhourglass(...)``, and the compiled ``test()`` calls ``model(imgL, imgR)``."""
+        for function in self.functions.values():
+            declared = {name for node in _own_statements(function.body) if isinstance(node, ast.Global) for name in node.names}
+            if not declared:
+                continue
+            for name, bindings in _collect_bindings(function.body).items():
+                if name in declared:
+                    table.setdefault(name, []).extend(bindings)
 
     def returns(self, function: str) -> list[ast.expr]:
         """The values *function*'s own ``return`` statements give back."""

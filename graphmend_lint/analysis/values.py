@@ -1199,12 +1199,16 @@ class ValueOracle:
         ``ModuleList``, ``super().forward(h)``, as scope analysis resolved them in traced code; and those of
         an ``__init__``, which run when the class is called: ``Wrapper(loss, weights)``.
         """
-        if not isinstance(function, nodes.FunctionDef):
+        if isinstance(function, nodes.Lambda):
+            calls = self._lambda_calls(function)
+        elif isinstance(function, nodes.FunctionDef):
+            calls = self.calls_of(function)
+        else:
             return []
-        return [argument for call in self.calls_of(function) for argument in self._passed_for(call, function, parameter)]
+        return [argument for call in calls for argument in self._passed_for(call, function, parameter)]
 
     @staticmethod
-    def _passed_for(call: nodes.Call, function: nodes.FunctionDef, parameter: str) -> list[nodes.NodeNG]:
+    def _passed_for(call: nodes.Call, function: nodes.FunctionDef | nodes.Lambda, parameter: str) -> list[nodes.NodeNG]:
         """What *call* passes for *function*'s *parameter* (by position or keyword; none after a ``*args``)."""
         positional = [a.name for a in (function.args.args or [])]
         if positional and positional[0] in {"self", "cls"}:
@@ -1648,6 +1652,8 @@ class ValueOracle:
             return Kind.TENSOR
         if func.attrname in DISTRIBUTION_TENSOR_METHODS and self._is_distribution(receiver):
             return Kind.TENSOR
+        if func.attrname in {"type", "to"} and node.args and self.qualified_name(node.args[0]) == "torch.bool":
+            return Kind.TENSOR  # ``w = batch["w_3d"].type(torch.bool)``: a module converts to no bool dtype
         if receiver_kind is not Kind.STATIC and self._is_tensor_only_method(func.attrname):
             # ``helper(x).masked_fill(...)``: only a tensor (or a numpy array, which Dynamo traces as one) has it
             return self._result_kind(self.facts.method_kind(func.attrname)) or Kind.UNKNOWN
@@ -1711,6 +1717,9 @@ class ValueOracle:
                 parent = candidate.parent
                 if isinstance(parent, nodes.Assign) and self._constructs_module(parent.value):
                     return Kind.TENSOR  # calling a module instance
+                lam = self._named_lambda(func)
+                if lam is not None:
+                    return self._kind(lam.body)  # its parameters typed by the calls that pass them
                 loop = parent.parent if isinstance(parent, nodes.Tuple) else parent
                 if isinstance(loop, nodes.For) and self._iterates_modules(loop.iter):
                     return Kind.TENSOR  # for layer in self.layers / enumerate(self.layers): layer(x)
@@ -1919,10 +1928,44 @@ class ValueOracle:
         if isinstance(node, nodes.Attribute):
             return self.field_values(node)
         if isinstance(node, nodes.Call):
+            lam = self._named_lambda(node.func)
+            if lam is not None:
+                return [lam.body]
             function = self.called_function(node)
             returned = self._returned(function)[:_MAX_LOOKUPS] if function is not None else []
             return None if not returned or any(value is None for value in returned) else list(returned)
         return None
+
+    @staticmethod
+    def _named_lambda(func: nodes.NodeNG) -> nodes.Lambda | None:
+        """The lambda a name holds when it is bound once, in the scope that calls it: VIBE's loss
+        ``flatten = lambda x: x.reshape(-1)`` then ``w_smpl = flatten(w_smpl)``."""
+        if not isinstance(func, nodes.Name):
+            return None
+        try:
+            bindings = reaching_bindings(func)
+        except Exception:  # astroid lookups can fail on odd code; then nothing is known
+            return None
+        if len(bindings) != 1 or not isinstance(bindings[0], nodes.AssignName):
+            return None
+        statement = bindings[0].parent
+        if isinstance(statement, nodes.Assign) and isinstance(statement.value, nodes.Lambda) and statement.targets == [bindings[0]]:
+            return statement.value
+        return None
+
+    def _lambda_calls(self, lam: nodes.Lambda) -> list[nodes.Call]:
+        """The calls of *lam* by the one name it is bound to, in the scope that binds it."""
+        statement = lam.parent
+        if not (isinstance(statement, nodes.Assign) and len(statement.targets) == 1):
+            return []
+        target = statement.targets[0]
+        if not isinstance(target, nodes.AssignName):
+            return []
+        return [
+            call
+            for call in self._sites(target.name)
+            if isinstance(call.func, nodes.Name) and self._named_lambda(call.func) is lam
+        ][:_MAX_LOOKUPS]
 
     def binding_sources(self, binding: nodes.NodeNG, depth: int = 0) -> list[nodes.NodeNG] | None:
         """The expressions one binding of a name gives it (see :meth:`value_sources`), else ``None``."""
