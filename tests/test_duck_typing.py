@@ -75,6 +75,18 @@ def test_only_one_class_with_every_attribute_read_types_the_parameter(body: str,
     assert duck_classes(source, "step", "cache") == expected
 
 
+def test_a_parameter_the_function_calls_holds_no_tensor() -> None:
+    """nnAudio: ``X = layer(x)`` then ``layer.inverse(X)``. A tensor has ``inverse`` too, but a tensor is not
+    called; a parameter only read (``t.inverse()``) may still be one."""
+    source = CLASSES + (
+        "\n\nclass STFT(nn.Module):\n    def inverse(self, X):\n        return X\n\n\n"
+        "def step(x, layer):\n    X = layer(x)\n    return layer.inverse(X)\n\n\n"
+        "def other(x, t):\n    return t.inverse()\n"
+    )
+    assert duck_classes(source, "step", "layer") == ("STFT",)
+    assert duck_classes(source, "other", "t") == ()
+
+
 @pytest.mark.parametrize(
     ("signature", "expected"),
     [

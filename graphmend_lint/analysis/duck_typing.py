@@ -20,7 +20,8 @@ wolf), and says nothing when:
   ``getattr`` strings never count;
 * every attribute it reads is one a tensor, NumPy array, ``nn.Module`` or a
   builtin container, string or number has too (``x.shape``, ``x.view(...)``,
-  ``xs.append(...)``, ``d.keys()``): the object may be one of those;
+  ``xs.append(...)``, ``d.keys()``): the object may be one of those (unless the function calls the
+  parameter, ``layer(x)``: then only the module's attributes are that generic);
 * not exactly one class family provides every attribute read: a class
   counts with the attributes its body, its methods' ``self.x = ...`` and
   registered buffers, and its local base classes give it. A class derived
@@ -112,7 +113,7 @@ class DuckTyping:
         if node is None or node.name == "__init__":
             return ()
         read = self._reads(function).get(parameter)
-        if not read or self._generic(read):
+        if not read or self._generic(read, _calls_parameter(node, parameter)):
             return ()
         exact = [klass for klass, names in self._provided.items() if read <= names]
         if any(read & self._provided[klass] and not read <= self._provided[klass] for klass in self._open):
@@ -153,8 +154,12 @@ class DuckTyping:
         default = dict(zip([a.arg for a in (*positional, *arguments.kwonlyargs)], defaults)).get(parameter)
         return default is None or isinstance(default, ast.Constant) and default.value is None
 
-    def _generic(self, read: frozenset[str]) -> bool:
-        """Every name in *read* is an attribute of one of the values a parameter usually holds."""
+    def _generic(self, read: frozenset[str], called: bool) -> bool:
+        """Every name in *read* is an attribute of one of the values a parameter usually holds. A parameter
+        the function calls (``layer(x)``, then ``layer.inverse``: nnAudio's STFT) holds no tensor, array,
+        container, string or number: only the module's attributes are generic then."""
+        if called:
+            return read <= _MODULE_ATTRIBUTES
         facts = load_facts()
         tensor = all(name in facts.tensor_attributes or name in facts.tensor_methods for name in read)
         return tensor or any(read <= names for names in (_ARRAY_ATTRIBUTES, _BUILTIN_ATTRIBUTES, _MODULE_ATTRIBUTES))
@@ -263,3 +268,11 @@ def _registered_names(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str
             if isinstance(second, ast.Constant) and isinstance(second.value, str):
                 names.add(second.value)
     return names
+
+
+def _calls_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef, parameter: str) -> bool:
+    """*function* calls *parameter* itself somewhere in its body (``parameter(...)``)."""
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == parameter
+        for node in ast.walk(function)
+    )
