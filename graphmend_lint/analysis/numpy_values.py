@@ -98,6 +98,64 @@ def _numpy_origins(values: ValueOracle, node: nodes.NodeNG, depth: int) -> list[
     return None
 
 
+#: NumPy functions whose result is a boolean array, whatever their arguments.
+_MASK_FUNCTIONS = frozenset(
+    {"logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "isclose",
+     "greater", "greater_equal", "less", "less_equal", "equal", "not_equal"}
+)  # fmt: skip
+#: NumPy functions that build an array of the ``dtype=`` they are given, and functions that keep their first
+#: argument's dtype.
+_DTYPED_CONSTRUCTORS = frozenset({"ones", "zeros", "full", "empty", "array", "asarray", "ones_like", "zeros_like"})
+_DTYPE_KEEPING = frozenset({"roll", "flip", "reshape", "concatenate", "stack", "tile", "repeat", "transpose"})
+
+
+def is_numpy_mask(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
+    """*node* is a boolean NumPy array computed in traced code: a mask that selects from an array.
+
+    VIBE's acceleration error keeps ``normed[new_vis]`` with ``new_vis =
+    np.logical_not(np.logical_or(invis, np.roll(invis, -1)))``, or
+    ``np.ones(len(normed), dtype=bool)``: Dynamo holds both as tensors, and
+    the selection has a data-dependent size (GB0036, measured on torch 2.13,
+    also for the all-true ``np.ones``). Masks are a ``np.logical_*`` /
+    ``np.isnan``-like result, a comparison of a NumPy value, a constructor
+    given ``dtype=bool``, ``~`` / slices / ``np.roll`` of one, or a name
+    bound only to such values.
+    """
+    if depth > _MAX_DEPTH:
+        return False
+    again = lambda child: is_numpy_mask(values, child, depth + 1)  # noqa: E731
+    if isinstance(node, nodes.Call):
+        module, _, function = (values.qualified_name(node.func) or "").rpartition(".")
+        if module != "numpy":
+            return False
+        if function in _MASK_FUNCTIONS:
+            return True
+        if function in _DTYPED_CONSTRUCTORS:
+            dtype = next((kw.value for kw in node.keywords or () if kw.arg == "dtype"), None)
+            return dtype is not None and (values.qualified_name(dtype) or "") in {"bool", "numpy.bool_", "numpy.bool"}
+        return function in _DTYPE_KEEPING and bool(node.args) and again(node.args[0])
+    if isinstance(node, nodes.UnaryOp) and node.op == "~":
+        return again(node.operand)
+    if isinstance(node, nodes.Subscript):
+        return isinstance(node.slice, nodes.Slice) and again(node.value)
+    if isinstance(node, nodes.Compare):
+        return (
+            len(node.ops) == 1
+            and node.ops[0][0] not in _PYTHON_COMPARISONS
+            and numpy_origins(values, node) is not None
+        )
+    if isinstance(node, nodes.Name):
+        try:
+            bindings = reaching_bindings(node)[:_MAX_ASSIGNMENTS]
+        except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+            return False
+        return bool(bindings) and all(
+            isinstance(b, nodes.AssignName) and isinstance(b.parent, nodes.Assign) and again(b.parent.value)
+            for b in bindings
+        )
+    return False
+
+
 def _either(origins_of: Callable[[nodes.NodeNG], list[nodes.Call] | None], *operands: nodes.NodeNG) -> list[nodes.Call] | None:
     """The origins of an operation over *operands*: NumPy when any of them is."""
     found = [origins_of(operand) for operand in operands]

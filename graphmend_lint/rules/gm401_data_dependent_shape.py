@@ -21,7 +21,7 @@ from graphmend_lint.analysis.host_values import (
     mask_named_parameter,
     numpy_origin,
 )
-from graphmend_lint.analysis.numpy_values import is_numpy_value
+from graphmend_lint.analysis.numpy_values import is_numpy_mask, is_numpy_value
 from graphmend_lint.analysis.resumed_calls import interrupted_method_call
 from graphmend_lint.analysis.resolve import What
 from graphmend_lint.analysis.scope import TracedFunction
@@ -205,10 +205,16 @@ def boolean_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.Node
         # ``x[x >= 0]``: only an array compares elementwise with a number and is indexed by the result;
         # ``labels[m]`` with ``m`` a proven bool tensor: only an array is indexed by one (a list raises)
         return next(
-            (part for part in parts if compares_itself_with_number(subscript.value, part) or is_bool_tensor(values, part)),
+            (
+                part
+                for part in parts
+                if compares_itself_with_number(subscript.value, part)
+                or is_bool_tensor(values, part)
+                or is_numpy_mask(values, part)
+            ),
             None,
         )
-    return next((part for part in parts if is_bool_tensor(values, part) or _bool_list(part)), None)
+    return next((part for part in parts if is_bool_tensor(values, part) or _bool_list(part) or is_numpy_mask(values, part)), None)
 
 
 def _bool_list(node: nodes.NodeNG) -> bool:
@@ -316,7 +322,10 @@ class DataDependentOutputShape(Rule):
     reshaped, flipped, repeated, moved, joined (`torch.cat` of masks) or
     filled (`masked_fill`, `index_fill`, `scatter`, `masked_scatter` keep the
     receiver's dtype), or updated in place (`valid &= w > 0`: in place, a
-    tensor keeps its dtype),
+    tensor keeps its dtype), or a boolean NumPy array traced code computes
+    (`np.logical_not(...)`, a comparison of a NumPy value, `np.ones(n,
+    dtype=bool)`: Dynamo holds it as a tensor, GB0036 measured; VIBE's
+    acceleration error),
     one of those reached through this file:
     returned by a helper (`mask, n = self.get_mask(ids)`, `out["keep"]` of the dict it returns), kept on `self` or
     registered as a buffer, or a parameter every call of which passes one;
@@ -536,6 +545,9 @@ class DataDependentOutputShape(Rule):
         )
     }
     valid = (
+        # a NumPy mask that only feeds np.where keeps a static size
+        "import numpy as np\nimport torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+        "    a = np.arange(6) * 1.0\n    return x * np.where(a > 2, a, 0.0).sum()\n",
         _HEADER + "    x[x < 0] = 0\n    return x[r.argsort()], torch.where(x > 0, x, 0)\n",
         _HEADER + "    y = torch.repeat_interleave(x, 2)\n    return y, torch.repeat_interleave(x, r, output_size=8)\n",
         _HEADER + "    idx = r.long()\n    return x[idx], x[:, 0], x.nonzero_static(size=4)\n",
@@ -572,6 +584,17 @@ class DataDependentOutputShape(Rule):
         "    return load(x).repeat_interleave(2, dim=0)\n",
     )
     invalid = (
+        # VIBE's acceleration error: a NumPy boolean array traced code computes selects from an array (GB0036)
+        Example(
+            "import numpy as np\nimport torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+            "    a = np.arange(6) * 1.0\n    vis = np.ones(6, dtype=bool)\n    keep = np.logical_and(a > 2, vis)\n"
+            "    return x * a[keep].sum()\n",
+            fixed="import numpy as np\nimport torch\n\ntorch._dynamo.config.capture_dynamic_output_shape_ops = True\n\n\n"
+            "@torch.compile\ndef f(x: torch.Tensor):\n"
+            "    a = np.arange(6) * 1.0\n    vis = np.ones(6, dtype=bool)\n    keep = np.logical_and(a > 2, vis)\n"
+            "    return x * a[keep].sum()\n",
+            unsafe=True,
+        ),
         # the read breaks inside a tensor method's arguments: the resumed call is logged again at its first line
         _switched(_HEADER + "    return x.index_select(\n        0,\n        x.nonzero()[:, 0],\n    )\n", advice=True),
         # nothing needs the size: the switch traces it (unsafe, process-wide)
