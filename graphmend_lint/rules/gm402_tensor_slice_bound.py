@@ -66,7 +66,10 @@ class TensorValuedSliceBound(Rule):
     """## What it does
     Flags a slice of a tensor (or of an untyped value indexed on several axes,
     `retrieve_indices[best, :n]`, which only an array takes) whose start, stop
-    or step is a tensor or a NumPy value made from one (`n = t.numpy()[0]`, or each `n` of `for n in
+    or step is a tensor or a NumPy value made from one; a slice of anything
+    else whose bound is a tensor too: a list, tuple or string asks the
+    tensor's `__index__` (iBOT's multi-crop `torch.cat(x[start_idx:end_idx])`
+    over `torch.cumsum(...)` ends: GB0124, measured) (`n = t.numpy()[0]`, or each `n` of `for n in
     t.cpu().numpy()`: Dynamo traces it as a 0-d tensor, GB0033, measured):
     `x[:n]` where `n = mask.sum()`. A bound converted first (`n =
     int(mask.sum())`, `.item()`) is GM301's finding: Dynamo breaks at the
@@ -140,6 +143,8 @@ class TensorValuedSliceBound(Rule):
     )
     invalid = (
         Example(_HEADER + "    n = m.sum()\n    return x[:n]\n"),
+        # iBOT's multi-crop groups: a Python list sliced by a tensor asks its ``__index__`` (GB0124, measured)
+        Example(_HEADER + "    parts = list(x.unbind(0))\n    return torch.cat(parts[: m.sum()])\n"),
         # UDOP's prefix rows: each item of a NumPy array made from a tensor is a 0-d tensor to Dynamo
         Example(_HEADER + "    for i, n in enumerate(m.cpu().numpy()):\n        x[i, :n] = 0\n    return x\n"),
         # a legacy typed constructor builds a tensor, and its element is a 0-d tensor: the integer is passed
@@ -161,12 +166,13 @@ class TensorValuedSliceBound(Rule):
         if setting_on(ctx.values, ctx.options, CAPTURE_SCALAR_OUTPUTS):
             return
         for subscript, traced in ctx.traced_nodes(nodes.Subscript):
-            if not (ctx.values.is_tensor(subscript.value) or is_array_index(subscript.slice)):
-                continue  # only an array takes ``x[i, :n]`` (Medusa's untyped ``retrieve_indices``)
+            # only an array takes ``x[i, :n]`` (Medusa's untyped ``retrieve_indices``); a tensor bound breaks in
+            # any slice: a list, tuple or string asks the tensor's ``__index__`` (iBOT's ``x[start_idx:end_idx]``)
+            array = ctx.values.is_tensor(subscript.value) or is_array_index(subscript.slice)
             for part in _slices(subscript.slice):
                 for bound in (part.lower, part.upper, part.step):
                     why = data_dependent_bound(ctx.values, bound, converted=False)
-                    if why is not None:
+                    if why is not None and (array or ctx.values.is_tensor(bound)):
                         message = (
                             f"slice bound `{snippet(bound)}` is {why}: data-dependent shape, graph break"
                         )
