@@ -1,8 +1,8 @@
 """GMFlow forward: per-scale global / local correlation softmax, flow_warp, convex upsampling.
 
-Source: haofeixu/gmflow@b5123431164d01ec14526a1c3d22218aecb62024:gmflow/gmflow.py:12-171
-Also: gmflow/matching.py:7-96 (global_correlation_softmax, local_correlation_softmax),
-gmflow/geometry.py:5-71 (coords_grid, generate_window_grid, normalize_coords,
+Source: haofeixu/gmflow@07efab9854af11063bbe45bf1b8d9f8d6d6944fa:gmflow/gmflow.py:12-171
+Also (@b5123431164d01ec14526a1c3d22218aecb62024): gmflow/matching.py:7-83 (global_correlation_softmax, local_correlation_softmax),
+gmflow/geometry.py:5-72 (coords_grid, generate_window_grid, normalize_coords,
 bilinear_sample, flow_warp), gmflow/utils.py:55-63 (normalize_img).
 Kept: the scale loop of GMFlow.forward (assert over the three lists, bidir concat, flow
 interpolation and detach, flow_warp, corr_radius == -1 global vs local matching, residual

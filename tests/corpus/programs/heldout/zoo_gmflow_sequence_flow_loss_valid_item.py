@@ -1,6 +1,6 @@
 """GMFlow flow_loss_func: gamma-weighted sequence loss, valid-masked EPE metrics via .item().
 
-Source: haofeixu/gmflow@b5123431164d01ec14526a1c3d22218aecb62024:loss.py:1-40
+Source: haofeixu/gmflow@b5123431164d01ec14526a1c3d22218aecb62024:loss.py:1-37
 Kept: the whole function (n_predictions loop, valid mask from flow magnitude, the no-op
 `if valid.max() < 0.5: pass`, boolean-index epe, metrics dict of .item() calls).
 Simplified: nothing in the function; inputs are 3 small flow predictions.
