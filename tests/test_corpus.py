@@ -29,24 +29,26 @@ from tests.corpus.acid import acid  # noqa: E402
 
 #: The size issue 14 asks for.
 CORPUS_SIZE_FLOOR = 300
-#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 875 of 1129 on 2026-11-30 07:29 UTC, 783 dev
-#: programs after 76 blind ones joined; 796 of 1025 before they did). Reset only when the corpus grows.
-UNSAFE_SITES_AFTER_CEILING = 875
-#: Precision/recall floors per split and scope: the values measured on main after the s19 merges
-#: (2026-11-30 07:29 UTC, 1272 programs; docs/corpus.md "Current") minus 0.03, so a change that loses
+#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 976 of 1284 on 2026-11-30 11:02 UTC, 896 dev
+#: programs after 113 blind ones joined; 875 of 1129 before they did), plus 9: two torchdrug programs lose
+#: the capture switch after that run (it made Dynamo fail on their size lists, which counted as no site), and
+#: a margin for the programs whose logged lines vary between runs. Reset only when the corpus grows.
+UNSAFE_SITES_AFTER_CEILING = 985
+#: Precision/recall floors per split and scope: the values measured on main after the s20 merges
+#: (2026-11-30 11:02 UTC, 1420 programs; docs/corpus.md "Current") minus 0.03, so a change that loses
 #: detection fails here. "precision" is strict (a finding on a line Dynamo never traced counts as
 #: wrong); "precision_observed" leaves those lines out. Truth counts breaks in eval and train mode.
 DETECTION_FLOORS: dict[tuple[str, str], dict[str, float]] = {
-    ("dev", "compiled"): {"precision": 0.66, "precision_observed": 0.96, "recall": 0.88},  # 0.69 (993/1429) / 0.99 / 0.91 (993/1090)
-    ("dev", "modules"): {"precision": 0.65, "precision_observed": 0.96, "recall": 0.88},  # 0.69 (997/1450) / 0.99 / 0.91 (997/1090)
-    # 92 more unseen programs joined, split by repository or issue (16 held-out, 21 lines, 19 found before any work)
-    ("heldout", "compiled"): {"precision": 0.59, "precision_observed": 0.94, "recall": 0.76},  # 0.62 (572/920) / 0.97 / 0.79 (572/722)
-    ("heldout", "modules"): {"precision": 0.59, "precision_observed": 0.94, "recall": 0.79},  # 0.62 (595/957) / 0.97 / 0.82 (595/722)
+    ("dev", "compiled"): {"precision": 0.67, "precision_observed": 0.95, "recall": 0.88},  # 0.70 (1131/1623) / 0.98 / 0.91 (1131/1241)
+    ("dev", "modules"): {"precision": 0.66, "precision_observed": 0.95, "recall": 0.88},  # 0.69 (1133/1645) / 0.98 / 0.91 (1133/1241)
+    # 148 more unseen programs joined, split by repository, source file or issue (35 held-out, 52 lines)
+    ("heldout", "compiled"): {"precision": 0.61, "precision_observed": 0.94, "recall": 0.77},  # 0.64 (618/970) / 0.97 / 0.80 (618/774)
+    ("heldout", "modules"): {"precision": 0.61, "precision_observed": 0.94, "recall": 0.80},  # 0.64 (640/1005) / 0.97 / 0.83 (640/774)
 }
 #: Modules that make() builds with a submodule in eval mode are measured again after .train()
-#: (docs/corpus.md "Both modes"): 138 dev + 89 held-out programs on 2026-11-30 07:29 UTC, which logged
-#: 16 + 10 lines only in training.
-TRAINING_RUNS_FLOOR = 200
+#: (docs/corpus.md "Both modes"): 170 dev + 98 held-out programs on 2026-11-30 11:02 UTC, which logged
+#: 19 + 10 lines only in training.
+TRAINING_RUNS_FLOOR = 250
 TRAINING_ONLY_LINES_FLOOR = 26
 #: Known wrong outputs after a fix, per (split, mode): none. (GM104's old `torch._assert_async`
 #: rewrite changed torchvision normalize's ValueError into a RuntimeError eagerly; GM104 now keeps

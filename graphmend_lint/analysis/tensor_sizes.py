@@ -122,6 +122,10 @@ class TensorSize:
     #: ``torch.randint``'s ``low``/``high`` and ``roll``'s shifts (Dynamo fails with PendingUnbackedSymbolNotFound),
     #: ``narrow``'s start, ``chunk``'s / ``split``'s counts, ``one_hot``'s classes, ``unflatten``'s sizes.
     bound: bool = False
+    #: The tensor sits in a list the function filled in (:func:`_filled_list_items`), not in the call itself.
+    #: ``capture_scalar_outputs`` does not help there: Dynamo then fails to build the size from the list
+    #: (``torch.Size() takes an iterable of 'int'``, an internal error, measured on torch 2.13).
+    filled_list: bool = False
 
     @property
     def breaks_when_captured(self) -> bool:
@@ -158,7 +162,7 @@ def tensor_size(values: ValueOracle, node: nodes.NodeNG) -> TensorSize | None:
     )
     if tensor is None or _breaks_first(values, node):
         return None
-    return TensorSize(node, tensor, operator, bound)
+    return TensorSize(node, tensor, operator, bound, filled_list=not node.parent_of(tensor))
 
 
 def size_arguments(values: ValueOracle, call: nodes.Call) -> list[nodes.NodeNG]:

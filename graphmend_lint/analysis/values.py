@@ -443,6 +443,8 @@ class ValueOracle:
         if isinstance(node, nodes.Subscript):
             return self._subscript(node)
         if isinstance(node, nodes.BinOp):
+            if node.op == "%" and _is_text(node.left):
+                return Kind.STATIC  # ``"loss: %s" % t`` formats on the host: a string, not a tensor
             return self._operands(node.left, node.right)
         if isinstance(node, nodes.UnaryOp):
             return self._kind(node.operand)
@@ -2022,6 +2024,11 @@ def _calls_by_own_name(call: nodes.Call, function: nodes.FunctionDef) -> bool:
         and func.expr.name == "self"
         and enclosing_class(call) is owner
     )
+
+
+def _is_text(node: nodes.NodeNG) -> bool:
+    """A string literal or an f-string."""
+    return isinstance(node, nodes.JoinedStr) or (isinstance(node, nodes.Const) and isinstance(node.value, str))
 
 
 def _tests_isinstance(test: nodes.NodeNG, name: str, accepts: Callable[[list[nodes.NodeNG]], bool]) -> bool:

@@ -25,6 +25,7 @@ from graphmend_lint.analysis.dynamo_settings import (
     settings_turned_on,
 )
 from graphmend_lint.analysis.host_values import method_call, scalar_conversion
+from graphmend_lint.analysis.tensor_sizes import tensor_size
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Fix
 from graphmend_lint.fixes.dynamo_setting import enable_setting_fix
@@ -103,7 +104,22 @@ def scalar_capture_fix(analysis: FileAnalysis) -> Fix | None:
 
     if _tensor_slice_bound(analysis):
         return None  # the switch would trace it too, and such slices can fail the compile (GM402)
+    if _filled_size_list(analysis):
+        return None  # the switch makes Dynamo fail on the size list (:attr:`TensorSize.filled_list`)
     return capture_switch_fix(analysis, CAPTURE_SCALAR_OUTPUTS, is_conversion)
+
+
+def _filled_size_list(analysis: FileAnalysis) -> bool:
+    """Some traced call takes a size list the function filled in with a tensor (torch_scatter's
+    ``size[dim] = dim_size``, then ``torch.zeros(size)``)."""
+
+    def compute() -> bool:
+        return any(
+            (size := tensor_size(analysis.values, call)) is not None and size.filled_list
+            for call, _ in analysis.traced_nodes(nodes.Call)
+        )
+
+    return analysis.shared("filled-size-list", compute)
 
 
 def _tensor_slice_bound(analysis: FileAnalysis) -> bool:

@@ -351,8 +351,9 @@ class TensorToPythonScalar(Rule):
             "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\ndef f(x: torch.Tensor, m: torch.Tensor):\n"
             "    h = m.sum()\n    return F.interpolate(x, size=(h, 4)), F.pad(x, (0, x.shape[-1] - h))\n"
         ),
-        # torch_scatter's output size: a list the function fills in holds the tensor (GB0033 at the call, measured)
-        _switched(_HEADER + "    size = list(x.size())\n    size[0] = lengths.max() + 1\n    return torch.zeros(size)\n"),
+        # torch_scatter's output size: a list the function fills in holds the tensor (GB0033 at the call, measured);
+        # no capture switch: Dynamo then fails to build the size from the list (an internal error, measured)
+        Example(_HEADER + "    size = list(x.size())\n    size[0] = lengths.max() + 1\n    return torch.zeros(size)\n"),
         # a helper's parameter that every traced call gives a computed tensor is no frame input (SpeechT5)
         _switched(
             "import torch\n\n\ndef grid(n):\n    return torch.arange(n)\n\n\n@torch.compile\n"
