@@ -22,7 +22,7 @@ import codecs
 from astroid import nodes
 
 from graphmend_lint.analysis.assigned_values import bound_values
-from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.values import ValueOracle, is_text
 
 #: ``bytes`` methods that return ``bytes`` (a chain stays bytes).
 _BYTES_RESULT_METHODS = frozenset(
@@ -75,7 +75,7 @@ def _is_builtin(name: nodes.Name) -> bool:
 
 def _encodes_text(receiver: nodes.NodeNG, call: nodes.Call) -> bool:
     """``"lit".encode(...)``, ``f"...".encode(...)``, or ``x.encode("utf-8")`` naming a codec Python knows."""
-    if isinstance(receiver, nodes.JoinedStr) or (isinstance(receiver, nodes.Const) and isinstance(receiver.value, str)):
+    if is_text(receiver):
         return True
     encodings = [*call.args[:1], *(k.value for k in call.keywords or [] if k.arg == "encoding")]
     return len(encodings) == 1 and _is_codec(encodings[0])

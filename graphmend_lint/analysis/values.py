@@ -443,7 +443,7 @@ class ValueOracle:
         if isinstance(node, nodes.Subscript):
             return self._subscript(node)
         if isinstance(node, nodes.BinOp):
-            if node.op == "%" and _is_text(node.left):
+            if node.op == "%" and is_text(node.left):
                 return Kind.STATIC  # ``"loss: %s" % t`` formats on the host: a string, not a tensor
             return self._operands(node.left, node.right)
         if isinstance(node, nodes.UnaryOp):
@@ -859,7 +859,7 @@ class ValueOracle:
         if function is None or not function.args.args:
             return False
         first = function.args.args[0].name
-        returns = [r.value for r in descendants(function, nodes.Return, skip=(nodes.FunctionDef, nodes.Lambda))]
+        returns = self._returned(function)
         return bool(returns) and all(isinstance(value, nodes.Name) and value.name == first for value in returns)
 
     def _loop_variable(self, iterable: nodes.NodeNG) -> Kind | None:
@@ -2026,7 +2026,7 @@ def _calls_by_own_name(call: nodes.Call, function: nodes.FunctionDef) -> bool:
     )
 
 
-def _is_text(node: nodes.NodeNG) -> bool:
+def is_text(node: nodes.NodeNG) -> bool:
     """A string literal or an f-string."""
     return isinstance(node, nodes.JoinedStr) or (isinstance(node, nodes.Const) and isinstance(node.value, str))
 
