@@ -7,8 +7,9 @@ tuple return of the fused path, and the uncompiled `forward` dispatching on
 `residual is None`.
 Simplified: hidden size 8; the model around it is left out. nano-vllm runs
 the model under `torch.inference_mode()`; here the weight is frozen with
-`requires_grad_(False)` instead (same no-autograd setting for the in-place ops). The harness
-compiles the eager `forward` (its two compiled helpers unwrapped by Dynamo).
+`requires_grad_(False)` instead (same no-autograd setting for the in-place ops).
+make() returns the module; its uncompiled `forward` calls the two
+`@torch.compile`d helpers.
 """
 import torch
 from torch import nn
