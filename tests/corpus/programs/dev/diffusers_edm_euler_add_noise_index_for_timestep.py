@@ -1,6 +1,6 @@
 """diffusers EDMEulerScheduler.add_noise in an EDM training step: per-timestep index_for_timestep list comprehension (.item()).
 
-Source: huggingface/diffusers@06bb13644174125eb79f83c7692e6e034d5e737a:src/diffusers/schedulers/scheduling_edm_euler.py:76-170,306-330,402-440
+Source: huggingface/diffusers@06bb13644174125eb79f83c7692e6e034d5e737a:src/diffusers/schedulers/scheduling_edm_euler.py:49-190,266-310,411-449
 Kept: __init__ (karras sigmas, precondition_noise timesteps,
 final_sigmas_type), index_for_timestep (nonzero, len, .item()), add_noise with
 the mps/float check, the begin_index / step_index branches, the list

@@ -1,6 +1,6 @@
 """diffusers EDMEulerScheduler in a denoising loop: index_for_timestep .item(), the s_churn gamma chain comparison on a sigma tensor.
 
-Source: huggingface/diffusers@06bb13644174125eb79f83c7692e6e034d5e737a:src/diffusers/schedulers/scheduling_edm_euler.py:76-400
+Source: huggingface/diffusers@06bb13644174125eb79f83c7692e6e034d5e737a:src/diffusers/schedulers/scheduling_edm_euler.py:49-409
 Kept: __init__ (karras/exponential sigmas, precondition_noise timesteps,
 final_sigmas_type), set_timesteps, scale_model_input with
 _init_step_index / index_for_timestep (nonzero, len, .item()),

@@ -1,6 +1,6 @@
 """diffusers IPNDMScheduler sampling loop: step-index .item(), the ets history list and its len() order switch, max(alpha, 1e-8) on a 0-d tensor.
 
-Source: huggingface/diffusers@00c951229da76fa04644cb5c7e20bc8d0a2562ff:src/diffusers/schedulers/scheduling_ipndm.py:25-160
+Source: huggingface/diffusers@00c951229da76fa04644cb5c7e20bc8d0a2562ff:src/diffusers/schedulers/scheduling_ipndm.py:25-193
 Kept: __init__ (set_timesteps, pndm_order, ets list), set_timesteps (sin^2
 betas or trained_betas, alphas, atan2 timesteps, ets/_step_index reset),
 _init_step_index (nonzero candidates, len() > 1, .item()), step() with the

@@ -1,6 +1,6 @@
 """diffusers UniPCMultistepScheduler in a denoising loop: numpy set_timesteps, predictor/corrector order warmup, torch.tensor(rks) of 0-d tensors, linalg.solve.
 
-Source: huggingface/diffusers@0047da10a201600b65fbe3e1ceef6d19ac735f3c:src/diffusers/schedulers/scheduling_unipc_multistep.py:190-420,560-1010
+Source: huggingface/diffusers@0047da10a201600b65fbe3e1ceef6d19ac735f3c:src/diffusers/schedulers/scheduling_unipc_multistep.py:116-525,647-1115
 Kept: __init__ (scaled_linear betas, alphas_cumprod, sigmas, numpy
 timesteps, model_outputs / timestep_list, disable_corrector, solver_p),
 set_timesteps' numpy timestep spacing and np.interp sigmas with

@@ -1,6 +1,6 @@
 """timm BottleneckAttn (BoTNet): torch._assert on the feature size, split qkv, relative position logits via pad/reshape shifting.
 
-Source: huggingface/pytorch-image-models@8905bdb78d4f1d5d2e5df3e320332975aeb93199:timm/layers/bottleneck_attn.py:17-165
+Source: huggingface/pytorch-image-models@ad57dce01aa345ea70cc94ed3c74b11f23169aee:timm/layers/bottleneck_attn.py:17-185
 Kept: rel_logits_1d (matmul, pad-flatten-pad relative->absolute shift,
 expand, permute by a tuple mask), PosEmbedRel (height/width rel params,
 two rel_logits_1d calls, reshape), BottleneckAttn.__init__'s dim plumbing

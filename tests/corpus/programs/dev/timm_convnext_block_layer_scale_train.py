@@ -1,6 +1,6 @@
 """timm ConvNeXt training forward: stages of blocks with layer-scale gamma, channels-last MLP, DropPath bernoulli_.
 
-Source: huggingface/pytorch-image-models@03fa149147b1695dc7ebce06737623d39b7dd34f:timm/models/convnext.py:56-420,560-585
+Source: huggingface/pytorch-image-models@03fa149147b1695dc7ebce06737623d39b7dd34f:timm/models/convnext.py:59-441,559-583
 Kept: Downsample, ConvNeXtBlock (use_conv_mlp switch with the permutes,
 `self.gamma is not None` layer scale, drop_path + shortcut), ConvNeXtStage
 (downsample Sequential, `grad_checkpointing and not torch.jit.is_scripting()`

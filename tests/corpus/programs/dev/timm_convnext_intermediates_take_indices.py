@@ -1,6 +1,6 @@
 """timm ConvNeXt.forward_intermediates: feature_take_indices, stop_early stage slicing, `feat_idx in take_indices`.
 
-Source: huggingface/pytorch-image-models@03fa149147b1695dc7ebce06737623d39b7dd34f:timm/models/convnext.py:56-420,446-495
+Source: huggingface/pytorch-image-models@03fa149147b1695dc7ebce06737623d39b7dd34f:timm/models/convnext.py:59-441,485-533
 Kept: the ConvNeXt block/stage/model structure and forward_intermediates:
 the output_fmt assert, feature_take_indices(len(self.stages), indices), the
 `torch.jit.is_scripting() or not stop_early` choice between all stages and
