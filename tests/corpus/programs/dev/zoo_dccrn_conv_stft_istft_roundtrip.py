@@ -1,6 +1,6 @@
 """DCCRN conv-STFT analysis/synthesis: ConvSTFT as a fixed-kernel conv1d (2-D inputs unsqueezed, complex or magnitude/phase output) and ConviSTFT's overlap-add with a window-energy normaliser and edge trim.
 
-Source: huyanxin/DeepComplexCRN@2e20e122d4b752cd8299450dae5181ff2bd3c29d:conv_stft.py:11-143
+Source: huyanxin/DeepComplexCRN@2e20e122d4b752cd8299450dae5181ff2bd3c29d:conv_stft.py:11-104,141-160
 Kept: init_kernels, ConvSTFT and ConviSTFT verbatim (the `inputs.dim() == 2`
 branch, the feature_type branch, the optional `phase` path, the `coff` normaliser);
 the analysis-then-synthesis call order of the file's own test_ifft2 (DCCRN.forward

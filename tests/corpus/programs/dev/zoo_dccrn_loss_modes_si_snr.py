@@ -1,6 +1,6 @@
 """DCCRN training loss: `DCCRN.loss` dispatching on a `loss_mode` string, the MSE mode zeroing the DC and Nyquist rows of the labels in place, the SI-SNR mode via `si_snr` / `l2_norm`.
 
-Source: huyanxin/DeepComplexCRN@035cbe899d75ebb07d4d8fc87fef4eb9cd3a4968:dc_crn.py:254-296
+Source: huyanxin/DeepComplexCRN@035cbe899d75ebb07d4d8fc87fef4eb9cd3a4968:dc_crn.py:253-290
 Kept: `loss` verbatim (MSE / SI-SNR / MAE branches), remove_dc, l2_norm, si_snr, and
 the ConvSTFT the class holds as `self.stft` (conv_stft.py@2e20e12).
 Simplified: complexnn (ComplexConv2d, NavieComplexLSTM, ...) is not in the source

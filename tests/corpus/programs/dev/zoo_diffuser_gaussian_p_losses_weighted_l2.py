@@ -1,7 +1,7 @@
 """Diffuser trajectory diffusion training loss: GaussianDiffusion.loss on a TemporalUnet, start-state conditioning written in place, WeightedL2 with discounted per-step weights and an `a0_loss` info entry.
 
-Source: jannerm/diffuser@f54f9d4dfaca798c350a1abdd242b7adc1078fa8:diffuser/models/diffusion.py:45-187 (GaussianDiffusion)
-Source: jannerm/diffuser@9af0d8a02f400bb1798b99d413b1ff98ea4f0a84:diffuser/models/helpers.py:16-61,131-227 and diffuser/models/temporal.py:17-145
+Source: jannerm/diffuser@f54f9d4dfaca798c350a1abdd242b7adc1078fa8:diffuser/models/diffusion.py:44-229 (GaussianDiffusion)
+Source: jannerm/diffuser@9af0d8a02f400bb1798b99d413b1ff98ea4f0a84:diffuser/models/helpers.py:16-66,124-218 and diffuser/models/temporal.py:18-146
 Kept: the helpers (SinusoidalPosEmb, Conv1dBlock, Down/Upsample1d, extract,
 cosine_beta_schedule, apply_conditioning looping over the cond dict, the Losses table),
 ResidualTemporalBlock, TemporalUnet (skip list with `h.pop()`, the print in __init__),

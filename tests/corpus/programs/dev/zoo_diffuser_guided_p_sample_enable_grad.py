@@ -1,8 +1,8 @@
 """Diffuser value-guided sampling step: `n_step_guided_p_sample` takes gradient steps on a ValueGuide (`torch.enable_grad` + `torch.autograd.grad` inside a no_grad function), zeroes grads with `grad[t < t_stopgrad] = 0`, then samples the posterior.
 
-Source: jannerm/diffuser@34d0e93296c6d8649187e6790ee41cf0c59e3631:diffuser/sampling/functions.py:1-37
-Source: jannerm/diffuser@9af0d8a02f400bb1798b99d413b1ff98ea4f0a84:diffuser/sampling/guides.py:1-23, diffuser/models/temporal.py, diffuser/models/helpers.py
-Source: jannerm/diffuser@f54f9d4dfaca798c350a1abdd242b7adc1078fa8:diffuser/models/diffusion.py:45-160 (GaussianDiffusion)
+Source: jannerm/diffuser@34d0e93296c6d8649187e6790ee41cf0c59e3631:diffuser/sampling/functions.py:1-35
+Source: jannerm/diffuser@9af0d8a02f400bb1798b99d413b1ff98ea4f0a84:diffuser/sampling/guides.py:1-21, diffuser/models/temporal.py, diffuser/models/helpers.py
+Source: jannerm/diffuser@f54f9d4dfaca798c350a1abdd242b7adc1078fa8:diffuser/models/diffusion.py:44-170 (GaussianDiffusion)
 Kept: n_step_guided_p_sample verbatim (decorator, guide loop, scale_grad_by_std, the
 stop-grad mask, `noise[t == 0] = 0`), ValueGuide.gradients (`x.requires_grad_()`,
 autograd.grad, `x.detach()`), GaussianDiffusion.p_mean_variance / q_posterior /

@@ -1,7 +1,7 @@
 """Diffuser value-function training loss: ValueDiffusion.p_losses scored by ValueL2, whose info dict calls `np.corrcoef` on `to_np(pred)` when the batch has more than one row.
 
-Source: jannerm/diffuser@f54f9d4dfaca798c350a1abdd242b7adc1078fa8:diffuser/models/diffusion.py:45-110,189-262 (GaussianDiffusion, ValueDiffusion)
-Source: jannerm/diffuser@9af0d8a02f400bb1798b99d413b1ff98ea4f0a84:diffuser/models/helpers.py:16-61,131-227 and diffuser/models/temporal.py:17-44,148-241 and diffuser/utils/arrays.py:13-16
+Source: jannerm/diffuser@f54f9d4dfaca798c350a1abdd242b7adc1078fa8:diffuser/models/diffusion.py:44-249 (GaussianDiffusion, ValueDiffusion)
+Source: jannerm/diffuser@9af0d8a02f400bb1798b99d413b1ff98ea4f0a84:diffuser/models/helpers.py:16-66,124-218 and diffuser/models/temporal.py:18-46,149-235 and diffuser/utils/arrays.py:13-16
 Kept: the helpers (SinusoidalPosEmb, Conv1dBlock, Downsample1d, extract,
 cosine_beta_schedule, apply_conditioning, the Losses table with ValueLoss's
 `len(pred) > 1` / `np.corrcoef(utils.to_np(...))` info dict), ResidualTemporalBlock,

@@ -1,8 +1,8 @@
 """Latent-ODE repo's Classic_RNN baseline loss: `Baseline.compute_all_losses` runs `get_reconstruction` (extrapolation check on a tensor sum, `utils.check_mask` via `.cpu().numpy()`, `run_rnn` with a numpy coin flip for feeding back predictions) and the per-trajectory, per-dimension masked Gaussian likelihood and MSE loops.
 
-Source: YuliaRubanova/latent_ode@a4ea11f2882652d62949b7926f0a851bef74063d:lib/rnn_baselines.py:20-253 (GRUCellExpDecay, input-decay helpers, run_rnn, Classic_RNN)
-Source: YuliaRubanova/latent_ode@20316768029757b8deb836f0d678083ee0e0649c:lib/base_models.py:33-180 (Baseline)
-Source: YuliaRubanova/latent_ode@a4ea11f2882652d62949b7926f0a851bef74063d:lib/likelihood_eval.py:20-229; lib/utils.py@53e701849ff527f2d6eb30a51100011037011f1a (helpers)
+Source: YuliaRubanova/latent_ode@a4ea11f2882652d62949b7926f0a851bef74063d:lib/rnn_baselines.py:25-300 (GRUCellExpDecay, input-decay helpers, run_rnn, Classic_RNN)
+Source: YuliaRubanova/latent_ode@20316768029757b8deb836f0d678083ee0e0649c:lib/base_models.py:33-173 (Baseline)
+Source: YuliaRubanova/latent_ode@a4ea11f2882652d62949b7926f0a851bef74063d:lib/likelihood_eval.py:20-264; lib/utils.py@53e701849ff527f2d6eb30a51100011037011f1a (helpers)
 Kept: the helpers verbatim (split_last_dim, init_network_weights, get_device,
 shift_outputs, check_mask, gaussian_log_likelihood, compute_masked_likelihood,
 masked_gaussian_log_density, mse, compute_mse), run_rnn with its exp-decay and

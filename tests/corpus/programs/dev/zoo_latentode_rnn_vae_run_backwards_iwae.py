@@ -1,7 +1,7 @@
 """Latent-ODE repo's RNN-VAE baseline loss: `VAE_Baseline.compute_all_losses` with `RNN_VAE.get_reconstruction` (`bool(tp[0] < tp[-1])` to run the encoder backwards, reparameterised z0, decoder fed its own predictions), the KL to the prior with `assert(torch.sum(fp_std < 0) == 0.)` and `if torch.isnan(...)` guards, the masked likelihood loops and the IWAE logsumexp.
 
-Source: YuliaRubanova/latent_ode@a4ea11f2882652d62949b7926f0a851bef74063d:lib/rnn_baselines.py:20-144,256-371 (GRUCellExpDecay, input-decay helpers, run_rnn, RNN_VAE)
-Source: YuliaRubanova/latent_ode@20316768029757b8deb836f0d678083ee0e0649c:lib/base_models.py:183-335 (VAE_Baseline)
+Source: YuliaRubanova/latent_ode@a4ea11f2882652d62949b7926f0a851bef74063d:lib/rnn_baselines.py:25-194,304-434 (GRUCellExpDecay, input-decay helpers, run_rnn, RNN_VAE)
+Source: YuliaRubanova/latent_ode@20316768029757b8deb836f0d678083ee0e0649c:lib/base_models.py:177-340 (VAE_Baseline)
 Source: YuliaRubanova/latent_ode@a4ea11f2882652d62949b7926f0a851bef74063d:lib/likelihood_eval.py:20-264; lib/utils.py@53e701849ff527f2d6eb30a51100011037011f1a (helpers)
 Kept: the helpers verbatim (split_last_dim, init_network_weights, get_device,
 sample_standard_gaussian, reverse, shift_outputs, check_mask, the likelihood / MSE /

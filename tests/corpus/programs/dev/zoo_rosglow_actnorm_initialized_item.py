@@ -1,6 +1,6 @@
 """Glow forward pass: every ActNorm checks `self.initialized.item() == 0` and runs data-dependent initialisation on the first batch; LU-decomposed 1x1 convs sum `w_s` with the builtin `sum`.
 
-Source: rosinality/glow-pytorch@1e782e6fc92bac7df9e4485976126d7560bc3288:model.py:1-349
+Source: rosinality/glow-pytorch@1e782e6fc92bac7df9e4485976126d7560bc3288:model.py:1-370
 Kept: the whole model file (ActNorm with its uint8 `initialized` buffer, InvConv2d,
 InvConv2dLU, ZeroConv2d, AffineCoupling with the affine/additive branch, Flow's
 `if det2 is not None`, Block squeeze/split/prior, Glow's z_outs loop) and the

@@ -1,6 +1,6 @@
 """Glow training-step loss: `n_bits` quantisation with `torch.floor`, uniform dequantisation noise, the DataParallel-wrapped model, `logdet.mean()` and `calc_loss` in bits per dimension.
 
-Source: rosinality/glow-pytorch@97081ff115a694cf04aeedbd58447f33d242c879:train.py:64-111
+Source: rosinality/glow-pytorch@97081ff115a694cf04aeedbd58447f33d242c879:train.py:82-94,108-131
 Source: rosinality/glow-pytorch@1e782e6fc92bac7df9e4485976126d7560bc3288:model.py (Glow)
 Kept: calc_loss verbatim, the loop body of train() up to the loss (`image * 255`,
 `if args.n_bits < 8`, `/ n_bins - 0.5`, the `i == 0` ActNorm warm-up through

@@ -1,7 +1,7 @@
 """Glow sampling: `Glow.reverse` over the blocks in reverse with temperature-scaled z samples from `calc_z_shapes`, LU-weight `.inverse()` per flow, and the reconstruct path fed by the forward z list.
 
-Source: rosinality/glow-pytorch@1e782e6fc92bac7df9e4485976126d7560bc3288:model.py (Glow.reverse, Block.reverse, Flow.reverse)
-Source: rosinality/glow-pytorch@97081ff115a694cf04aeedbd58447f33d242c879:train.py:50-62,93-99,121-129 (calc_z_shapes, z_sample, `model_single.reverse(z_sample)`)
+Source: rosinality/glow-pytorch@1e782e6fc92bac7df9e4485976126d7560bc3288:model.py:1-370 (Glow.reverse, Block.reverse, Flow.reverse)
+Source: rosinality/glow-pytorch@97081ff115a694cf04aeedbd58447f33d242c879:train.py:67-79,100-104,144-151 (calc_z_shapes, z_sample, `model_single.reverse(z_sample)`)
 Kept: the full model file, calc_z_shapes and the z_sample construction
 (`torch.randn(args.n_sample, *z) * args.temp`) verbatim; the sample call
 `model_single.reverse(z_sample)` under no_grad, and `reconstruct=True` with the z

@@ -1,6 +1,6 @@
 """ConvE knowledge-graph scorer: embeddings reshaped with the global `Config.batch_size`, conv/BN/dropout stack, scores against every entity.
 
-Source: TimDettmers/ConvE@2a2e096aa9b14672aef7ec9c7c21522248e7f7e7:model.py:83-128
+Source: TimDettmers/ConvE@2a2e096aa9b14672aef7ec9c7c21522248e7f7e7:model.py:83-127
 Kept: the spodernet-style global `Config` class read inside forward
 (`Config.batch_size`, `Config.embedding_dim`, dropouts, `use_bias`), the
 hard-coded `.view(Config.batch_size, 1, 4, 8)` stacking, the BCELoss attribute,

@@ -1,6 +1,6 @@
 """DistMult training step: binary multi-target labels from the batch dict, label smoothing with `e2_multi.size(1)`, BCELoss, backward and Adam step, loss stored on the batcher state.
 
-Source: TimDettmers/ConvE@2a2e096aa9b14672aef7ec9c7c21522248e7f7e7:main.py:138-152 (loop body), model.py:55-79 (DistMult)
+Source: TimDettmers/ConvE@2a2e096aa9b14672aef7ec9c7c21522248e7f7e7:main.py:144-157 (loop body), model.py:55-79 (DistMult)
 Kept: the body of the training loop over `train_batcher` verbatim (`opt.zero_grad()`,
 the `str2var[...]` lookups, `.float()`, label smoothing from
 `Config.label_smoothing_epsilon`, `model.forward`, `model.loss`, `loss.backward()`,

@@ -1,6 +1,6 @@
 """ConvE filtered ranking evaluation: per-example `.item()` lookups, in-place filtering of known answers, `torch.sort`, `.cpu().numpy()` and `np.where` ranks, Hits@k lists and logging.
 
-Source: TimDettmers/ConvE@14db6609ae216f86b1d19d5b6b0c6048cc3e40b0:evaluation.py:12-99
+Source: TimDettmers/ConvE@14db6609ae216f86b1d19d5b6b0c6048cc3e40b0:evaluation.py:12-102
 Kept: `ranking_and_hits` verbatim (both loops over `Config.batch_size`, the
 `.item()` target values, `pred1[i][filter1] = 0.0`, the sort/argsort to numpy,
 `np.where(...)[0][0]`, the hits_level loop, the `log.info` summary, the
