@@ -3,8 +3,8 @@
 Source: facebookresearch/fairchem#1907 (https://github.com/facebookresearch/fairchem/pull/1907)
 The PR removes the graph break in `ChgSpinEmbedding`'s rand_emb path ("Before:
 x.tolist() -> str(i) -> dict lookup -> torch.tensor([...])"). This program is the
-pre-fix code: ChgSpinEmbedding and DatasetEmbedding from fairchem's
-src/fairchem/core/models/uma/nn/embedding.py (the target_dict version), and the
+pre-fix code: ChgSpinEmbedding (the target_dict version) and DatasetEmbedding
+as they stood in fairchem's UMA model code before the PR, and the
 backbone's `csd_embedding` (with its record_function block) plus the
 charge/spin/dataset embedding plumbing of eSCNMDBackbone (uma/escn_md.py),
 called the way its forward does (`data_dict.get("dataset", None)`).

@@ -6,8 +6,8 @@ under torch.compile in the shared helper kornia/losses/_utils.py::mask_ignore_pi
 (`if target_mask.all(): return target, None`, data-dependent). This program is
 the pre-fix code: mask_ignore_pixels from kornia/kornia@1fabc0dc:kornia/losses/_utils.py,
 dice_loss/DiceLoss from kornia/losses/dice.py (the `average`/`weight`/`ignore_index`
-version), one_hot from kornia/utils/one_hot.py, KORNIA_CHECK/KORNIA_CHECK_IS_TENSOR
-from kornia/core/check.py.
+version), one_hot from kornia/utils/one_hot.py; KORNIA_CHECK/KORNIA_CHECK_IS_TENSOR
+(kornia/core/check.py) are reduced to their raise paths.
 Kept: the checks with f-string messages, `possible_average` set membership,
 `target_mask.unsqueeze_(1)`, micro/macro averaging with the weight view.
 Simplified: docstrings dropped; kornia's check functions raise plain
