@@ -58,7 +58,7 @@ _MODULE_ATTRIBUTES = frozenset(
      "extra_repr", "compile", "share_memory", "to_empty", "weight", "bias"}
 )  # fmt: skip
 #: NumPy array attributes that tensors lack (the rest they share).
-_ARRAY_ATTRIBUTES = frozenset(
+ARRAY_ATTRIBUTES = frozenset(
     {"astype", "ravel", "flat", "tobytes", "copy", "fill", "itemset", "ptp", "put", "resize", "setflags",
      "strides", "base", "ctypes", "flags", "size", "argsort", "searchsorted", "tolist", "item", "choose",
      "compress", "partition", "getfield", "byteswap", "dump", "dumps", "tofile", "tostring", "T", "shape", "dtype",
@@ -162,7 +162,7 @@ class DuckTyping:
             return read <= _MODULE_ATTRIBUTES
         facts = load_facts()
         tensor = all(name in facts.tensor_attributes or name in facts.tensor_methods for name in read)
-        return tensor or any(read <= names for names in (_ARRAY_ATTRIBUTES, _BUILTIN_ATTRIBUTES, _MODULE_ATTRIBUTES))
+        return tensor or any(read <= names for names in (ARRAY_ATTRIBUTES, _BUILTIN_ATTRIBUTES, _MODULE_ATTRIBUTES))
 
     @cached_property
     def _provided(self) -> dict[str, frozenset[str]]:

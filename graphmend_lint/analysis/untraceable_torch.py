@@ -24,7 +24,9 @@ Each entry was measured on torch 2.13 (CPU) with the id Dynamo logs:
   ``torch.hub.get_dir``, ``torch.get_default_device``, ``torch.result_type``
   (GB0007, with GB0208 for the last two), ``torch.cuda.device_count``,
   ``torch.cuda.memory_allocated``, ``torch.get_num_threads``,
-  ``torch.get_float32_matmul_precision`` (GB0208), ``torch.is_inference_mode_enabled``
+  ``torch.get_float32_matmul_precision``, the backend checks (``torch.backends.mps.is_available``,
+  ``torch.backends.cudnn.is_available``, ``torch.backends.cuda.flash_sdp_enabled``...) (GB0208;
+  ``torch.backends.mkldnn.is_available``: GB0007), ``torch.is_inference_mode_enabled``
   (GB0046), ``torch.autograd.set_detect_anomaly`` (GB0008), and
   ``torch.testing.assert_close``, which compares on the host (GB0170), and
   ``torch._assert`` of a tensor condition (GB0033; of a Python bool it traces);
@@ -181,15 +183,25 @@ _SKIPPED_FUNCTIONS: dict[str, str] = {
     "torch.get_default_device": _SETTING,
     "torch.result_type": "use `torch.promote_types(a.dtype, b.dtype)`, which traces",
     "torch.autograd.set_detect_anomaly": _SETTING,
+    "torch.backends.mkldnn.is_available": _SETTING,
 }
 #: Host queries: torch functions that return a Python value Dynamo cannot put in the graph ("torch.* op
 #: returned non-Tensor", GB0208; GB0046 for the inference-mode query), measured on torch 2.13. Their
 #: neighbours ``torch.set_default_dtype``, ``torch.set_float32_matmul_precision``,
-#: ``torch.is_autocast_enabled`` and ``torch.finfo`` trace.
+#: ``torch.is_autocast_enabled`` and ``torch.finfo`` trace; so do ``torch.cuda.is_available()``,
+#: ``torch.xpu.is_available()``, ``torch.cuda.is_initialized()``, ``torch.get_default_dtype()``,
+#: ``torch.is_grad_enabled()``, ``torch.are_deterministic_algorithms_enabled()`` and the flag
+#: ``torch.backends.cudnn.enabled``. The backend availability checks do not (diffusers' EDM Euler scheduler
+#: picks its sigma dtype with ``torch.backends.mps.is_available()``); ``torch.backends.mkldnn.is_available``
+#: lives in a skipped file (GB0007, in ``_SKIPPED_FUNCTIONS``).
 _HOST_QUERIES = frozenset(
     {
         "torch.cuda.device_count", "torch.cuda.memory_allocated", "torch.get_num_threads",
-        "torch.get_float32_matmul_precision", "torch.is_inference_mode_enabled",
+        "torch.get_float32_matmul_precision", "torch.is_inference_mode_enabled", "torch.get_num_interop_threads",
+        "torch.cuda.is_bf16_supported", "torch.backends.cudnn.is_available", "torch.backends.mps.is_available",
+        "torch.backends.mps.is_built", "torch.backends.cuda.is_built", "torch.backends.openmp.is_available",
+        "torch.backends.mkl.is_available", "torch.backends.cuda.flash_sdp_enabled",
+        "torch.backends.cuda.mem_efficient_sdp_enabled", "torch.backends.cuda.math_sdp_enabled",
     }
 )  # fmt: skip
 #: Context managers Dynamo does not support (GB0142; the backend switches also log GB0208 on the same line),

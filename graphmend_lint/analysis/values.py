@@ -26,7 +26,7 @@ from astroid import nodes
 from graphmend_lint.analysis.annotations import STATIC_TYPES, TENSOR_TYPES, annotated_types
 from graphmend_lint.analysis.assigned_values import appended_items
 from graphmend_lint.analysis.astroid_tree import def_position
-from graphmend_lint.analysis.duck_typing import opaque_argument
+from graphmend_lint.analysis.duck_typing import ARRAY_ATTRIBUTES, opaque_argument
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
 from graphmend_lint.analysis.scope import COMPILING_PREDICATES, SCRIPTING_PREDICATES, ScopeFacts
@@ -303,6 +303,7 @@ class ValueOracle:
         self._partial_seen = 0
         self._open_lists: set[tuple[nodes.NodeNG, str]] = set()  # lists whose appended items are being classified
         self._uses: dict[nodes.NodeNG, dict[str, list[nodes.Name]]] = {}
+        self._body_bindings: dict[nodes.NodeNG, list[nodes.AssignName]] = {}
         self._tensor_use_memo: dict[tuple[nodes.NodeNG, str, int, int], bool] = {}
         self._handoffs = 0  # functions deep in :meth:`_passed_to_tensor_parameter`
         self._return_values: dict[nodes.FunctionDef, list[nodes.NodeNG | None]] = {}
@@ -1005,6 +1006,8 @@ class ValueOracle:
         return self._tensor_use_memo[key]
 
     def _tensor_evidence(self, function: nodes.NodeNG, name: str, reach: int, depth: int) -> bool:
+        if self._reads_attribute_tensors_lack(function, name):
+            return False
         for use in self._uses_of(function, name):
             parent = use.parent
             top = use
@@ -1041,6 +1044,32 @@ class ValueOracle:
             if depth == 0 and self._passed_to_tensor_parameter(use):
                 return True
         return False
+
+    def _reads_attribute_tensors_lack(self, function: nodes.NodeNG, name: str) -> bool:
+        """*function* reads a public attribute of *name*, never rebinding it, that neither a tensor nor a NumPy
+        array has: the value is something else, whatever tensor-like methods it also has (minimind's
+        ``generate`` calls ``streamer.put(ids)``, a tensor method too, and ``streamer.end()``, which no tensor
+        has). Private names (``t._values()``) are left out: tensors have more of them than the facts list."""
+        uses = self._uses_of(function, name)
+        if not uses or any(binding.name == name for binding in self._bindings_in(function)):
+            return False
+        return any(
+            isinstance(use.parent, nodes.Attribute)
+            and use.parent.expr is use
+            and not use.parent.attrname.startswith("_")
+            and self.facts.method_kind(use.parent.attrname) is None
+            and self.facts.attribute_kind(use.parent.attrname) is None
+            and use.parent.attrname not in ARRAY_ATTRIBUTES
+            for use in uses
+        )
+
+    def _bindings_in(self, function: nodes.NodeNG) -> list[nodes.AssignName]:
+        """Names *function*'s body binds (not its parameters), from one walk per function."""
+        found = self._body_bindings.get(function)
+        if found is None:
+            found = [n for n in descendants(function, nodes.AssignName) if not isinstance(n.parent, nodes.Arguments)]
+            self._body_bindings[function] = found
+        return found
 
     def _joined_as_tensors(self, use: nodes.NodeNG) -> bool:
         """*use* is an item of the tensor list ``torch.cat`` / ``torch.stack`` joins (``torch.cat([t, t])``)."""

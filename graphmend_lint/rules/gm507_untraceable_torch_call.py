@@ -59,7 +59,9 @@ class UntraceableTorchCall(Rule):
     `t.resize_as_(other)` (fast-reid's `dist_an.new().resize_as_(dist_an)`,
     DINO's k-NN buffer), process settings and host
     queries (`torch.set_num_threads`, `torch.get_num_threads()`,
-    `torch.cuda.device_count()`, `torch.cuda.memory_allocated()`,
+    `torch.cuda.device_count()`, `torch.cuda.memory_allocated()`, the backend
+    checks `torch.backends.mps.is_available()`, `torch.backends.cudnn.is_available()`,
+    `torch.backends.cuda.flash_sdp_enabled()` and their kin, `torch.cuda.is_bf16_supported()`,
     `torch.get_float32_matmul_precision()`, `torch.is_inference_mode_enabled()`,
     `torch.autograd.set_detect_anomaly`, `torch.get_default_device()`,
     `torch.result_type`, `torch.hub.get_dir()`, `torch.save`),
@@ -104,9 +106,11 @@ class UntraceableTorchCall(Rule):
     host queries return Python values a graph cannot hold (GB0208; GB0046
     for `is_inference_mode_enabled`, GB0008 for `set_detect_anomaly`) or
     live in skipped code (GB0007: `set_num_threads`, `save`, `hub.get_dir`,
-    `get_default_device` and `result_type`, with GB0208 for the last two;
-    `torch.set_default_dtype`, `torch.set_float32_matmul_precision`,
-    `torch.finfo` and `torch.promote_types` trace); `assert_close` compares
+    `backends.mkldnn.is_available`, `get_default_device` and `result_type`,
+    with GB0208 for the last two; `torch.set_default_dtype`,
+    `torch.set_float32_matmul_precision`, `torch.finfo`, `torch.promote_types`,
+    `torch.cuda.is_available()`, `torch.is_grad_enabled()` and the flag
+    `torch.backends.cudnn.enabled` trace); `assert_close` compares
     on the host (GB0170) and `torch._assert` reads its tensor condition
     (GB0033);
     `cudnn.flags`, `cuda.sdp_kernel`, `torch.device`,
@@ -176,7 +180,7 @@ class UntraceableTorchCall(Rule):
         # torch.jit's annotate and is_scripting have Dynamo handlers (measured: no break)
         _HEADER + "    sizes = torch.jit.annotate(list[int], [])\n    if not torch.jit.is_scripting():\n"
         "        sizes.append(x.shape[0])\n    return x * len(sizes)\n",
-        _HEADER + "    with torch.no_grad():\n        y = x * 2\n    return y, torch.backends.cudnn.is_available()\n",
+        _HEADER + "    with torch.no_grad():\n        y = x * 2\n    return y, torch.cuda.is_available()\n",
         "import torch\n\ntorch._dynamo.config.trace_autograd_ops = True\n\n\n@torch.compile\ndef f(x, w):\n"
         "    return torch.autograd.grad((x * w).sum(), [w])\n",
         "import torch\n\ntorch._dynamo.config.trace_autograd_ops = True\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
@@ -194,6 +198,7 @@ class UntraceableTorchCall(Rule):
         Example(_HEADER + "    y = x + 1\n    torch._dynamo.graph_break()\n    return y + 1\n"),
         Example(_HEADER + "    p = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True)\n    return p.data\n"),
         Example(_HEADER + "    return torch.autograd.grad((x * lengths).sum(), [lengths])\n"),
+        Example(_HEADER + "    dtype = torch.float32 if torch.backends.mps.is_available() else torch.float64\n    return x.to(dtype)\n"),
         Example(_HEADER + "    loss = (x * lengths).sum()\n    loss.backward()\n    return loss.detach()\n"),
         Example(_HEADER + "    loss = (x * lengths).sum()\n    torch.autograd.backward(loss)\n    return loss.detach()\n"),
         # a loss of unknown kind, in a file with no `backward` of its own (decision-transformer's trainer)
