@@ -181,4 +181,21 @@ def test_a_duck_typed_parameter_is_no_tensor_whatever_tensor_methods_it_shares()
     )
     assert kinds_of(source) == {"index": Kind.UNKNOWN, "index.indices": Kind.TENSOR}
     untyped = source.replace("        self.batch_dims = batch_dims\n", "")  # ``batch_dims`` names no local class's
-    assert kinds_of(untyped)["index"] is Kind.TENSOR  # ``index.indices(...)``-like use: evidence of a tensor
+    assert kinds_of(untyped)["index"] is Kind.UNKNOWN  # ... and no tensor's: ``index`` holds something else
+    only_indices = untyped.replace("index.batch_dims", "0")
+    assert kinds_of(only_indices)["index"] is Kind.TENSOR  # ``index.indices`` alone: the name of a tensor method
+
+
+def test_an_attribute_no_tensor_has_is_evidence_against_a_tensor() -> None:
+    """minimind's ``generate`` calls ``streamer.put(ids)`` (``Tensor.put`` exists) and ``streamer.end()``
+    (no tensor has ``end``): ``streamer`` is no tensor, so ``if streamer:`` is no tensor branch."""
+    source = (
+        "import torch\n\n\n@torch.compile\ndef generate(ids, streamer=None):\n"
+        "    if streamer:\n        streamer.put(ids)\n    probe(streamer)\n"
+        "    if streamer:\n        streamer.end()\n    return ids\n"
+    )
+    assert kinds_of(source)["streamer"] is Kind.UNKNOWN
+    assert kinds_of(source.replace("streamer.end()", "streamer.sum()"))["streamer"] is Kind.TENSOR
+    # rebound before the ``end()``: that read is of another object, and says nothing of the parameter
+    rebound = source.replace("        streamer.end()\n", "        streamer = Streamer()\n        streamer.end()\n")
+    assert kinds_of(rebound)["streamer"] is Kind.TENSOR

@@ -215,9 +215,9 @@ def _inside_loop(statement: nodes.NodeNG, frame: nodes.FunctionDef) -> bool:
     return False
 
 
-def loops_binding(name: nodes.Name) -> list[nodes.For]:
-    """The ``for`` loops whose targets bind *name* (``for x in ...``, ``for a, x in ...``, ``for i, (a, x) in
-    ...``), when every binding reaching it is one of them; empty otherwise."""
+def loops_binding(name: nodes.Name) -> list[nodes.For | nodes.Comprehension]:
+    """The ``for`` loops and comprehension clauses whose targets bind *name* (``for x in ...``, ``for a, x in
+    ...``, ``[... for i, (a, x) in ...]``), when every binding reaching it is one of them; empty otherwise."""
     try:
         bindings = reaching_bindings(name)
     except Exception:  # astroid lookups can fail on odd code; then nothing is known
@@ -227,7 +227,7 @@ def loops_binding(name: nodes.Name) -> list[nodes.For]:
         loop = binding.parent
         while isinstance(loop, (nodes.Tuple, nodes.List)):
             loop = loop.parent
-        if not (isinstance(binding, nodes.AssignName) and isinstance(loop, nodes.For)):
+        if not (isinstance(binding, nodes.AssignName) and isinstance(loop, (nodes.For, nodes.Comprehension))):
             return []
         loops.append(loop)
     return loops

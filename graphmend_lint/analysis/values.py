@@ -1230,13 +1230,9 @@ class ValueOracle:
         ``ModuleList``, ``super().forward(h)``, as scope analysis resolved them in traced code; and those of
         an ``__init__``, which run when the class is called: ``Wrapper(loss, weights)``.
         """
-        if isinstance(function, nodes.Lambda):
-            calls = self._lambda_calls(function)
-        elif isinstance(function, nodes.FunctionDef):
-            calls = self.calls_of(function)
-        else:
+        if not isinstance(function, (nodes.FunctionDef, nodes.Lambda)):
             return []
-        return [argument for call in calls for argument in self._passed_for(call, function, parameter)]
+        return [argument for call in self.calls_of(function) for argument in self._passed_for(call, function, parameter)]
 
     @staticmethod
     def _passed_for(call: nodes.Call, function: nodes.FunctionDef | nodes.Lambda, parameter: str) -> list[nodes.NodeNG]:
@@ -1263,9 +1259,11 @@ class ValueOracle:
         """Calls in this module whose callee is spelled *name* (``name(...)`` or ``obj.name(...)``)."""
         return self._sites(name)
 
-    def calls_of(self, function: nodes.FunctionDef) -> list[nodes.Call]:
+    def calls_of(self, function: nodes.FunctionDef | nodes.Lambda) -> list[nodes.Call]:
         """The calls of *function* in this module, found as :meth:`call_site_arguments` says (at most
-        ``_MAX_LOOKUPS``)."""
+        ``_MAX_LOOKUPS``); a lambda's by the one name it is bound to."""
+        if isinstance(function, nodes.Lambda):
+            return self._lambda_calls(function)
         if function.name in {"forward", "__call__"}:
             calls = self._instance_calls(function)
         elif function.name == "__init__" and isinstance(klass := function.parent, nodes.ClassDef):

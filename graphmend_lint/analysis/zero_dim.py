@@ -168,7 +168,7 @@ def _minus_one(node: nodes.NodeNG) -> bool:
     return isinstance(node, nodes.UnaryOp) and node.op == "-" and isinstance(node.operand, nodes.Const) and node.operand.value == 1
 
 
-def _steps_through_vector(values: ValueOracle, node: nodes.Name, loops: list[nodes.For]) -> bool:
+def _steps_through_vector(values: ValueOracle, node: nodes.Name, loops: list[nodes.For | nodes.Comprehension]) -> bool:
     """*node* is the variable of every loop that binds it (*loops*), each stepping through a 1-d tensor (``for t
     in timesteps``, ``for i, t in enumerate(timesteps)``): each step is a 0-d tensor."""
     return bool(loops) and all(_loop_item(values, loop.target, loop.iter, node) for loop in loops)
@@ -194,7 +194,7 @@ def _passed_zero_dim(values: ValueOracle, node: nodes.Name, depth: int) -> bool:
     """*node* is a parameter every call of its function in this module passes a 0-d tensor for (diffusers'
     ``scheduler.step(model_output, t, sample)`` in the sampling loop over ``timesteps``)."""
     function = node.scope()
-    if not isinstance(function, nodes.FunctionDef) or node.name not in {a.name for a in function.args.args or []}:
+    if not isinstance(function, (nodes.FunctionDef, nodes.Lambda)) or node.name not in {a.name for a in function.args.args or []}:
         return False
     try:
         bindings = reaching_bindings(node)
@@ -227,7 +227,7 @@ def _nonzero_row(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
     )
 
 
-def _unpacked_from_nonzero_rows(values: ValueOracle, node: nodes.Name, loops: list[nodes.For], depth: int) -> bool:
+def _unpacked_from_nonzero_rows(values: ValueOracle, node: nodes.Name, loops: list[nodes.For | nodes.Comprehension], depth: int) -> bool:
     """*node* is unpacked from a row of positions (:func:`_row_of_positions`) in every loop that binds it (*loops*)."""
     return bool(loops) and all(_row_of_positions(values, loop.target, loop.iter, node, depth) for loop in loops)
 

@@ -11,6 +11,7 @@ from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.lookup import loops_around
 from graphmend_lint.analysis.module_attributes import is_tensor_like
 from graphmend_lint.analysis.python_sequences import python_sequence
+from graphmend_lint.analysis.values import Kind
 from graphmend_lint.analysis.zero_dim import zero_dim_element, zero_dim_position
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
@@ -32,7 +33,8 @@ _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, table: torch
 
 class ZeroDimTensorIndex(Rule):
     """## What it does
-    Flags indexing a tensor with a 0-d tensor, `x[i]` where `i` is the result
+    Flags indexing a tensor (or a value of unknown kind: a list or an array breaks
+    the same way) with a 0-d tensor, `x[i]` where `i` is the result
     of `t.argmax()` / `t.argmin()` (or `torch.argmax(t)`) over the whole
     tensor, directly or through a variable, in code that `torch.compile`
     traces. The typical case is greedy decoding: `emb.weight[logits.argmax()]`.
@@ -114,11 +116,8 @@ class ZeroDimTensorIndex(Rule):
         _HEADER + "    count = (x > 0).sum()\n    print(count)\n    return table[count]\n",
         # a reduction along a dim keeps the other dims: not provably 0-d, so quiet
         _HEADER + "    n = x.long().sum(0)\n    return table[n - 1], table[x.max(-1).indices], table[x.shape[0] - 1]\n",
-        # a mapping hashes a tensor key; a sequence passed in from an unseen caller is not provably one
+        # a mapping hashes a tensor key
         _HEADER + "    names = {0: 'a'}\n    return names[x.argmax()], ('a', 'b')[0]\n",
-        "import torch\n\n\nclass Decoder(torch.nn.Module):\n    def __init__(self, labels):\n        super().__init__()\n"
-        "        self.labels = labels\n\n    def forward(self, x):\n        return self.labels[x.argmax()]\n\n\n"
-        "model = torch.compile(Decoder(make_labels()))\n",
     )
     invalid = (
         Example(
@@ -151,6 +150,19 @@ class ZeroDimTensorIndex(Rule):
             "import torch\nfrom typing import List\n\n\n@torch.compile\ndef f(hypos: List[tuple], scores: torch.Tensor):\n"
             "    _, order = scores.sort()\n    return [hypos[i] for i in order]\n"
         ),
+        # labels passed in from an unseen caller: a list or tuple breaks (GB0124), so does a tensor (GB0033; measured)
+        Example(
+            "import torch\n\n\nclass Decoder(torch.nn.Module):\n    def __init__(self, labels):\n        super().__init__()\n"
+            "        self.labels = labels\n\n    def forward(self, x):\n        return self.labels[x.argmax()]\n\n\n"
+            "model = torch.compile(Decoder(make_labels()))\n"
+        ),
+        # SR-GNN's session scores: a lambda called per step of an `arange`, on the output of an untyped model
+        # (GB0033 at the lambda, measured)
+        Example(
+            "import torch\n\n\n@torch.compile\ndef f(model, items, alias_inputs):\n    hidden = model(items)\n"
+            "    get = lambda i: hidden[i][alias_inputs[i]]\n"
+            "    return torch.stack([get(i) for i in torch.arange(len(alias_inputs)).long()])\n"
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -165,8 +177,9 @@ class ZeroDimTensorIndex(Rule):
                 )
                 yield ctx.report(subscript, message, traced, SEQUENCE_INDEX)
                 continue
-            if not is_tensor_like(values, subscript.value):
-                continue
+            tensor = is_tensor_like(values, subscript.value)
+            if not tensor and values.kind(subscript.value) is not Kind.UNKNOWN:
+                continue  # a value known to be no tensor (a dict may take a tensor key)
             element = zero_dim_element(values, index)
             if element is None or breaks.resumed_input(element):
                 continue  # a 0-d tensor a resumed frame receives: Dynamo specialises on it (measured: no break)
@@ -175,7 +188,7 @@ class ZeroDimTensorIndex(Rule):
             message = (
                 f"indexing with the 0-d tensor `{snippet(element)}` copies it to a Python int: graph break and host sync"
             )
-            rewritable = subscript.ctx is Context.Load and element is index and zero_dim_position(values, index)
+            rewritable = tensor and subscript.ctx is Context.Load and element is index and zero_dim_position(values, index)
             fix = index_select_fix(ctx.analysis, subscript, index) if rewritable else ZERO_DIM_INDEX
             yield ctx.report(subscript, message, traced, fix)
 
