@@ -42,10 +42,17 @@ def _is_condition(node: nodes.NodeNG) -> bool:
 
 
 def _final_operand(test: nodes.NodeNG) -> nodes.NodeNG:
-    """The operand whose value an ``assert`` itself tests: the last one of its ``and``/``or`` (through ``not``)."""
-    while isinstance(test, nodes.BoolOp) or (isinstance(test, nodes.UnaryOp) and test.op == "not"):
-        test = test.values[-1] if isinstance(test, nodes.BoolOp) else test.operand
+    """The operand whose value an ``assert`` itself tests: the last one of its ``and``/``or``. A ``not`` takes
+    the truth of its operand on the host before the ``assert`` sees anything (``assert not t.isnan().any()``
+    breaks, GB0170, measured on torch 2.13), so it is the operand, and what it negates is tested."""
+    while isinstance(test, nodes.BoolOp):
+        test = test.values[-1]
     return test
+
+
+def _tests_on_the_host(test: nodes.NodeNG) -> bool:
+    """An ``assert`` test with ``and``/``or``/``not``, which decide on the host (a bare tensor is checked on the device)."""
+    return isinstance(test, nodes.BoolOp) or (isinstance(test, nodes.UnaryOp) and test.op == "not")
 
 
 def _iterated_for_truth(values: ValueOracle, call: nodes.Call) -> nodes.NodeNG | None:
@@ -110,7 +117,8 @@ class TensorTruthiness(Rule):
     tensor: `not` tests its operand, `and`/`or` every operand but the last,
     which they return as it is (`n > 0 or t.any()` with a Python `n` does not
     break). `bool(t)` is GM301's. In an
-    `assert a and b` it flags each tensor operand but the last: the `assert`
+    `assert a and b` it flags each tensor operand but the last (and what a
+    `not` negates, `assert not t.any()`): the `assert`
     itself checks the last one on the device, but `and`/`or` must decide on
     the host whether to look at the next operand. The builtins `all(t)` and
     `any(t)` over a tensor are flagged too: they test each element's truth
@@ -133,9 +141,10 @@ class TensorTruthiness(Rule):
     on the host: Dynamo breaks the graph (data-dependent branching for
     `and`/`or`; for `not`, a data-dependent operator that makes Dynamo run the
     whole frame eagerly). In an `assert` (measured, torch 2.13)
-    `assert (a == 0) and (b == 0)` breaks at `a == 0` (GB0170), while
-    `assert b == 0` alone, or `assert n > 0 and (b == 0).all()` with a
-    Python `n`, does not.
+    `assert (a == 0) and (b == 0)` breaks at `a == 0` (GB0170), and so
+    does `assert not t.isnan().any()` (with or without a message: the `not`
+    asks first), while `assert b == 0` alone, `assert ~t.isnan().any()`, or
+    `assert n > 0 and (b == 0).all()` with a Python `n`, does not.
 
     ## Example
     ```python
@@ -172,7 +181,8 @@ class TensorTruthiness(Rule):
         # the builtins over Python values, and the tensor reductions
         "import torch\n\n@torch.compile\ndef f(x, flags: list):\n    return x.all(), torch.any(x > 0), all(flags), any([1, 0])\n",
         "import torch\n\n@torch.compile\ndef f(x):\n    if (x > 0).any() and x.sum() > 1:\n        x = x * 2\n    return x\n",
-        "import torch\n\n@torch.compile\ndef f(x, n: int):\n    assert n > 0 and (x > -9).all()\n    assert x.isnan().sum() == 0, 'nan'\n    return x\n",
+        "import torch\n\n@torch.compile\ndef f(x, n: int):\n    assert n > 0 and (x > -9).all()\n    assert x.isnan().sum() == 0, 'nan'\n"
+        "    assert ~x.isnan().any()\n    assert not n\n    return x\n",
         "import torch\n\n@torch.compile\ndef f(x, a: bool, b: bool):\n    ok = a and b\n    return x * ok\n",
         "import torch\n\n@torch.compile\ndef f(x):\n    has_pads = x.device.type == 'xla' or (x == 0).any()\n    return x, has_pads\n",
         # Python items and shapes: nothing to read back
@@ -211,6 +221,14 @@ class TensorTruthiness(Rule):
             "    return x\n",
             unsafe=True,
         ),
+        # latent_ode's masked GRU update: `not` asks for the truth on the host (GB0170, measured)
+        Example(
+            "import torch\n\n@torch.compile\ndef f(m):\n    s = (torch.sum(m, -1) > 0).float()\n"
+            "    assert(not torch.isnan(s).any())\n    return s\n",
+            fixed="import torch\n\n@torch.compile\ndef f(m):\n    s = (torch.sum(m, -1) > 0).float()\n"
+            "    assert(~torch.isnan(s).any())\n    return s\n",
+            unsafe=True,
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -246,10 +264,10 @@ class TensorTruthiness(Rule):
                 message = f"`sorted()` compares the elements of `{snippet(elements)}`, {kind}, as Python bools: graph break"
                 yield ctx.report(call, message, traced, SORT_KEY)
         for statement, traced in ctx.traced_nodes(nodes.Assert):
-            if not isinstance(statement.test, nodes.BoolOp):
+            if not _tests_on_the_host(statement.test):
                 continue
             last = _final_operand(statement.test)
             parts = [part for part in tensor_condition_parts(ctx.values, statement.test) if part is not last]
-            message = "`and`/`or` in an `assert` branches on the tensor value `{}`: graph break"
+            message = "`and`/`or`/`not` in an `assert` branches on the tensor value `{}`: graph break"
             fix = predicated_fix(ctx.analysis, Predicator.assert_operands, statement, ASSERT_FIX_MESSAGE)
             yield from ctx.report_condition(parts, message, traced, fix)
