@@ -114,6 +114,20 @@ def mask_parameter_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0
     return all(_may_pass_a_mask(values, argument, depth) for argument in passed)
 
 
+def mask_keyed_item(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    """``batch["valid_mask"]``, ``data["mask0"]``: an item of a mapping under a key that names a (non-attention)
+    mask. Whoever filled the mapping chose its dtype, as a caller chooses a parameter's, and a mapping carries
+    no annotation to say otherwise: as an index (the only use this is asked about) the key's name means a
+    selection, since a 0/1 integer tensor would gather rows 0 and 1 (DUSt3R's ``gt1["valid_mask"]``).
+    Detection only, like :func:`mask_parameter_index`."""
+    if not (isinstance(node, nodes.Subscript) and isinstance(node.slice, nodes.Const) and isinstance(node.slice.value, str)):
+        return False
+    words = node.slice.value.lower().strip("_").split("_")
+    if words[-1].rstrip("0123456789") not in _MASK_WORDS or _ATTENTION_WORDS.intersection(words):
+        return False
+    return isinstance(node.value, (nodes.Name, nodes.Attribute)) and values.kind(node.value) is not Kind.STATIC
+
+
 def _assigns_a_mask(values: ValueOracle, binding: nodes.NodeNG, name: str) -> bool:
     """*binding* assigns a bool tensor, or the parameter *name* itself moved or reshaped
     (``valid_mask = valid_mask.to(device)``; ``valid_mask = valid_mask > 0.5`` is a comparison, bool too)."""

@@ -10,7 +10,7 @@ from astroid.const import Context
 from graphmend_lint.analysis.ast_resolution import ast_resolution
 from graphmend_lint.analysis.captured_values import dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
-from graphmend_lint.analysis.mask_parameters import item_mask_index, mask_behind, mask_parameter_index
+from graphmend_lint.analysis.mask_parameters import item_mask_index, mask_behind, mask_keyed_item, mask_parameter_index
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
 from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.host_values import (
@@ -308,7 +308,7 @@ def _named_mask(values: ValueOracle, part: nodes.NodeNG) -> bool:
     """*part* is a parameter its name calls a mask (:func:`mask_named_parameter`, :func:`mask_parameter_index`),
     or keeps its dtype from one (``~mask``, ``mask.to(h.device)``, :func:`mask_behind`)."""
     behind = mask_behind(values, part)
-    return mask_named_parameter(values, behind) or mask_parameter_index(values, behind)
+    return mask_named_parameter(values, behind) or mask_parameter_index(values, behind) or mask_keyed_item(values, behind)
 
 
 class DataDependentOutputShape(Rule):
@@ -330,7 +330,8 @@ class DataDependentOutputShape(Rule):
     returned by a helper (`mask, n = self.get_mask(ids)`, `out["keep"]` of the dict it returns), kept on `self` or
     registered as a buffer, or a parameter every call of which passes one;
     or a parameter whose name says boolean
-    mask: `mask_bool`, `bool_mask`; or one whose name ends in `mask`
+    mask: `mask_bool`, `bool_mask`; an item of a mapping under such a key
+    (`gt["valid_mask"]`, `data["mask0"]`); or one whose name ends in `mask`
     (`input_features_mask`, `~padding_mask`), not an attention mask (0/1
     integers), when no call in this file passes anything but a possible mask
     for it (detectron2 passes `...` as `fg_mask`; an integer tensor gathers);
@@ -545,6 +546,9 @@ class DataDependentOutputShape(Rule):
         )
     }
     valid = (
+        # an attention mask is 0/1 integers by convention (an index gathers); `mask_index` names positions
+        "import torch\n\n\n@torch.compile\ndef f(pts: torch.Tensor, batch):\n"
+        "    return pts[batch['attention_mask']], pts[batch['mask_index']]\n",
         # a NumPy mask that only feeds np.where keeps a static size
         "import numpy as np\nimport torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
         "    a = np.arange(6) * 1.0\n    return x * np.where(a > 2, a, 0.0).sum()\n",
@@ -584,6 +588,14 @@ class DataDependentOutputShape(Rule):
         "    return load(x).repeat_interleave(2, dim=0)\n",
     )
     invalid = (
+        # DUSt3R's losses read points through the batch's `valid_mask`: a key that names a mask selects (GB0036)
+        Example(
+            "import torch\n\n\n@torch.compile\ndef f(pts: torch.Tensor, gt):\n"
+            "    return pts[gt['valid_mask']].mean(), pts[~gt['mask0']].sum()\n",
+            fixed="import torch\n\ntorch._dynamo.config.capture_dynamic_output_shape_ops = True\n\n\n@torch.compile\n"
+            "def f(pts: torch.Tensor, gt):\n    return pts[gt['valid_mask']].mean(), pts[~gt['mask0']].sum()\n",
+            unsafe=True,
+        ),
         # VIBE's acceleration error: a NumPy boolean array traced code computes selects from an array (GB0036)
         Example(
             "import numpy as np\nimport torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
