@@ -30,27 +30,29 @@ from tests.corpus.acid import acid  # noqa: E402
 
 #: The size issue 14 asks for.
 CORPUS_SIZE_FLOOR = 300
-#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 976 of 1284 on 2026-11-30 11:02 UTC, 896 dev
-#: programs after 113 blind ones joined; 875 of 1129 before they did), plus 9: two torchdrug programs lose
-#: the capture switch after that run (it made Dynamo fail on their size lists, which counted as no site), and
-#: a margin for the programs whose logged lines vary between runs. Reset only when the corpus grows.
-UNSAFE_SITES_AFTER_CEILING = 985
-#: Precision/recall floors per split and scope: the values measured on main after the s20 merges
-#: (2026-11-30 11:02 UTC, 1420 programs; docs/corpus.md "Current") minus 0.03, so a change that loses
-#: detection fails here. "precision" is strict (a finding on a line Dynamo never traced counts as
-#: wrong); "precision_observed" leaves those lines out. Truth counts breaks in eval and train mode.
+#: Dev logged sites left after ``--fix --unsafe-fixes`` (measured 976 of 1284 on 2026-11-30 11:02 UTC over the 896
+#: dev programs of then, and 90 of 107 on 2026-11-30 14:00 UTC over the 85 blind dev programs that joined after it),
+#: plus 9: two torchdrug programs lose the capture switch after the first run (it made Dynamo fail on their size
+#: lists, which counted as no site), and a margin for the programs whose logged lines vary between runs. Reset only
+#: when the corpus grows.
+UNSAFE_SITES_AFTER_CEILING = 1075
+#: Precision/recall floors per split and scope: the values measured on main after the s21 merges (2026-11-30, 1530
+#: programs; docs/corpus.md "Current") minus 0.03, so a change that loses detection fails here. "precision" is
+#: strict (a finding on a line Dynamo never traced counts as wrong); "precision_observed" leaves those lines out.
+#: Truth counts breaks in eval and train mode. The 110 blind programs of the s21 batches lower the strict
+#: precision: half of them log no break, and their unobserved findings count against it.
 DETECTION_FLOORS: dict[tuple[str, str], dict[str, float]] = {
-    ("dev", "compiled"): {"precision": 0.67, "precision_observed": 0.95, "recall": 0.88},  # 0.70 (1131/1623) / 0.98 / 0.91 (1131/1241)
-    ("dev", "modules"): {"precision": 0.66, "precision_observed": 0.95, "recall": 0.88},  # 0.69 (1133/1645) / 0.98 / 0.91 (1133/1241)
-    # 148 more unseen programs joined, split by repository, source file or issue (35 held-out, 52 lines)
-    ("heldout", "compiled"): {"precision": 0.61, "precision_observed": 0.94, "recall": 0.77},  # 0.64 (618/970) / 0.97 / 0.80 (618/774)
-    ("heldout", "modules"): {"precision": 0.61, "precision_observed": 0.94, "recall": 0.80},  # 0.64 (640/1005) / 0.97 / 0.83 (640/774)
+    ("dev", "compiled"): {"precision": 0.64, "precision_observed": 0.95, "recall": 0.88},  # 0.67 (1221/1813) / 0.98 / 0.91 (1221/1347)
+    ("dev", "modules"): {"precision": 0.63, "precision_observed": 0.95, "recall": 0.88},
+    # 110 more unseen programs joined, split by repository, source file or issue (25 held-out, 17 lines)
+    ("heldout", "compiled"): {"precision": 0.60, "precision_observed": 0.93, "recall": 0.77},  # about 0.63 / 0.966 / 0.80 (630/791)
+    ("heldout", "modules"): {"precision": 0.60, "precision_observed": 0.93, "recall": 0.79},
 }
 #: Modules that make() builds with a submodule in eval mode are measured again after .train()
 #: (docs/corpus.md "Both modes"): 170 dev + 98 held-out programs on 2026-11-30 11:02 UTC, which logged
-#: 19 + 10 lines only in training.
-TRAINING_RUNS_FLOOR = 250
-TRAINING_ONLY_LINES_FLOOR = 26
+#: 19 + 10 lines only in training, and 22 + 8 of the s21 blind programs (12 + 2 lines only in training).
+TRAINING_RUNS_FLOOR = 280
+TRAINING_ONLY_LINES_FLOOR = 38
 #: Known wrong outputs after a fix, per (split, mode): none. (GM104's old `torch._assert_async`
 #: rewrite changed torchvision normalize's ValueError into a RuntimeError eagerly; GM104 now keeps
 #: the eager `if` untouched and offers its compiled check only as an opt-in.)
