@@ -137,7 +137,8 @@ def test_dynamic_switch_follows_sizes_into_helpers(uses: str, switch: bool) -> N
     [
         ("mask.max().item() <= k", "mask.max() <= k"),
         ("k >= float(mask.max())", "k >= mask.max()"),
-        ("not mask.any().item()", "not mask.any()"),
+        # the `not` would still ask for the tensor's truth on the host (GB0170, measured): GM105 then makes it `~`
+        ("not mask.any().item()", "~mask.any()"),
         ("mask.all().item()", "mask.all()"),
     ],
 )
