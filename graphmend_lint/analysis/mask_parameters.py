@@ -104,14 +104,20 @@ def mask_parameter_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0
     if len(parameters) != 1 or not open_parameter(values, parameters[0]):
         return False
     parameter = parameters[0]
-    words = parameter.name.lower().strip("_").split("_")
-    if words[-1] not in _MASK_WORDS or _ATTENTION_WORDS.intersection(words):
+    if not _names_a_mask(parameter.name):
         return False
     others = (binding for binding in bindings if binding is not parameter)
     if not all(_assigns_a_mask(values, binding, parameter.name) for binding in others):
         return False
     passed = values.call_site_arguments(parameter.parent.parent, parameter.name)
     return all(_may_pass_a_mask(values, argument, depth) for argument in passed)
+
+
+def _names_a_mask(name: str, numbered: bool = False) -> bool:
+    """*name*'s last word is ``mask`` / ``masks`` (``mask0`` too when *numbered*), and no word says attention."""
+    words = name.lower().strip("_").split("_")
+    last = words[-1].rstrip("0123456789") if numbered else words[-1]
+    return last in _MASK_WORDS and not _ATTENTION_WORDS.intersection(words)
 
 
 def mask_keyed_item(values: ValueOracle, node: nodes.NodeNG) -> bool:
@@ -122,8 +128,7 @@ def mask_keyed_item(values: ValueOracle, node: nodes.NodeNG) -> bool:
     Detection only, like :func:`mask_parameter_index`."""
     if not (isinstance(node, nodes.Subscript) and isinstance(node.slice, nodes.Const) and isinstance(node.slice.value, str)):
         return False
-    words = node.slice.value.lower().strip("_").split("_")
-    if words[-1].rstrip("0123456789") not in _MASK_WORDS or _ATTENTION_WORDS.intersection(words):
+    if not _names_a_mask(node.slice.value, numbered=True):
         return False
     return isinstance(node.value, (nodes.Name, nodes.Attribute)) and values.kind(node.value) is not Kind.STATIC
 
