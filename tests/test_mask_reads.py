@@ -182,12 +182,20 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
         "def f(pred, target):\n    loss = (pred - target) ** 2\n    pos = target > 0\n    return loss[pos].mean()\n",
         {8},
     ),
+    # a comparison of untyped values that later code uses as a tensor is a mask through reshapes
+    # (transformers' `get_placeholder_mask`: `input_ids == self.config.image_token_id`, then `.unsqueeze(-1)`)
+    "untyped-comparison-reshaped": (
+        "def f(x, ids):\n    hit = ids == 1\n    hit = hit.unsqueeze(-1).expand(-1, 2)\n"
+        "    return x.unsqueeze(-1).expand(-1, 2)[hit] * 2\n",
+        {8},
+    ),
     "untyped-literal-pair": ("def f(x, m):\n    pair = (x, x * 2)\n    step = len(pair)\n    return pair[step < 2]\n", set()),
 }
 #: What ``f`` is called with: ``x`` random, ``m`` a bool mask of it, except where the parameter's name says
 #: it holds integers (an attention mask of 0/1, indices, labels): there ``m`` is an integer tensor.
 INTEGER_INPUTS = frozenset(
-    {"entry-attention-mask", "mask-indices", "compared-parameter", "self-inequality", "untyped-label-mask", "untyped-loss-mask"}
+    {"entry-attention-mask", "mask-indices", "compared-parameter", "self-inequality", "untyped-label-mask",
+     "untyped-loss-mask", "untyped-comparison-reshaped"}
 )
 
 

@@ -28,14 +28,12 @@ from graphmend_lint.analysis.annotations import BOOL_TENSOR, TENSOR
 from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
-from graphmend_lint.analysis.values import ITEM_COPIES, Kind, ValueOracle
+from graphmend_lint.analysis.values import COMPARISONS, ITEM_COPIES, Kind, ValueOracle
 
 #: Builtins that copy one tensor element to a Python scalar (``int(t)`` is ``t.item()``).
 SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 #: Builtins that turn a floating NumPy value into a Python number inside the graph (no break, measured).
 _FLOAT_CASTS = frozenset({"int", "float"})
-#: Comparison operators: elementwise on tensors and arrays, a Python ``bool`` on Python values.
-COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 _ORDERINGS = frozenset({"<", "<=", ">", ">="})
 _EQUALITIES = frozenset({"==", "!="})
 #: torch functions (and tensor methods of the same name) whose result is a bool tensor.
@@ -603,11 +601,7 @@ def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, l
     if depth > _MAX_DEPTH:
         return False
     if isinstance(node, nodes.Compare):
-        return (
-            len(node.ops) == 1
-            and node.ops[0][0] in COMPARISONS
-            and values.kind(node) is Kind.TENSOR
-        )
+        return _elementwise_comparison(node) and values.kind(node) is Kind.TENSOR
     if isinstance(node, nodes.UnaryOp) and node.op == "~":
         return is_bool_tensor(values, node.operand, depth + 1, lenient=lenient)
     if isinstance(node, nodes.BinOp) and node.op in {"&", "|", "^", "*"}:
@@ -689,6 +683,9 @@ def _bool_sources(values: ValueOracle, node: nodes.Name | nodes.Attribute | node
 
 
 def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int, lenient: bool) -> bool:
+    """*binding* gives a name that is a tensor where it is read a bool tensor. A comparison does, whatever
+    its operands are typed as: a tensor it makes is one of bools (``special_image_mask = input_ids ==
+    self.config.image_token_id``, typed a tensor by its later ``.unsqueeze(-1)``)."""
     if isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Arguments):
         if _annotated_bool_tensor(values, binding, binding.parent):
             return True
@@ -698,7 +695,13 @@ def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int, lenien
     if iterable is not None:
         return _yields_masks(values, iterable, depth + 1, lenient)
     sources = values.binding_sources(binding)
-    return bool(sources) and all(is_bool_tensor(values, source, depth + 1, lenient=lenient) for source in sources)
+    return bool(sources) and all(
+        _elementwise_comparison(source) or is_bool_tensor(values, source, depth + 1, lenient=lenient) for source in sources
+    )
+
+
+def _elementwise_comparison(node: nodes.NodeNG) -> bool:
+    return isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in COMPARISONS
 
 
 def _yields_masks(values: ValueOracle, iterable: nodes.NodeNG, depth: int, lenient: bool) -> bool:

@@ -117,6 +117,8 @@ SCALAR_ANNOTATIONS = frozenset({frozenset({"bool"}), frozenset({"int"}), frozens
 TENSOR_RESULT_KINDS = frozenset({"tensor", "tuple_tensor"})
 STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool"})
 _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
+#: Comparison operators: elementwise on tensors and arrays, a Python ``bool`` on Python values.
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 _MAX_LOOKUPS = 16
 #: Classes of one module followed up a class's bases (the class itself included).
 _MAX_LINEAGE = 8
@@ -244,6 +246,19 @@ def _refines(binding: nodes.NodeNG) -> bool:
         and statement.targets == [binding]
         and any(use.name == binding.name for use in descendants(statement.value, nodes.Name))
     )
+
+
+def _untyped_source(value: nodes.NodeNG) -> bool:
+    """A read from a mapping under a string key (``inputs["depth_gt"]``) or one elementwise comparison
+    (``input_ids == image_token_id``): what the name holds is unknown, but not a module or an object."""
+    if isinstance(value, nodes.Subscript):
+        return isinstance(value.slice, nodes.Const) and isinstance(value.slice.value, str)
+    return isinstance(value, nodes.Compare) and len(value.ops) == 1 and value.ops[0][0] in COMPARISONS
+
+
+def _binds_untyped_source(binding: nodes.NodeNG) -> bool:
+    statement = binding.parent
+    return isinstance(statement, nodes.Assign) and statement.targets == [binding] and _untyped_source(statement.value)
 
 
 def _mapped_lambda(node: nodes.NodeNG) -> nodes.Lambda | None:
@@ -722,7 +737,7 @@ class ValueOracle:
                 return self._parameter(assignment, parent)
             if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is not None:
                 kind = self._kind(parent.value)
-                if kind is Kind.UNKNOWN and self._mapping_read_used_as_tensor(assignment, parent.value):
+                if kind is Kind.UNKNOWN and self._untyped_value_used_as_tensor(assignment, parent.value):
                     return Kind.TENSOR
                 return kind
             if isinstance(parent, nodes.AugAssign):
@@ -746,18 +761,25 @@ class ValueOracle:
                 return self._kind(parent.value)
         return Kind.UNKNOWN
 
-    def _mapping_read_used_as_tensor(self, name: nodes.AssignName, value: nodes.NodeNG) -> bool:
-        """``depth_gt = inputs["depth_gt"]`` then ``torch.median(depth_gt)`` (monodepth2): a value read from a
-        mapping under a string key, in a traced function that uses the name as a tensor, is one, on the
-        evidence an untyped parameter gets (:meth:`_used_as_tensor`). Every other binding of the name must
-        compute from it (``depth_gt = depth_gt[mask]``): evidence after one of those is evidence for it."""
-        if not (isinstance(value, nodes.Subscript) and isinstance(value.slice, nodes.Const) and isinstance(value.slice.value, str)):
+    def _untyped_value_used_as_tensor(self, name: nodes.AssignName, value: nodes.NodeNG) -> bool:
+        """A value of unknown kind that only an array or a Python value can be, in a traced function that
+        uses the name as a tensor, is one, on the evidence an untyped parameter gets (:meth:`_used_as_tensor`):
+
+        * a read from a mapping under a string key: ``depth_gt = inputs["depth_gt"]`` then
+          ``torch.median(depth_gt)`` (monodepth2);
+        * an elementwise comparison: ``special_image_mask = input_ids == self.config.image_token_id`` then
+          ``special_image_mask.unsqueeze(-1)`` (transformers' ``get_placeholder_mask``; of Python values
+          it would be a ``bool``, which has no tensor method).
+
+        Every other binding of the name must compute from it (``depth_gt = depth_gt[mask]``) or be such a
+        value too (the comparison in the other branch): evidence after one of those is evidence for it."""
+        if not _untyped_source(value):
             return False
         function = name.frame()
         if not isinstance(function, nodes.FunctionDef):
             return False
         others = [binding for binding in function.locals.get(name.name, []) if binding is not name]
-        if not all(_refines(binding) for binding in others):
+        if not all(_refines(binding) or _binds_untyped_source(binding) for binding in others):
             return False
         return self.assume_tensor_parameters and self._is_traced(function) and self._used_as_tensor(function, name.name, 0)
 

@@ -32,7 +32,7 @@ from graphmend_lint.analysis.host_values import (
     reads_of,
     single_target,
 )
-from graphmend_lint.analysis.values import ValueOracle
+from graphmend_lint.analysis.values import COMPARISONS, ValueOracle
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix
 from graphmend_lint.fixes.capture_switch import scalar_capture_fix
@@ -44,7 +44,6 @@ CAPTURE_SCALARS = (
     "`torch._check` hints or breaks anyway)"
 )
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "//", "%", "**"})
-_COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 
 
 def node_text(analysis: FileAnalysis, node: nodes.NodeNG) -> str:
@@ -204,7 +203,7 @@ def _assert_of(conversion: ScalarConversion, values: ValueOracle) -> nodes.Asser
     parent = node.parent
     if isinstance(parent, nodes.UnaryOp) and parent.op == "not":
         node, parent = parent, parent.parent
-    elif isinstance(parent, nodes.Compare) and len(parent.ops) == 1 and parent.ops[0][0] in _COMPARISONS:
+    elif isinstance(parent, nodes.Compare) and len(parent.ops) == 1 and parent.ops[0][0] in COMPARISONS:
         other = parent.ops[0][1] if parent.left is node else parent.left
         if not is_python_int(values, other):
             return None

@@ -14,7 +14,6 @@ from graphmend_lint.analysis.mask_parameters import item_mask_index, mask_behind
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
 from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.host_values import (
-    COMPARISONS,
     compares_itself_with_number,
     is_bool_tensor,
     is_likely_mask,
@@ -25,7 +24,7 @@ from graphmend_lint.analysis.numpy_values import is_numpy_mask, is_numpy_value
 from graphmend_lint.analysis.resumed_calls import interrupted_method_call
 from graphmend_lint.analysis.resolve import What
 from graphmend_lint.analysis.scope import TracedFunction
-from graphmend_lint.analysis.values import Kind, ValueOracle, is_array_index
+from graphmend_lint.analysis.values import COMPARISONS, Kind, ValueOracle, is_array_index
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.capture_switch import capture_switch_fix, declined_switch_advice
@@ -673,6 +672,15 @@ class DataDependentOutputShape(Rule):
         Example(
             "import torch\n\n\ndef get_mask(t: torch.Tensor):\n    return t > 0, t.shape[0]\n\n\n"
             "@torch.compile\ndef f(x: torch.Tensor, y: torch.Tensor):\n    mask, n = get_mask(y)\n    return x[mask].sum() * n\n"
+        ),
+        # a comparison of untyped values that later code uses as a tensor (`.unsqueeze`) makes a mask:
+        # transformers' `get_placeholder_mask` (`input_ids == self.config.image_token_id`)
+        _switched(
+            "import torch\nfrom torch import nn\n\n\nclass Merge(nn.Module):\n    def __init__(self, config):\n"
+            "        super().__init__()\n        self.config = config\n\n    def forward(self, input_ids, inputs_embeds):\n"
+            "        image_mask = input_ids == self.config.image_token_id\n"
+            "        image_mask = image_mask.unsqueeze(-1).expand_as(inputs_embeds)\n"
+            "        return inputs_embeds[image_mask].numel()\n\n\nmodel = torch.compile(Merge(None))\n"
         ),
         _switched(
             "import torch\nfrom torch import nn\n\n\nclass Gate(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
