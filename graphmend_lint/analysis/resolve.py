@@ -451,6 +451,10 @@ class Resolver:
             yield from self.resolve(call.args[0], scope, path, depth)  # ``functools.wraps(f)(wrapper)`` is wrapper
             return
         if imported in SEQUENTIAL_CONTAINERS:
+            positional = _positional_module(call, imported, path[0] if path else None)
+            if positional is not None:  # ``self.layers[1]`` of ``ModuleList([nn.Linear(...), nn.LSTM(...)])``
+                yield from self.resolve(positional, scope, path[1:], depth)
+                return
             # the container stands for its modules, and so does one of them (``self.layers[i]``, ``for layer in
             # self.layers``): the index step is used up here
             rest = path[1:]
@@ -1014,6 +1018,30 @@ def _is_builtin_getattr(call: ast.Call) -> bool:
 _CASE_METHODS: dict[str, Callable[[str], str]] = {
     "capitalize": str.capitalize, "lower": str.lower, "upper": str.upper, "title": str.title, "strip": str.strip,
 }  # fmt: skip
+
+
+def _positional_module(call: ast.Call, container: str, step: int | None) -> ast.expr | None:
+    """The module a constant index picks from a container built from a literal: ``Sequential(a, b)[1]``,
+    ``ModuleList([a, b])[0]``; ``None`` when the step is no position (``ELEMENTS``: any element, as a loop or
+    a computed index takes) or the modules are not spelled out (a starred argument, a comprehension, a
+    ``ModuleDict``)."""
+    if step is None or step == ELEMENTS:
+        return None
+    if container.endswith("Sequential") and not any(_ordered_dict(argument) for argument in call.args):
+        modules: list[ast.expr] = list(call.args)
+    elif container.endswith("ModuleList") and len(call.args) == 1 and isinstance(call.args[0], (ast.List, ast.Tuple)):
+        modules = list(call.args[0].elts)
+    else:
+        return None
+    if any(isinstance(module, ast.Starred) for module in modules) or not 0 <= step < len(modules):
+        return None
+    return modules[step]
+
+
+def _ordered_dict(node: ast.expr) -> bool:
+    """``OrderedDict([...])``: ``Sequential`` takes its named modules from one."""
+    func = node.func if isinstance(node, ast.Call) else None
+    return isinstance(func, (ast.Name, ast.Attribute)) and (func.id if isinstance(func, ast.Name) else func.attr) == "OrderedDict"
 
 
 def _is_computed_getattr(call: ast.Call) -> bool:

@@ -190,8 +190,9 @@ class RecurrentModuleCall(Rule):
         _BY_NAME.format(default='"LSTMCell"', argument=""),
         # the caller may pass anything: which layer it is, the file does not say
         _BY_NAME.format(default='"LSTM"', argument="rnn_type=input()"),
-        # a layer that may be something else, and a list that holds other modules too: the file cannot say
+        # a layer that may be something else: the file cannot say
         _MODULE.format(layer="nn.LSTM(4, 4) if input() else nn.Identity()"),
+        # a constant position picks one module of a list spelled out: here the linear layer
         _MODULE.format(layer="nn.ModuleList([nn.Linear(4, 4), nn.GRU(4, 4)])").replace("self.rnn(x)", "self.rnn[0](x)"),
     )
     invalid = (
@@ -213,6 +214,15 @@ class RecurrentModuleCall(Rule):
                 "class ZeroSafe(nn.RNNBase):\n    def forward(self, x, hx=None):\n        return super().forward(x, hx)\n"
                 "\n\nclass LSTM(ZeroSafe, nn.LSTM):\n    pass\n\n\nclass Encoder",
             ),
+            ALLOW_RNN,
+        ),
+        # ... and here the GRU, as in a `Sequential` spelled out
+        switch_example(
+            _MODULE.format(layer="nn.ModuleList([nn.Linear(4, 4), nn.GRU(4, 4)])").replace("self.rnn(x)", "self.rnn[1](x)"),
+            ALLOW_RNN,
+        ),
+        switch_example(
+            _MODULE.format(layer="nn.Sequential(nn.Linear(4, 4), nn.GRU(4, 4))").replace("self.rnn(x)", "self.rnn[1](x)"),
             ALLOW_RNN,
         ),
         # a loop over layers appended in turn with norms reaches the LSTM on some turn (StyleTTS2)
