@@ -528,4 +528,5 @@ def make():
     layer = build_moe_mlp()
     layer.train()
     x = torch.randn(2, 5, 8)
-    return layer, [(x,), (torch.randn(1, 3, 8),)]
+    # a single token leaves two of the four experts without tokens
+    return layer, [(x,), (torch.randn(1, 3, 8),), (torch.randn(1, 1, 8),)]
