@@ -5,7 +5,7 @@ Also: training/modules.py (ResSE_1d) at 1676bf3ecbf5a8082030bfd38e91f11b87c5ffe6
 trains with `out = self.model(x)` on 59049-sample chunks.
 Kept: ResSE_1d and SampleCNNSE verbatim: eleven blocks, strides and poolings, so the chunk is still
 3**10 samples and the last block leaves length 1 for `x.squeeze(-1)`.
-Simplified: channel widths 128/256/512 -> 8/16/32 and n_class 50 -> 10 (through a `width`
+Simplified: channel widths 128/256/512 -> 4/8/16 and n_class 50 -> 10 (through a `width`
 argument); torchaudio/librosa imports of modules.py dropped (unused by these classes).
 """
 import torch
@@ -103,7 +103,7 @@ class SampleCNNSE(nn.Module):
 
 
 def get_model():
-    return SampleCNNSE(n_class=10, width=(8, 16, 32))
+    return SampleCNNSE(n_class=10, width=(4, 8, 16))
 
 
 def build_solver():
@@ -115,4 +115,4 @@ def build_solver():
 def make():
     torch.manual_seed(0)
     x = torch.randn(2, 59049) * 0.1
-    return get_model(), [(x,), (torch.randn(3, 59049) * 0.1,)]
+    return get_model(), [(x,), (torch.randn(2, 59049) * 0.1,)]
