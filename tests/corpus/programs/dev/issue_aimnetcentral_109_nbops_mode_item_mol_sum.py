@@ -12,7 +12,7 @@ aimnet/models/aimnet2.py:141-187.
 Kept: the dict-in/dict-out data plumbing, both the dense (mode 0) and packed-neighbor
 (mode 1) layouts, the eager `_num_mol` cache and the compiled-branch `.item()` in mol_sum.
 Simplified: the AEV / charge-equilibration / output heads are replaced by a small
-stand-in (Gaussian radial features summed over neighbours, two MLP passes, an energy head
+stand-in (Gaussian radial features summed over neighbours, one MLP pass, an energy head
 through mol_sum); 8 features, up to 5 atoms.
 """
 import torch
@@ -237,7 +237,7 @@ class AIMNet2Base(nn.Module):
 
 
 class AIMNet2Lite(AIMNet2Base):
-    def __init__(self, nfeature=8, nshifts=4, npass=2):
+    def __init__(self, nfeature=8, nshifts=4, npass=1):
         super().__init__()
         self.afv = nn.Embedding(10, nfeature, padding_idx=0)
         self.register_buffer("shifts", torch.linspace(0.5, 3.0, nshifts))
@@ -294,8 +294,8 @@ def make():
         "charge": torch.zeros(2),
     }
     dense_full = {
-        "coord": torch.randn(2, 3, 3),
-        "numbers": torch.tensor([[1, 6, 8], [7, 6, 1]]),
+        "coord": torch.randn(2, 4, 3),
+        "numbers": torch.tensor([[1, 6, 8, 1], [7, 6, 1, 1]]),
         "charge": torch.zeros(2),
     }
     # packed layout: 4 real atoms in 2 molecules + 1 padding atom (index 4)

@@ -331,7 +331,7 @@ attn = torch.compile(build_attention())
 
 def make():
     torch.manual_seed(0)
-    m = build_attention().eval()
+    m = build_attention()
     x = torch.randn(1, 3, 16)
     x_step = torch.randn(1, 1, 16)
     past = (torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8))
