@@ -1,6 +1,6 @@
 """Jamba Mamba decoder layer: slow_forward selective scan (with optional hybrid cache) followed by the sparse MoE block that skips empty experts.
 
-Source: huggingface/transformers@v4.53.0:src/transformers/models/jamba/modeling_jamba.py:152-170,185-240,555-821,823-901,985-1063
+Source: huggingface/transformers@v4.53.0:src/transformers/models/jamba/modeling_jamba.py:152-183,185-271,555-821,823-901,985-1063
 Kept: JambaMambaMixer.slow_forward unchanged (in_proj chunk, attention_mask
 multiply, `isinstance(cache_params, HybridMambaAttentionDynamicCache)` with the
 batch-size check, training clone of ssm_state, the decoding branch with torch.roll
