@@ -10,14 +10,26 @@ path, cache_position/position_ids defaults, `(1.0 - mask) * finfo.min`, get_head
 the model_parallel/output tuples), and DecisionTransformerModel.forward (ones mask
 when None, timestep embeddings, torch.stack/permute/reshape to 3*seq tokens,
 zero position ids, reshape back and the three prediction heads).
-Simplified: no KV cache / cross attention / gradient checkpointing; Conv1D,
+Simplified: no KV cache / cross attention / gradient checkpointing, no padding warning
+on the input_ids path (Decision Transformer always passes inputs_embeds); Conv1D,
 get_head_mask and the dtype property inlined from pytorch_utils / modeling_utils;
 hidden 8, 2 heads, 2 layers, state_dim 3, act_dim 2. The compiled entry is a small
 rollout helper returning the last action prediction, as in the HF decision-transformer
 example's get_action.
 """
+import functools
+import logging
+
 import torch
 from torch import nn
+
+
+logger = logging.getLogger(__name__)
+
+
+@functools.lru_cache(None)
+def warning_once(msg):
+    logger.warning(msg)
 
 
 class DecisionTransformerConfig:
@@ -202,6 +214,10 @@ class DecisionTransformerGPT2Attention(nn.Module):
         if self.config._attn_implementation != "eager":
             if self.config._attn_implementation == "sdpa" and (output_attentions or head_mask is not None):
                 using_eager = True
+                warning_once(
+                    "`torch.nn.functional.scaled_dot_product_attention` does not support `output_attentions=True`. Falling back to "
+                    "eager attention. This warning can be removed using the argument `attn_implementation=\"eager\"` when loading the model."
+                )
             else:
                 attention_interface = ALL_ATTENTION_FUNCTIONS[self.config._attn_implementation]
 
