@@ -410,10 +410,12 @@ def make():
     torch.manual_seed(0)
     pixels = torch.randn(1, 3, 8, 8)
     ids = torch.tensor([[1] + [3] * 16 + [5, 6, 2]])
+    text_only = torch.tensor([[1] + [5, 6, 7, 8] * 4 + [5, 6, 2]])
+    too_few = torch.tensor([[1] + [3] * 9 + [5] * 7 + [5, 6, 2]])
     return ChameleonModel(ChameleonConfig()), [
         (ids, pixels),
-        (torch.tensor([[1, 5, 6, 7, 2]]),),
-        (ids[:, :10], pixels),
+        (text_only,),
+        (too_few, pixels),
     ]
 
 
