@@ -1062,3 +1062,21 @@ def test_a_named_lambda_types_its_parameter_from_its_calls_and_its_result_from_i
         "    return x\n"
     )
     assert kinds == {"v": T, "w": T}
+
+
+def test_an_item_of_a_dict_built_with_keywords_keeps_its_kind() -> None:
+    """torchvision's ColorJitter: ``_get_params`` returns ``dict(fn_idx=torch.randperm(4), ...)`` and the
+    transform loops over ``params["fn_idx"]``, each step a 0-d tensor (``if fn_id == 0`` logs GB0170)."""
+    kinds = kinds_of(
+        "import torch\n"
+        "def params():\n"
+        "    return dict(fn_idx=torch.randperm(4), b=1.0)\n"
+        "@torch.compile\n"
+        "def f(x: torch.Tensor):\n"
+        "    p = params()\n"
+        "    for fn_id in p['fn_idx']:\n"
+        "        probe(fn_id)\n"
+        "    probe(p['b'])\n"
+        "    return x\n"
+    )
+    assert kinds == {"fn_id": T, "p['b']": S}

@@ -1923,6 +1923,13 @@ class ValueOracle:
                 return None  # ``{**other, ...}``: the key may come from elsewhere
             found = [item for key, item in value.items if key.value == index]
             return found[-1:] or None
+        if isinstance(value, nodes.Call) and is_builtin_call(value, "dict") and not value.args:
+            # ``dict(fn_idx=torch.randperm(4), ...)`` (torchvision's ColorJitter params)
+            keywords = value.keywords or []
+            if any(keyword.arg is None for keyword in keywords):
+                return None  # ``dict(**other, ...)``: the key may come from elsewhere
+            found = [keyword.value for keyword in keywords if keyword.arg == index]
+            return found or None
         sources: list[nodes.NodeNG | None] | None
         if isinstance(value, nodes.Name):
             # ``padding_left, padding_right = paddings``: a parameter holds what every call passes (EnCodec's ``_pad1d``)
