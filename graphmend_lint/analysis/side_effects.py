@@ -188,9 +188,9 @@ class SideEffectFinder:
             found = self._qualified(qualified, func)
             if found is not None:
                 return found
-        if func.attrname in LOGGER_METHODS | ONCE_METHODS and self.is_logger(func.expr):
+        if func.attrname in LOGGER_METHODS | ONCE_METHODS and self.is_logger(func.expr, method=func.attrname):
             return SideEffect(Effect.LOG, f"{_receiver_label(func.expr)}.{func.attrname}()")
-        if func.attrname in LOGGER_SETTERS and self.is_logger(func.expr):
+        if func.attrname in LOGGER_SETTERS and self.is_logger(func.expr, method=func.attrname):
             return SideEffect(Effect.LOGGER_CONFIG, f"{_receiver_label(func.expr)}.{func.attrname}()")
         if func.attrname in _FILE_METHODS and self._is_open_handle(func.expr):
             return SideEffect(Effect.FILE_IO, f"file.{func.attrname}()")
@@ -247,19 +247,25 @@ class SideEffectFinder:
 
     # -- loggers ----------------------------------------------------------------
 
-    def is_logger(self, receiver: nodes.NodeNG, depth: int = 0) -> bool:
-        """Whether *receiver* evaluates to a logger (see the module docstring)."""
+    def is_logger(self, receiver: nodes.NodeNG, depth: int = 0, method: str | None = None) -> bool:
+        """Whether *receiver* evaluates to a logger (see the module docstring).
+
+        A logger's name (``logger``) alone does not say so when the call is of *method* and a class of this
+        file defines that method: RL and training code passes its own ``Logger`` around (pytorch_sac's
+        ``logger.log('train_critic/loss', critic_loss, step)``), whose method Dynamo traces like any other,
+        so a break in it is logged inside it, never at the call."""
         if depth > _MAX_ALIAS_DEPTH:
             return False
+        named = method not in self._local_methods
         if isinstance(receiver, nodes.Call):
             return self._is_factory_call(receiver, depth)
         if isinstance(receiver, nodes.Name):
-            if receiver.name in self.loggers.names:
+            if named and receiver.name in self.loggers.names:
                 return True
             return any(self._binds_logger(binding, depth) for binding in name_bindings(receiver))
         if isinstance(receiver, nodes.Attribute):
             if isinstance(receiver.expr, nodes.Name) and receiver.expr.name == "self":
-                return receiver.attrname in self.loggers.names or any(
+                return named and receiver.attrname in self.loggers.names or any(
                     self.is_logger(value, depth + 1) for value in _self_assignments(receiver)
                 )
             base = self.values.qualified_name(receiver.expr)
@@ -268,6 +274,16 @@ class SideEffectFinder:
                 base.partition(".")[0]
             )
         return False
+
+    @cached_property
+    def _local_methods(self) -> frozenset[str]:
+        """Methods the file's own classes define, other than those derived from the logging classes."""
+        found: set[str] = set()
+        for klass in self.values.module.nodes_of_class(nodes.ClassDef):
+            if any(base.as_string() in LOGGER_TYPES for base in klass.bases):  # ``class L(logging.Logger)``
+                continue
+            found.update(item.name for item in klass.body if isinstance(item, nodes.FunctionDef))
+        return frozenset(found)
 
     def _is_factory_call(self, call: nodes.Call, depth: int = 0) -> bool:
         """A logger factory's call, or ``parent.getChild(name)`` of a logger (a child logger is a logger)."""

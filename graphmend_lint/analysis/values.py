@@ -268,6 +268,14 @@ def _mapped_lambda(node: nodes.NodeNG) -> nodes.Lambda | None:
     return None
 
 
+def _compares_with_text(node: nodes.NodeNG) -> bool:
+    """``mode == "flash"``: a comparison with a string or bytes literal, which no tensor is compared with."""
+    if not isinstance(node, nodes.Compare):
+        return False
+    operands = [node.left, *(right for _, right in node.ops)]
+    return any(isinstance(operand, nodes.Const) and isinstance(operand.value, (str, bytes)) for operand in operands)
+
+
 def _compares_with_none(node: nodes.Compare) -> bool:
     """``mask != None`` / ``mask == None``: a tensor compared with ``None`` answers a Python bool without
     reading data (Uformer's ``if mask != None:``; no break, measured on torch 2.13), like ``is not None``."""
@@ -1035,6 +1043,10 @@ class ValueOracle:
             top = use
             while isinstance(top.parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)) or _is_sliced(top):
                 top = top.parent  # ((pred - target) ** 2).mean(): the whole arithmetic is used as a tensor
+                if _compares_with_text(top):
+                    break  # ``use_flash = attn_algorithm == "flash"``: a string setting, whatever takes the flag
+            if _compares_with_text(top):
+                continue
             if isinstance(top.parent, (nodes.Attribute, nodes.Call)) and top is not use:
                 use, parent = top, top.parent  # ``torch.sin(t * math.pi / 2)``: the arithmetic is the op's input
             if self._joined_as_tensors(use):

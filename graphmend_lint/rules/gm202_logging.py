@@ -101,6 +101,14 @@ class LoggingInCompiledScope(SideEffectRule):
         "import torch\n\n@torch.compile\ndef f(x):\n    info = torch.finfo(x.dtype)\n    return x * info.eps\n",
         # `setLevel` on an object that is not a logger
         "import torch\n\n@torch.compile\ndef f(x, meter):\n    meter.setLevel(2)\n    return x * 2\n",
+        # `logger` is the file's own class, whose `log` Dynamo traces (pytorch_sac's training logger; a break in
+        # its body is logged there, not at the call)
+        (
+            "import torch\n\n\nclass Logger:\n    def __init__(self):\n        self.meters = {}\n\n"
+            "    def log(self, key, value, step):\n        self.meters[key] = value\n\n\n"
+            "@torch.compile\ndef f(x, logger, step):\n    loss = (x * 2).mean()\n"
+            "    logger.log('train/loss', loss, step)\n    return loss\n"
+        ),
         # guarded: eager only
         (
             "import logging\nimport torch\n\nlog = logging.getLogger(__name__)\n\n@torch.compile\ndef f(x):\n"
