@@ -1080,3 +1080,21 @@ def test_an_item_of_a_dict_built_with_keywords_keeps_its_kind() -> None:
         "    return x\n"
     )
     assert kinds == {"fn_id": T, "p['b']": S}
+
+
+def test_a_comparison_with_a_string_is_no_tensor_evidence() -> None:
+    """foundation-model-stack's attention: ``use_flash = attn_algorithm == "flash"`` goes to
+    ``torch.backends.cuda.enable_flash_sdp(use_flash)``, a torch function, yet ``attn_algorithm`` is a string
+    setting (``if attn_algorithm:`` logs nothing); ``scale == 2`` into ``torch.relu`` still says tensor."""
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(x: torch.Tensor, attn_algorithm=None, scale=None):\n"
+        "    use_flash = attn_algorithm == 'flash'\n"
+        "    torch.backends.cuda.enable_flash_sdp(use_flash)\n"
+        "    probe(attn_algorithm)\n"
+        "    y = torch.relu(scale == 2)\n"
+        "    probe(scale)\n"
+        "    return x\n"
+    )
+    assert kinds == {"attn_algorithm": U, "scale": T}
