@@ -75,6 +75,8 @@ CASES: dict[str, Case] = {
     "GM501/bad_rnn_built_elsewhere.py": case(
         {(17, "GM501"), (34, "GM501"), (47, "GM501")}, {(17, "GB0014"), (34, "GB0014"), (47, "GB0014")}, frame_skipped=True
     ),
+    # a ModuleList of a linear layer and a GRU, each called by its position: only the GRU's call breaks
+    "GM501/bad_rnn_by_position.py": case({(16, "GM501")}, {(16, "GB0014")}),
     # a ModuleList's GRUs called in a comprehension, an LSTM read as self._modules["rnn"]
     "GM501/bad_rnn_comprehension_registry.py": case(
         {(18, "GM501"), (28, "GM501")}, {(18, "GB0014"), (18, "GB0092"), (18, "GB4347"), (28, "GB0014")},

@@ -28,14 +28,12 @@ from graphmend_lint.analysis.annotations import BOOL_TENSOR, TENSOR
 from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
-from graphmend_lint.analysis.values import COMPARISONS, ITEM_COPIES, Kind, ValueOracle
+from graphmend_lint.analysis.values import ITEM_COPIES, Kind, ValueOracle, is_elementwise_comparison
 
 #: Builtins that copy one tensor element to a Python scalar (``int(t)`` is ``t.item()``).
 SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 #: Builtins that turn a floating NumPy value into a Python number inside the graph (no break, measured).
 _FLOAT_CASTS = frozenset({"int", "float"})
-_ORDERINGS = frozenset({"<", "<=", ">", ">="})
-_EQUALITIES = frozenset({"==", "!="})
 #: torch functions (and tensor methods of the same name) whose result is a bool tensor.
 _BOOL_RESULTS = frozenset(
     {
@@ -601,7 +599,7 @@ def is_bool_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0, *, l
     if depth > _MAX_DEPTH:
         return False
     if isinstance(node, nodes.Compare):
-        return _elementwise_comparison(node) and values.kind(node) is Kind.TENSOR
+        return is_elementwise_comparison(node) and values.kind(node) is Kind.TENSOR
     if isinstance(node, nodes.UnaryOp) and node.op == "~":
         return is_bool_tensor(values, node.operand, depth + 1, lenient=lenient)
     if isinstance(node, nodes.BinOp) and node.op in {"&", "|", "^", "*"}:
@@ -696,12 +694,8 @@ def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int, lenien
         return _yields_masks(values, iterable, depth + 1, lenient)
     sources = values.binding_sources(binding)
     return bool(sources) and all(
-        _elementwise_comparison(source) or is_bool_tensor(values, source, depth + 1, lenient=lenient) for source in sources
+        is_elementwise_comparison(source) or is_bool_tensor(values, source, depth + 1, lenient=lenient) for source in sources
     )
-
-
-def _elementwise_comparison(node: nodes.NodeNG) -> bool:
-    return isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in COMPARISONS
 
 
 def _yields_masks(values: ValueOracle, iterable: nodes.NodeNG, depth: int, lenient: bool) -> bool:
@@ -801,7 +795,7 @@ def compares_itself_with_number(container: nodes.NodeNG, mask: nodes.NodeNG) -> 
     if isinstance(mask, nodes.Name):
         bound = bound_values(mask)
         return bound is not None and len(bound) == 1 and compares_itself_with_number(container, bound[0])
-    if not (isinstance(mask, nodes.Compare) and len(mask.ops) == 1 and mask.ops[0][0] in _ORDERINGS | _EQUALITIES):
+    if not is_elementwise_comparison(mask):
         return False
     left, right = mask.left, mask.ops[0][1]
     if isinstance(right, nodes.Const):
@@ -1086,7 +1080,7 @@ def numpy_origin(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nod
         return again(node.left) or again(node.right)
     if isinstance(node, nodes.UnaryOp) and node.op != "not":
         return again(node.operand)
-    if isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in COMPARISONS:
+    if is_elementwise_comparison(node):
         return again(node.left) or again(node.ops[0][1])
     if isinstance(node, nodes.Name):
         bound = bound_values(node) or _walked_iterables(values, node) or _unpacked_elements(values, node)

@@ -119,6 +119,12 @@ STATIC_RESULT_KINDS = frozenset({"int", "size", "dtype", "device", "none", "bool
 _IDENTITY_OPS = frozenset({"is", "is not", "in", "not in"})
 #: Comparison operators: elementwise on tensors and arrays, a Python ``bool`` on Python values.
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+
+
+def is_elementwise_comparison(node: nodes.NodeNG) -> bool:
+    """``a < b``: one comparison operator, elementwise on tensors and arrays (``a < b < c`` is an ``and``)."""
+    return isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in COMPARISONS
+
 _MAX_LOOKUPS = 16
 #: Classes of one module followed up a class's bases (the class itself included).
 _MAX_LINEAGE = 8
@@ -253,7 +259,7 @@ def _untyped_source(value: nodes.NodeNG) -> bool:
     (``input_ids == image_token_id``): what the name holds is unknown, but not a module or an object."""
     if isinstance(value, nodes.Subscript):
         return isinstance(value.slice, nodes.Const) and isinstance(value.slice.value, str)
-    return isinstance(value, nodes.Compare) and len(value.ops) == 1 and value.ops[0][0] in COMPARISONS
+    return is_elementwise_comparison(value)
 
 
 def _binds_untyped_source(binding: nodes.NodeNG) -> bool:
@@ -1041,12 +1047,12 @@ class ValueOracle:
         for use in self._uses_of(function, name):
             parent = use.parent
             top = use
-            while isinstance(top.parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)) or _is_sliced(top):
+            while (isinstance(top.parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)) or _is_sliced(top)) and not (
+                _compares_with_text(top)
+            ):
                 top = top.parent  # ((pred - target) ** 2).mean(): the whole arithmetic is used as a tensor
-                if _compares_with_text(top):
-                    break  # ``use_flash = attn_algorithm == "flash"``: a string setting, whatever takes the flag
             if _compares_with_text(top):
-                continue
+                continue  # ``use_flash = attn_algorithm == "flash"``: a string setting, whatever takes the flag
             if isinstance(top.parent, (nodes.Attribute, nodes.Call)) and top is not use:
                 use, parent = top, top.parent  # ``torch.sin(t * math.pi / 2)``: the arithmetic is the op's input
             if self._joined_as_tensors(use):

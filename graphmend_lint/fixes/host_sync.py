@@ -32,7 +32,7 @@ from graphmend_lint.analysis.host_values import (
     reads_of,
     single_target,
 )
-from graphmend_lint.analysis.values import COMPARISONS, ValueOracle
+from graphmend_lint.analysis.values import ValueOracle, is_elementwise_comparison
 from graphmend_lint.context import FileAnalysis
 from graphmend_lint.diagnostics import Applicability, Edit, Fix
 from graphmend_lint.fixes.capture_switch import scalar_capture_fix
@@ -203,7 +203,7 @@ def _assert_of(conversion: ScalarConversion, values: ValueOracle) -> nodes.Asser
     parent = node.parent
     if isinstance(parent, nodes.UnaryOp) and parent.op == "not":
         node, parent = parent, parent.parent
-    elif isinstance(parent, nodes.Compare) and len(parent.ops) == 1 and parent.ops[0][0] in COMPARISONS:
+    elif is_elementwise_comparison(parent):
         other = parent.ops[0][1] if parent.left is node else parent.left
         if not is_python_int(values, other):
             return None

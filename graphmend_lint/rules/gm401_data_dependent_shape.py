@@ -24,7 +24,7 @@ from graphmend_lint.analysis.numpy_values import is_numpy_mask, is_numpy_value
 from graphmend_lint.analysis.resumed_calls import interrupted_method_call
 from graphmend_lint.analysis.resolve import What
 from graphmend_lint.analysis.scope import TracedFunction
-from graphmend_lint.analysis.values import COMPARISONS, Kind, ValueOracle, is_array_index
+from graphmend_lint.analysis.values import Kind, ValueOracle, is_array_index, is_elementwise_comparison
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.capture_switch import capture_switch_fix, declined_switch_advice
@@ -295,7 +295,7 @@ def _compared(values: ValueOracle, part: nodes.NodeNG, depth: int = 0) -> bool:
         return _compared(values, part.operand, depth + 1)
     if isinstance(part, nodes.BinOp) and part.op in {"&", "|"}:
         return _compared(values, part.left, depth + 1) and _compared(values, part.right, depth + 1)
-    if not (isinstance(part, nodes.Compare) and len(part.ops) == 1 and part.ops[0][0] in COMPARISONS):
+    if not is_elementwise_comparison(part):
         return False
     operands = (part.left, part.ops[0][1])
     if any(isinstance(o, nodes.Const) and not isinstance(o.value, (int, float)) for o in operands):
