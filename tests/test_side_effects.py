@@ -7,6 +7,7 @@ The real-Dynamo side (break counts before and after, identical output) is in
 
 from __future__ import annotations
 
+import logging
 import textwrap
 from pathlib import Path
 
@@ -509,3 +510,30 @@ def test_no_fix_when_torch_means_something_else() -> None:
     source = "import logging\nfrom torch import compile\n\ntorch = None\n\n@compile\ndef f(x):\n    logging.info('a')\n    return x\n"
     (diagnostic,) = lint_source(source)
     assert diagnostic.fix is None
+
+
+#: pytorch_sac's training logger: a class of the file with a ``log`` method, passed in as ``logger``.
+OWN_LOGGER = (
+    "import logging\nimport torch\n\n\nclass Logger:\n    def __init__(self):\n        self.meters = {}\n\n"
+    "    def log(self, key, value, step):\n        self.meters[key] = value\n\n\n"
+    "def f(x, logger, step):\n    loss = (x * 2).mean()\n    logger.log(logging.INFO, 'loss', step)\n    return loss\n"
+)
+
+
+@pytest.mark.dynamo
+@pytest.mark.parametrize(("which", "breaks"), [("own", False), ("stdlib", True)])
+def test_a_logger_name_on_the_files_own_class_is_no_logger_call(which: str, breaks: bool, tmp_path: Path) -> None:
+    """``logger.log(...)`` on the file's own ``Logger`` is traced (no break, no GM202); the same call on a
+    ``logging.Logger`` breaks, and the name still makes it GM202's where no class of the file has ``log``."""
+    torch = pytest.importorskip("torch")
+    from graphmend_lint.verify.breaks import capture_breaks
+
+    source = OWN_LOGGER if which == "own" else OWN_LOGGER.replace("def log(self", "def record(self")
+    assert bool([d for d in lint_source(source + "\n\nf = torch.compile(f)\n") if d.code == "GM202"]) is breaks
+    path = tmp_path / "program.py"
+    path.write_text(source)
+    namespace: dict[str, object] = {}
+    exec(compile(source, str(path), "exec"), namespace)
+    logger = namespace["Logger"]() if which == "own" else logging.getLogger("graphmend-test")
+    report = capture_breaks(namespace["f"], torch.ones(3), logger, 1)
+    assert bool(report.lines_in(str(path))) is breaks
