@@ -67,6 +67,12 @@ class FileAnalysis:
         compile scope however this file's was reached (a decorator, a call site in another file)."""
         return tuple(Seed(f"{self.imports.module}.{f.qualname}", False, f.chain) for f in self.scope.functions)
 
+    def seed_of(self, function: nodes.FunctionDef) -> Seed | None:
+        """*function* as the only seed of a trial lint, when it is traced: a trial that only asks about lines
+        of one function need not analyse the rest of the file (under ``--scope modules``, every module)."""
+        traced = self.scope.function_at(*def_position(function))
+        return None if traced is None else Seed(f"{self.imports.module}.{traced.qualname}", False, traced.chain)
+
     def shared(self, key: str, compute: Callable[[], T]) -> T:
         """A result several rules need identically (GM201-GM204 classify the same calls), computed once per file."""
         if key not in self._shared:

@@ -53,6 +53,8 @@ CASES: dict[str, Case] = {
         {(14, "GM401"), (16, "GM404")}, {(14, "GB0036"), (16, "GB0033")}, frame_skipped=True
     ),
     # open-unmix: rows of cartesian_prod; the value's index breaks first, and the loop then runs eagerly
+    # Autoformer: each of the top-k positions indexes the mean (GB0033 at the comprehension)
+    "GM404/bad_top_k_delays.py": case({(15, "GM404")}, {(15, "GB0033")}),
     "GM404/bad_cartesian_rows.py": case({(18, "GM404")}, {(18, "GB0033")}, frame_skipped=True),
     "GM501/bad_lstm_encoder.py": case({(17, "GM501")}, {(17, "GB0014")}),
     "GM501/fixed_lstm_encoder.py": case(),

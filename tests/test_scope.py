@@ -767,6 +767,28 @@ b = torch.compile(Built(2))
     assert "make_heads" not in traced(source)
 
 
+def test_modules_handed_to_a_base_init_are_reached() -> None:
+    """torchaudio's ``Emformer`` builds its layers and passes them on with ``super().__init__(layers, ...)``;
+    the base stores them and loops over them in ``forward``."""
+    source = MODEL + """
+class Impl(nn.Module):
+    def __init__(self, layers, width):
+        super().__init__()
+        self.layers = layers
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+class Stack(Impl):
+    def __init__(self, depth):
+        layers = nn.ModuleList([Block() for _ in range(depth)])
+        super().__init__(layers, 4)
+m = torch.compile(Stack(2))
+"""
+    assert {"Impl.forward", "Block.forward"} <= traced(source)
+    assert "Block.forward" not in traced(source.replace("super().__init__(layers, 4)", "super().__init__(nn.ModuleList(), 4)"))
+
+
 def test_helpers_called_in_lambdas_are_reached() -> None:
     source = "import torch\ndef g(t):\n    return t\n@torch.compile\ndef f(xs):\n    return list(map(lambda t: g(t), xs))\n"
     assert traced(source) == {"f", "g"}

@@ -609,6 +609,27 @@ def test_a_literal_gives_way_to_a_tensor_assigned_on_every_turn_of_the_loop() ->
     assert kinds["seen"] is U  # assigned only on some turns
 
 
+def test_adding_a_value_of_unknown_kind_to_a_python_number_gives_an_unknown_kind() -> None:
+    """Bayesian-CNN's ``kl = 0.0`` then ``kl += _kl`` for each model output: ``kl`` is a tensor after the loop,
+    so its ``kl.item()`` breaks; adding a Python number keeps a number, and adding to a tensor keeps a tensor."""
+    kinds = kinds_of(
+        "import torch\n"
+        "@torch.compile\n"
+        "def f(net, x, n=1):\n"
+        "    kl = 0.0\n"
+        "    count = 0\n"
+        "    acc = torch.zeros(2)\n"
+        "    for _ in range(n):\n"
+        "        out, part = net(x)\n"
+        "        kl += part\n"
+        "        count += 1\n"
+        "        acc += part\n"
+        "    probe(kl, kl / n, count, acc)\n"
+        "    return out\n"
+    )
+    assert kinds == {"kl": U, "kl / n": U, "count": S, "acc": T}
+
+
 def test_a_for_loop_iterable_is_evaluated_once_so_nothing_is_carried_into_it() -> None:
     kinds = kinds_of(
         "import torch\n"

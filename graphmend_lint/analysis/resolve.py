@@ -684,6 +684,7 @@ class Resolver:
                 for call, scope in self.index.calls_named(klass.rpartition(".")[2]):
                     if Target(What.CLASS, klass) in self.resolve(call.func, scope, (), depth):
                         yield call, scope
+            yield from self._super_init_calls(function)
             return
         if owner is not None and self.index.is_method(function):
             for call, scope in self.index.calls_named(simple):
@@ -695,6 +696,26 @@ class Resolver:
             for call, scope in self.index.calls_named(name):
                 if wanted in self.resolve(call.func, scope, (), depth):
                     yield call, scope
+
+    def _super_init_calls(self, function: str) -> Iterator[tuple[ast.Call, str]]:
+        """``super().__init__(...)`` calls in subclasses' methods that run *function* (a base's ``__init__``).
+
+        torchaudio's ``Emformer.__init__`` builds its layers and hands them on
+        with ``super().__init__(emformer_layers, ...)``; ``_EmformerImpl``
+        stores them, so its parameter holds what that call passes.
+        """
+        for call, scope in self.index.calls_named("__init__"):
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)):
+                continue
+            if dotted_name(func.value.func) != "super" or func.value.args:
+                continue
+            caller_class = self.index.owner.get(scope)
+            if caller_class is None:
+                continue
+            bases = self.index.local_bases(caller_class)
+            if any(self.index.method(base, "__init__") == function for base in bases[:1]):
+                yield call, scope
 
     def _receives(self, receiver: ast.expr, scope: str, owner: str, depth: int) -> bool:
         """*receiver* may be an instance of *owner* or of a subclass of it."""

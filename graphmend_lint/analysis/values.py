@@ -755,15 +755,18 @@ class ValueOracle:
                     return Kind.TENSOR
                 return kind
             if isinstance(parent, nodes.AugAssign):
-                # ``y += t`` is a tensor when ``t`` is, or when ``y`` was one before
-                if self._kind(parent.value) is Kind.TENSOR:
+                # ``y += t`` is a tensor when ``t`` is, or when ``y`` was one before; unknown when ``t`` is
+                # (bayesian-cnn's ``kl = 0.0`` then ``kl += _kl`` from the model's output: its ``kl.item()``)
+                added = self._kind(parent.value)
+                if added is Kind.TENSOR:
                     return Kind.TENSOR
                 try:
                     before = reaching_bindings(assignment)  # the bindings the target updates
                 except Exception:
                     before = []
                 earlier = [b for b in before if b is not assignment]
-                return join(self._binding(b) for b in earlier[:_MAX_LOOKUPS]) if earlier else None
+                kind = join(self._binding(b) for b in earlier[:_MAX_LOOKUPS]) if earlier else None
+                return Kind.UNKNOWN if added is Kind.UNKNOWN and kind is not Kind.TENSOR else kind
             if isinstance(parent, (nodes.Tuple, nodes.List)):
                 loop, path = _loop_target_path(assignment)
                 if loop is not None:

@@ -88,8 +88,9 @@ def zero_dim_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> b
         operands = (node.left, node.right)
         zero_dim = [zero_dim_index(values, operand, depth + 1) for operand in operands]
         return any(zero_dim) and all(z or is_python_int(values, o) for z, o in zip(zero_dim, operands))
-    if isinstance(node, nodes.Subscript) and is_python_int(values, node.slice):
-        return _vector(values, node.value, 0)  # ``order[-1]``; ``i[0]`` for ``i`` a row of ``nonzero(m)``
+    if isinstance(node, nodes.Subscript):
+        # ``order[-1]``; ``i[0]`` for ``i`` a row of ``nonzero(m)``; ``index[i]`` for ``i in range(k)`` over top k
+        return is_python_int(values, node.slice) and _vector(values, node.value, 0) or _top_k_step(values, node)
     if isinstance(node, nodes.Name):
         loops = loops_binding(node)
         if loops:  # every binding is a loop's: a step of it, or unpacked from one
@@ -147,6 +148,81 @@ def _held_values(values: ValueOracle, node: nodes.Attribute) -> list[nodes.NodeN
         klass = enclosing_class(node)
         return list(assigned_self_values(klass, node.attrname)) if klass is not None else None
     return values.field_values(node)
+
+
+def _top_k_step(values: ValueOracle, read: nodes.Subscript) -> bool:
+    """``index[i]`` in ``for i in range(k)``, ``index`` the positions of ``torch.topk(x, k)`` (``[1]``,
+    ``.indices`` or the second of ``_, index = ...``) along the last dim, with the same ``k``.
+
+    Autoformer's delay aggregation (transformers, Merlion, the original
+    repository) gathers ``mean_value[:, index[i]]`` so: stepping the first
+    dim as far as the last one's top ``k`` reads a 1-d result, each step a
+    0-d position (GB0033 at the read, measured on torch 2.13).
+    """
+    step, positions = read.slice, read.value
+    if not (isinstance(step, nodes.Name) and isinstance(positions, nodes.Name)):
+        return False
+    loops = loops_binding(step)
+    counts = {_range_count(loop, step.name) for loop in loops}
+    if len(counts) != 1 or None in counts:
+        return False
+    (count,) = counts
+    sources = _top_k_sources(positions)
+    return bool(sources) and all(_top_k_positions(values, source, count) for source in sources)
+
+
+def _range_count(loop: nodes.For | nodes.Comprehension, name: str) -> str | None:
+    """The source of ``k`` when *loop* is ``for <name> in range(k)``."""
+    iterable = loop.iter
+    if not (isinstance(loop.target, nodes.AssignName) and loop.target.name == name):
+        return None
+    if isinstance(iterable, nodes.Call) and is_builtin_call(iterable, "range") and len(iterable.args) == 1:
+        return iterable.args[0].as_string()
+    return None
+
+
+def _top_k_sources(name: nodes.Name) -> list[tuple[nodes.NodeNG, bool]] | None:
+    """Each value bound to *name*, with whether the binding takes the second item of it (``_, index = ...``)."""
+    try:
+        bindings = reaching_bindings(name)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is known
+        return None
+    sources: list[tuple[nodes.NodeNG, bool]] = []
+    for binding in bindings:
+        parent = binding.parent if isinstance(binding, nodes.AssignName) else None
+        if isinstance(parent, nodes.Assign):
+            sources.append((parent.value, False))
+        elif isinstance(parent, nodes.Tuple) and isinstance(parent.parent, nodes.Assign) and len(parent.elts) == 2 and parent.elts[1] is binding:
+            sources.append((parent.parent.value, True))
+        else:
+            return None
+    return sources
+
+
+def _top_k_positions(values: ValueOracle, source: tuple[nodes.NodeNG, bool], count: str) -> bool:
+    """*source* gives the positions of a ``topk`` along the last dim whose ``k`` is written *count*."""
+    value, unpacked = source
+    if not unpacked:
+        if isinstance(value, nodes.Subscript) and isinstance(value.slice, nodes.Const) and value.slice.value == 1:
+            value = value.value
+        elif isinstance(value, nodes.Attribute) and value.attrname == "indices":
+            value = value.expr
+        else:
+            return False
+    if not isinstance(value, nodes.Call):
+        return False
+    func = value.func
+    if (values.qualified_name(func) or "") == "torch.topk":
+        arguments = value.args[1:]
+    elif isinstance(func, nodes.Attribute) and func.attrname == "topk" and values.is_tensor(func.expr):
+        arguments = value.args
+    else:
+        return False
+    keywords = {keyword.arg: keyword.value for keyword in value.keywords or []}
+    k = arguments[0] if arguments else keywords.get("k")
+    dim = arguments[1] if len(arguments) > 1 else keywords.get("dim")
+    last_dim = dim is None or isinstance(dim, nodes.UnaryOp) and dim.op == "-" and isinstance(dim.operand, nodes.Const) and dim.operand.value == 1
+    return k is not None and k.as_string() == count and last_dim
 
 
 def _python_scalar(values: ValueOracle, node: nodes.NodeNG) -> bool:

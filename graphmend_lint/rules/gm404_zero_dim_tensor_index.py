@@ -57,7 +57,12 @@ class ZeroDimTensorIndex(Rule):
     is 1-d when it comes from `arange`, `linspace`, `logspace`, `randperm`,
     `torch.tensor` of a flat list, `flatten()` or `view(-1)`, and stays so
     through slices, flips, casts, scans and arithmetic with Python numbers;
-    the rows of a 2-d tensor are 1-d, and index as a gather. An assignment in a loop whose value
+    the rows of a 2-d tensor are 1-d, and index as a gather. So is the
+    position `index[i]` in `for i in range(k)` when `index` holds the
+    positions of a `topk(x, k)` along the last dim with the same `k`
+    (Autoformer's delay aggregation, `mean_value[:, index[i]]`; GB0033,
+    measured): stepping the first dim as far as the top `k` reads a 1-d
+    result. An assignment in a loop whose value
     breaks first is not reported: after that break Dynamo runs the function
     eagerly, and the store is never traced.
 
@@ -116,6 +121,9 @@ class ZeroDimTensorIndex(Rule):
         _HEADER + "    count = (x > 0).sum()\n    print(count)\n    return table[count]\n",
         # a reduction along a dim keeps the other dims: not provably 0-d, so quiet
         _HEADER + "    n = x.long().sum(0)\n    return table[n - 1], table[x.max(-1).indices], table[x.shape[0] - 1]\n",
+        # the rows of a top k along dim 0, or a loop as long as another count: not provably 0-d positions
+        _HEADER + "    index = torch.topk(x, 2, dim=0)[1]\n    return [table[:, index[i]] for i in range(2)]\n",
+        _HEADER + "    index = torch.topk(x, 2)[1]\n    return [table[:, index[i]] for i in range(3)]\n",
         # a mapping hashes a tensor key
         _HEADER + "    names = {0: 'a'}\n    return names[x.argmax()], ('a', 'b')[0]\n",
     )
@@ -140,6 +148,12 @@ class ZeroDimTensorIndex(Rule):
             "decoder = torch.compile(Decoder(labels=LABELS))\n"
         ),
         Example(_HEADER + "    sizes = [2, 3, 4]\n    return x * sizes[table[0]]\n"),
+        # Autoformer's delay aggregation: each of the top-k positions along the last dim (GB0033, measured)
+        Example(
+            _HEADER + "    k = 2\n    index = torch.topk(x.mean(0), k, dim=-1)[1]\n"
+            "    return torch.stack([table[:, index[i]] for i in range(k)], dim=-1)\n"
+        ),
+        Example(_HEADER + "    _, index = torch.topk(x.mean(0), 2)\n    return [table[:, index[i]] for i in range(2)]\n"),
         # the last selected row: a full reduction, with a Python int taken off (GB0033, measured)
         Example(_HEADER + "    count = (x > 0).sum()\n    return table[count - 1], table[torch.count_nonzero(x).long() % 4]\n"),
         # vissl's Sinkhorn-Knopp: the positions of infinite entries, written one by one (GB0033, measured)
