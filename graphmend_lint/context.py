@@ -8,7 +8,7 @@ rules; :class:`RuleContext` is a rule's view of it, with its options and a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -67,11 +67,20 @@ class FileAnalysis:
         compile scope however this file's was reached (a decorator, a call site in another file)."""
         return tuple(Seed(f"{self.imports.module}.{f.qualname}", False, f.chain) for f in self.scope.functions)
 
-    def seed_of(self, function: nodes.FunctionDef) -> Seed | None:
-        """*function* as the only seed of a trial lint, when it is traced: a trial that only asks about lines
-        of one function need not analyse the rest of the file (under ``--scope modules``, every module)."""
-        traced = self.scope.function_at(*def_position(function))
-        return None if traced is None else Seed(f"{self.imports.module}.{traced.qualname}", False, traced.chain)
+    def trial_around(self, node: nodes.NodeNG, candidate: SourceFile, settings: Settings) -> list[Diagnostic]:
+        """Lint *candidate*, an edited text of this file, for findings about the function that holds *node*.
+
+        That function is the trial's only seed, under ``compiled`` scope: what it calls is reached
+        from it, so its scope is the same however this file's was reached, and the rest of the file
+        (under ``--scope modules``, every module) is not analysed. A node outside any traced function
+        (module level) falls back to every traced function of the file.
+        """
+        function = node.frame()
+        traced = self.scope.function_at(*def_position(function)) if isinstance(function, nodes.FunctionDef) else None
+        if traced is None:
+            return self.lint_trial(candidate, settings, self.scope_seeds())
+        seed = Seed(f"{self.imports.module}.{traced.qualname}", False, traced.chain)
+        return self.lint_trial(candidate, replace(settings, scope="compiled"), (seed,))
 
     def shared(self, key: str, compute: Callable[[], T]) -> T:
         """A result several rules need identically (GM201-GM204 classify the same calls), computed once per file."""

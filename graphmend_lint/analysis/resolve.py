@@ -904,8 +904,9 @@ class Resolver:
                 built = self._torch_object_built(value, method)
                 if built is None:
                     targets.update(self.resolve(value, method, path, depth))
-                elif not path and built.rpartition(".")[2][:1].isupper():
-                    targets.add(Target(What.EXTERNAL, built))  # ``self.rnn = nn.LSTM(...)``: an instance of it
+                elif not path and (built.rpartition(".")[2][:1].isupper() or built in SPARSE_BUILDERS):
+                    # ``self.rnn = nn.LSTM(...)``: an instance of it; ``self.adj = torch.sparse_coo_tensor(...)``
+                    targets.add(Target(What.EXTERNAL, built))
             for value, method, part in self.index.self_unpackings(klass).get(attribute, []):
                 targets.update(self.resolve(value, method, (*part, *path), depth))  # ``self.a, self.b = make()``
             if path and path[0] == ELEMENTS:  # ``for block in self.lstms`` after ``self.lstms.append(nn.LSTM(...))``

@@ -133,15 +133,14 @@ def predicated_after(analysis: FileAnalysis, edit: Edit, reads: list[nodes.NodeN
     """Would GM101 offer an applicable predication for every branch once *edit* is made?
 
     Proven by trial: the edited text is linted with GM101 alone (so this never
-    recurses), with this file's traced functions as seeds so the scope is the
-    same however it was reached. Dropping the copy without the predication
+    recurses), about the function of the reads only (:meth:`FileAnalysis.trial_around`). Dropping the copy without the predication
     would only move the break to the ``if``, once per test.
     """
     source = analysis.source
     start, end = source.offset(edit.start), source.offset(edit.end)
     candidate = SourceFile(source.text[:start] + edit.content + source.text[end:], source.encoding, source.bom)
     settings = replace(analysis.settings, select=("GM101",), extend_select=(), ignore=(), per_file_ignores=())
-    fixes = {d.start: d.fix for d in analysis.lint_trial(candidate, settings, analysis.scope_seeds())}
+    fixes = {d.start: d.fix for d in analysis.trial_around(reads[0], candidate, settings)}
     wanted = [fixes.get(analysis.break_start(read)) for read in reads]
     return all(fix is not None and fix.applicability is not Applicability.DISPLAY_ONLY for fix in wanted)
 

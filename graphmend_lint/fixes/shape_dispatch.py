@@ -149,23 +149,16 @@ def _builtin_range(node: nodes.NodeNG) -> bool:
 def _loop_traces_whole(analysis: FileAnalysis, loop: nodes.For, edits: tuple[Edit, ...]) -> bool:
     """No rule (but this one, which the trial must not re-enter) finds a break in the rewritten loop.
 
-    Proven by trial: the edited text is linted as this file, with the loop's
-    function as the only seed (what it calls is reached from it), so the scope
-    of the loop is the same however it was reached, and nothing else is analysed.
+    Proven by trial: the edited text is linted as this file, about the loop's
+    function only (:meth:`FileAnalysis.trial_around`).
     The dense loop costs num_experts/top_k times the FLOPs; it is only worth
     it when the loop then traces whole.
     """
-    function = loop.scope()
-    seed = analysis.seed_of(function) if isinstance(function, nodes.FunctionDef) else None
-    if seed is None:
-        return False
     source = analysis.source
     candidate = SourceFile(edited_text(source, edits), source.encoding, source.bom)
-    settings = replace(
-        analysis.settings, scope="compiled", select=("ALL",), extend_select=(), ignore=(OWN_RULE,), per_file_ignores=()
-    )
+    settings = replace(analysis.settings, select=("ALL",), extend_select=(), ignore=(OWN_RULE,), per_file_ignores=())
     first, last = (_moved_line(line, edits) for line in (loop.lineno, (loop.end_lineno or loop.lineno) + 1))
-    return not any(first <= d.start.line < last for d in analysis.lint_trial(candidate, settings, (seed,)))
+    return not any(first <= d.start.line < last for d in analysis.trial_around(loop, candidate, settings))
 
 
 def _moved_line(line: int, edits: tuple[Edit, ...]) -> int:

@@ -33,7 +33,7 @@ class SparseTensorInCompiledCode(Rule):
     Flags sparse tensors in code that `torch.compile` traces: a call that
     builds one (`torch.sparse_coo_tensor`, `torch.sparse_csr_tensor` and the
     other `sparse_*_tensor` constructors, the legacy `torch.sparse.FloatTensor`
-    family), and the first read, on each path through a function, of a value
+    family), and the first use, on each path through a function, of a value
     that is one wherever the file builds it: a global adjacency matrix, a
     name bound to a constructor, an item of a helper's returned tuple
     (pygcn's `adj, features, labels = load_data()`), `self.adj`, or a
@@ -43,10 +43,15 @@ class SparseTensorInCompiledCode(Rule):
     ## Why is this bad
     Dynamo does not support sparse tensors. A constructor breaks at the call
     (GB0007 for `sparse_coo_tensor` and `torch.sparse.FloatTensor`, GB0374
-    for `sparse_csr_tensor`), and reading a sparse tensor breaks where it is
-    first read (GB0015, "Attempted to wrap sparse Tensor"), after which
-    Dynamo runs the rest of that function eagerly, so later reads on the same
-    path are not reported (measured, torch 2.13). Each layer that receives the
+    for `sparse_csr_tensor`), and a sparse tensor breaks where code first
+    uses it (GB0015, "Attempted to wrap sparse Tensor"), after which Dynamo
+    runs the rest of that function eagerly, so later reads on the same path
+    are not reported (measured, torch 2.13). Dynamo wraps values lazily:
+    `adj = self.adj` only names it, and a call wraps its arguments when it
+    runs, after all of them, so the finding is where the name is used, or at
+    the call, or at an argument that uses the tensor first (NGCF's
+    `self.sparse_dropout(self.adj, ..., self.adj._nnz())` breaks at the
+    `_nnz()` read). Each layer that receives the
     adjacency breaks again in its own frame. `x.to_sparse()` is GM507's.
 
     ## Example
@@ -107,12 +112,42 @@ class SparseTensorInCompiledCode(Rule):
                 message = f"`{snippet(call.func)}(...)` builds a sparse tensor in compiled code: Dynamo does not trace it"
                 yield ctx.report(call, message, traced, NO_FIX)
         sparse = sparse_tensors(ctx.analysis)
-        reported: list[nodes.NodeNG] = []
-        for node, traced in ctx.traced_nodes(nodes.Name, nodes.Attribute):  # in source order
-            if any(earlier.frame() is node.frame() and runs_before(earlier, node) for earlier in reported):
-                continue  # Dynamo ran the rest of the function eagerly after the earlier read
+        reads = []
+        for node, traced in ctx.traced_nodes(nodes.Name, nodes.Attribute):
             if ctx.values.qualified_name(node) in SPARSE_BUILDERS or not sparse.is_sparse(node):
                 continue  # the constructor itself is no sparse tensor (the resolver names both alike)
-            reported.append(node)
+            realized = _realized_at(node)
+            if realized is not None:
+                reads.append((realized, node, traced))
+        reported: list[nodes.NodeNG] = []
+        for realized, node, traced in sorted(reads, key=lambda read: _evaluated(read[0])):
+            if any(earlier.frame() is realized.frame() and runs_before(earlier, realized) for earlier in reported):
+                continue  # Dynamo ran the rest of the function eagerly after the earlier break
+            reported.append(realized)
             message = f"`{snippet(node)}` is a sparse tensor: Dynamo cannot wrap it and runs the function eagerly from here"
-            yield ctx.report(node, message, traced, NO_FIX)
+            yield ctx.report(realized, message, traced, NO_FIX)
+
+
+def _realized_at(read: nodes.NodeNG) -> nodes.NodeNG | None:
+    """Where Dynamo first needs the sparse tensor *read* gives, and breaks: ``None`` when nothing does yet.
+
+    Dynamo wraps a value lazily (measured, torch 2.13): ``a = self.adj`` only names it, and the break
+    comes where ``a`` is used; an argument is wrapped when the call runs, after every argument, so in
+    NGCF's ``self.sparse_dropout(self.adj, ..., self.adj._nnz())`` the ``_nnz()`` read breaks first,
+    on its own line. Any other use (an attribute of it, an operator, a ``return``) wraps it there.
+    """
+    parent = read.parent
+    if isinstance(parent, nodes.Assign) and parent.value is read and all(isinstance(t, nodes.AssignName) for t in parent.targets):
+        return None  # the names bound are read (and reported) where they are used
+    if isinstance(parent, nodes.Call) and read in parent.args:
+        return parent
+    if isinstance(parent, nodes.Keyword) and isinstance(parent.parent, nodes.Call):
+        return parent.parent
+    return read
+
+
+def _evaluated(node: nodes.NodeNG) -> tuple[int, int]:
+    """When *node* is done in source order: a call after its arguments, anything else where it starts."""
+    if isinstance(node, nodes.Call):
+        return node.end_lineno or node.lineno, node.end_col_offset or 0
+    return node.lineno, node.col_offset
