@@ -8,7 +8,7 @@ and scales by the latent scale; AutoencoderKL.encode (slicing flag, encoder,
 `latent_dist`); DiagonalGaussianDistribution (chunk into mean/logvar, clamp,
 std/var, deterministic branch, `sample()` calling `randn_tensor(self.mean.shape,
 generator=..., device=self.parameters.device, dtype=self.parameters.dtype)`);
-and diffusers' `randn_tensor` helper (str device, generator device checks with
+and diffusers' `randn_tensor` helper (generator device checks with
 `logger.info`, list-of-generators path, `torch.randn(...).to(device)`).
 Translated from huggingface/diffusers (src/diffusers/models/vae.py,
 autoencoder_kl.py, utils/torch_utils.py). Simplified: the encoder is one
