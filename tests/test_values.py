@@ -295,7 +295,8 @@ def test_a_parameter_filled_in_when_a_call_passes_none_is_a_tensor_on_that_path(
         "def f(x: torch.Tensor, lengths: torch.Tensor):\n"
         "    return sequence_mask(lengths, x.size(1)), sequence_mask(lengths, None), never_none(lengths, 3)\n"
     )
-    assert kinds == {"max_length": T, "size": U}
+    # ``never_none``'s only call passes 3: its ``is None`` branch never runs, so ``size`` is that int
+    assert kinds == {"max_length": T, "size": S}
 
 
 def test_an_isinstance_tensor_branch_nothing_can_take_narrows_nothing() -> None:
@@ -628,6 +629,34 @@ def test_adding_a_value_of_unknown_kind_to_a_python_number_gives_an_unknown_kind
         "    return out\n"
     )
     assert kinds == {"kl": U, "kl / n": U, "count": S, "acc": T}
+
+
+def test_a_binding_under_an_is_none_test_no_call_takes_is_left_out() -> None:
+    """zamba2's ``_update_causal_mask``: ``target_length`` is ``sequence_length`` only when ``cache_position is
+    None``, and its one caller fills ``cache_position`` in first, so only ``cache_position[-1] + 1`` runs."""
+    source = (
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, x, cache_position=None):\n"
+        "        if cache_position is None:\n"
+        "            cache_position = torch.arange(x.shape[1])\n"
+        "        return self.mask(x, cache_position)\n"
+        "    def mask(self, x, cache_position):\n"
+        "        if cache_position is None:\n"
+        "            target_length = x.shape[1]\n"
+        "        else:\n"
+        "            target_length = cache_position[-1] + 1\n"
+        "        probe(target_length)\n"
+        "        return x\n"
+        "m = torch.compile(M())\n"
+    )
+    assert kinds_of(source) == {"target_length": T}
+    # a caller that may pass None keeps both bindings
+    maybe_none = source.replace("return self.mask(x, cache_position)", "return self.mask(x, cache_position), self.mask(x, None)")
+    assert kinds_of(maybe_none) == {"target_length": U}
+    # a parameter not filled in before the call may be None
+    unfilled = source.replace("        if cache_position is None:\n            cache_position = torch.arange(x.shape[1])\n", "")
+    assert kinds_of(unfilled) == {"target_length": U}
 
 
 def test_a_for_loop_iterable_is_evaluated_once_so_nothing_is_carried_into_it() -> None:

@@ -51,7 +51,8 @@ _BOOL_PRESERVING_METHODS = frozenset(
     {"any", "all", "flatten", "view", "reshape", "unsqueeze", "squeeze", "transpose", "permute", "expand",
      "expand_as", "contiguous", "clone", "detach", "t", "repeat", "repeat_interleave", "flip", "roll", "narrow",
      "select", "index_select", "gather", "tril", "triu", "unflatten", "movedim", "swapaxes", "diagonal", "cpu",
-     "cuda", "view_as", "reshape_as", "masked_fill", "masked_scatter", "index_fill", "scatter"}
+     "cuda", "view_as", "reshape_as", "masked_fill", "masked_scatter", "index_fill", "scatter", "tile",
+     "moveaxis", "ravel"}
 )  # fmt: skip
 #: torch functions whose result has the dtype of their first argument (``F.pad(mask, (0, 1))`` pads a bool
 #: mask with ``False``: GB0036 when it indexes, measured; ``torch.zeros_like(mask)`` without a ``dtype``).

@@ -24,11 +24,12 @@ from typing import Any
 from astroid import nodes
 
 from graphmend_lint.analysis.annotations import STATIC_TYPES, TENSOR_TYPES, annotated_types
-from graphmend_lint.analysis.assigned_values import appended_items
+from graphmend_lint.analysis.assigned_values import appended_items, bound_values
 from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.duck_typing import ARRAY_ATTRIBUTES, opaque_argument
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
+from graphmend_lint.analysis.none_guards import in_dead_none_branch
 from graphmend_lint.analysis.scope import COMPILING_PREDICATES, SCRIPTING_PREDICATES, ScopeFacts
 from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts, split_kind
 from graphmend_lint.analysis.walk import descendants, dotted
@@ -413,18 +414,24 @@ class ValueOracle:
         name = dotted(node)
         return None if name is None else self.imports.resolve(name)
 
-    def compiled_constant(self, node: nodes.NodeNG) -> bool | None:
+    def compiled_constant(self, node: nodes.NodeNG, depth: int = 0) -> bool | None:
         """The value Dynamo folds *node* to (``is_compiling()`` is True, ``torch.jit.is_scripting()`` /
-        ``is_tracing()`` False), else None."""
+        ``is_tracing()`` False), also through a name bound only to such values, else None."""
+        if depth > _EVIDENCE_DEPTH:
+            return None
         if isinstance(node, nodes.UnaryOp) and node.op == "not":
-            inner = self.compiled_constant(node.operand)
+            inner = self.compiled_constant(node.operand, depth + 1)
             return None if inner is None else not inner
         if isinstance(node, nodes.BoolOp):
-            folded = [self.compiled_constant(value) for value in node.values]
+            folded = [self.compiled_constant(value, depth + 1) for value in node.values]
             decisive = node.op == "or"  # ``or`` is decided by a True operand, ``and`` by a False one
             if decisive in folded:
                 return decisive
             return None if None in folded else not decisive
+        if isinstance(node, nodes.Name):
+            # ``is_compiling = torch.compiler.is_compiling()``, then ``if not is_compiling and ...`` (physical-ai-studio)
+            folded_names = {self.compiled_constant(value, depth + 1) for value in bound_values(node) or ()}
+            return folded_names.pop() if len(folded_names) == 1 else None
         if not isinstance(node, nodes.Call) or node.args or node.keywords:
             return None
         name = self.qualified_name(node.func)
@@ -519,7 +526,8 @@ class ValueOracle:
             return Kind.STATIC
         if self._narrowed_from_tensor(node, assignments):
             return Kind.UNKNOWN
-        kinds = [(a, self._binding(a)) for a in assignments[:_MAX_LOOKUPS]]
+        live = [a for a in assignments[:_MAX_LOOKUPS] if not in_dead_none_branch(self, a)]
+        kinds = [(a, self._binding(a)) for a in live or assignments[:_MAX_LOOKUPS]]
         joined = join(kind for _, kind in kinds)
         if joined is not Kind.TENSOR and self._tensor_on_some_path(node, kinds):
             self._partial_seen += 1

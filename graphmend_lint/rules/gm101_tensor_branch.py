@@ -180,6 +180,10 @@ class TensorDependentBranch(Rule):
         # Dynamo folds ``torch.jit.is_tracing()`` to False: ``k`` is 3 under compile (measured)
         "import torch\n\n@torch.compile\ndef f(x):\n    k = x.sum() if torch.jit.is_tracing() else 3\n"
         "    if k > 2:\n        x = x * 2\n    return x\n",
+        # the same through a name: ``not is_compiling`` is False, so the ``and`` never tests the tensor
+        # (physical-ai-studio's normalizer check; measured: no break)
+        "import torch\n\n@torch.compile\ndef f(x):\n    is_compiling = torch.compiler.is_compiling()\n"
+        "    if not is_compiling and torch.isinf(x).any():\n        raise ValueError('inf')\n    return x\n",
         # a tensor on one path, a Python value (`0`, a `.tolist()` conversion) on another: unknown, quiet
         "import torch\n\n\n@torch.compile\ndef f(x, pad):\n    extra = 0\n    if x.shape[-1] <= 2:\n"
         "        extra = pad.max()\n    if extra > 0:\n        x = x * 2\n    return x\n",

@@ -587,6 +587,14 @@ class DataDependentOutputShape(Rule):
         "    return load(x).repeat_interleave(2, dim=0)\n",
     )
     invalid = (
+        # Hiera's MAE drops the masked units with a bool mask tiled to the tokens (GB0036)
+        Example(
+            "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n    mask = (x.sum(-1) > 0).bool()\n"
+            "    return x[mask[..., None].tile(1, 1, x.shape[2])]\n",
+            fixed="import torch\n\ntorch._dynamo.config.capture_dynamic_output_shape_ops = True\n\n\n@torch.compile\n"
+            "def f(x: torch.Tensor):\n    mask = (x.sum(-1) > 0).bool()\n    return x[mask[..., None].tile(1, 1, x.shape[2])]\n",
+            unsafe=True,
+        ),
         # DUSt3R's losses read points through the batch's `valid_mask`: a key that names a mask selects (GB0036)
         Example(
             "import torch\n\n\n@torch.compile\ndef f(pts: torch.Tensor, gt):\n"

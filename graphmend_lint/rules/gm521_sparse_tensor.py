@@ -139,6 +139,8 @@ def _realized_at(read: nodes.NodeNG) -> nodes.NodeNG | None:
     parent = read.parent
     if isinstance(parent, nodes.Assign) and parent.value is read and all(isinstance(t, nodes.AssignName) for t in parent.targets):
         return None  # the names bound are read (and reported) where they are used
+    if isinstance(parent, (nodes.For, nodes.Comprehension)) and parent.iter is read:
+        return None  # ``for support in self.supports``: each item is wrapped where the loop uses it (DCRNN)
     if isinstance(parent, nodes.Call) and read in parent.args:
         return parent
     if isinstance(parent, nodes.Keyword) and isinstance(parent.parent, nodes.Call):

@@ -1,0 +1,117 @@
+"""Branches on ``<parameter> is None`` that no call of the function takes, so their bindings never run.
+
+transformers' ``_update_causal_mask(attention_mask, input_tensor, cache_position)``
+(zamba2) sets ``target_length = sequence_length`` under ``if cache_position
+is None:`` and ``cache_position[-1] + 1`` otherwise. Its only caller is the
+model's ``forward``, which fills ``cache_position`` in first (``if
+cache_position is None: cache_position = torch.arange(...)``). Dynamo
+specialises on the ``is None`` test, so only the tensor binding runs, and
+``torch.full((sequence_length, target_length), ...)`` breaks on it (GB0033,
+measured on torch 2.13). Counting the dead binding made ``target_length``
+of unknown kind, and the break went unreported.
+
+A branch is dead only when every call of its function in this file passes
+an argument for the parameter that is provably not ``None``: a literal other
+than ``None``, a ``torch`` call, arithmetic, or a name whose every binding
+reaching the call is one of those or a parameter that an earlier ``if <name>
+is None:`` of the same block always rebinds. No call at all proves nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from astroid import nodes
+
+from graphmend_lint.analysis.lookup import reaching_bindings, runs_before
+
+if TYPE_CHECKING:
+    from graphmend_lint.analysis.values import ValueOracle
+
+_MAX_DEPTH = 3
+
+
+def in_dead_none_branch(values: ValueOracle, binding: nodes.NodeNG) -> bool:
+    """*binding* sits in the branch of an ``if <parameter> is None`` / ``is not None`` that no call takes."""
+    child, parent = binding, binding.parent
+    while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.Lambda, nodes.Module)):
+        if isinstance(parent, nodes.If) and child is not parent.test:
+            tested = _none_test(parent.test)
+            if tested is not None:
+                name, is_none = tested
+                in_none_branch = (child in parent.body) == is_none
+                if in_none_branch and _never_none_parameter(values, parent, name):
+                    return True
+        child, parent = parent, parent.parent
+    return False
+
+
+def _none_test(test: nodes.NodeNG) -> tuple[str, bool] | None:
+    """``(name, True)`` for ``name is None``, ``(name, False)`` for ``name is not None``."""
+    if not (isinstance(test, nodes.Compare) and isinstance(test.left, nodes.Name) and len(test.ops) == 1):
+        return None
+    operator, right = test.ops[0]
+    if operator not in {"is", "is not"} or not (isinstance(right, nodes.Const) and right.value is None):
+        return None
+    return test.left.name, operator == "is"
+
+
+def _never_none_parameter(values: ValueOracle, branch: nodes.If, name: str) -> bool:
+    """*name* is a parameter of the function holding *branch*, unbound before it, that every call passes
+    a provably non-``None`` argument for."""
+    function = branch.frame()
+    if not isinstance(function, nodes.FunctionDef) or name not in {a.name for a in function.args.args or ()}:
+        return False
+    test = branch.test.left
+    try:
+        if not all(isinstance(b.parent, nodes.Arguments) for b in reaching_bindings(test)):
+            return False  # rebound before the test
+    except Exception:  # astroid lookups can fail on odd code; then nothing is known
+        return False
+    calls = values.calls_of(function)
+    passed = values.call_site_arguments(function, name)
+    return bool(calls) and len(passed) == len(calls) and all(_never_none(values, argument, 0) for argument in passed)
+
+
+def _never_none(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(node, nodes.Const):
+        return node.value is not None
+    if isinstance(node, (nodes.BinOp, nodes.List, nodes.Tuple, nodes.Dict)):
+        return True
+    if isinstance(node, nodes.Call):
+        return (values.qualified_name(node.func) or "").startswith("torch.")
+    if not isinstance(node, nodes.Name):
+        return False
+    try:
+        bindings = reaching_bindings(node)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is known
+        return False
+    return bool(bindings) and all(_binds_non_none(values, binding, node, depth) for binding in bindings)
+
+
+def _binds_non_none(values: ValueOracle, binding: nodes.NodeNG, use: nodes.Name, depth: int) -> bool:
+    parent = binding.parent
+    if isinstance(parent, nodes.Arguments):
+        return _filled_in_before(binding, use)
+    if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is not None:
+        return _never_none(values, parent.value, depth + 1)
+    return False
+
+
+def _filled_in_before(parameter: nodes.AssignName, use: nodes.Name) -> bool:
+    """An ``if <parameter> is None:`` whose body always rebinds it runs before *use* (``forward``'s
+    ``if cache_position is None: cache_position = torch.arange(...)``): past it, the parameter is set."""
+    function = parameter.frame()
+    for statement in function.body if isinstance(function, nodes.FunctionDef) else ():
+        if not (isinstance(statement, nodes.If) and runs_before(statement, use)) or statement.parent_of(use):
+            continue
+        tested = _none_test(statement.test)
+        if tested == (parameter.name, True) and any(
+            isinstance(step, nodes.Assign)
+            and any(isinstance(t, nodes.AssignName) and t.name == parameter.name for t in step.targets)
+            for step in statement.body
+        ):
+            return True
+    return False
