@@ -381,10 +381,11 @@ def make():
     x = torch.randn(1, 1, 8, 6)
     cond = torch.randn(1, 8, 6)
     interval = 10
-    # successive steps of the pndm loop: noise_list grows 0 -> 3, the last step has t < interval
+    # successive steps of the pndm loop: noise_list grows 0 -> 2. A step with t < interval is left out: on a
+    # fresh noise_list (the harness rebuilds the model for some runs) `max(t - interval, 0)` is the int 0 and the
+    # denoiser's `.device` read raises, so the program's outcome would depend on the order of runs.
     return model.p_sample_plms, [
         (x, torch.full((1,), 30, dtype=torch.long), interval, cond),
         (x, torch.full((1,), 20, dtype=torch.long), interval, cond),
         (x, torch.full((1,), 10, dtype=torch.long), interval, cond),
-        (x, torch.full((1,), 5, dtype=torch.long), interval, cond),
     ]
