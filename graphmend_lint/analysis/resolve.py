@@ -711,10 +711,8 @@ class Resolver:
             if dotted_name(func.value.func) != "super" or func.value.args:
                 continue
             caller_class = self.index.owner.get(scope)
-            if caller_class is None:
-                continue
-            bases = self.index.local_bases(caller_class)
-            if any(self.index.method(base, "__init__") == function for base in bases[:1]):
+            bases = self.index.local_bases(caller_class) if caller_class is not None else []
+            if bases and self.index.method(bases[0], "__init__") == function:  # the next class in a simple MRO
                 yield call, scope
 
     def _receives(self, receiver: ast.expr, scope: str, owner: str, depth: int) -> bool:
