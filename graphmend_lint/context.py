@@ -65,7 +65,10 @@ class FileAnalysis:
     def scope_seeds(self) -> tuple[Seed, ...]:
         """This file's traced functions as seeds: a trial lint of an edited text then has the same
         compile scope however this file's was reached (a decorator, a call site in another file)."""
-        return tuple(Seed(f"{self.imports.module}.{f.qualname}", False, f.chain) for f in self.scope.functions)
+        return tuple(self._seed(f) for f in self.scope.functions)
+
+    def _seed(self, traced: TracedFunction) -> Seed:
+        return Seed(f"{self.imports.module}.{traced.qualname}", False, traced.chain)
 
     def trial_around(self, node: nodes.NodeNG, candidate: SourceFile, settings: Settings) -> list[Diagnostic]:
         """Lint *candidate*, an edited text of this file, for findings about the function that holds *node*.
@@ -79,8 +82,7 @@ class FileAnalysis:
         traced = self.scope.function_at(*def_position(function)) if isinstance(function, nodes.FunctionDef) else None
         if traced is None:
             return self.lint_trial(candidate, settings, self.scope_seeds())
-        seed = Seed(f"{self.imports.module}.{traced.qualname}", False, traced.chain)
-        return self.lint_trial(candidate, replace(settings, scope="compiled"), (seed,))
+        return self.lint_trial(candidate, replace(settings, scope="compiled"), (self._seed(traced),))
 
     def shared(self, key: str, compute: Callable[[], T]) -> T:
         """A result several rules need identically (GM201-GM204 classify the same calls), computed once per file."""

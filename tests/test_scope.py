@@ -786,6 +786,7 @@ class Stack(Impl):
 m = torch.compile(Stack(2))
 """
     assert {"Impl.forward", "Block.forward"} <= traced(source)
+    assert "Block.forward" in traced(source.replace("super().__init__(layers, 4)", "super(Stack, self).__init__(layers, 4)"))
     assert "Block.forward" not in traced(source.replace("super().__init__(layers, 4)", "super().__init__(nn.ModuleList(), 4)"))
 
 

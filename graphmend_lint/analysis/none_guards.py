@@ -36,7 +36,7 @@ def in_dead_none_branch(values: ValueOracle, binding: nodes.NodeNG) -> bool:
     child, parent = binding, binding.parent
     while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.Lambda, nodes.Module)):
         if isinstance(parent, nodes.If) and child is not parent.test:
-            tested = _none_test(parent.test)
+            tested = none_test(parent.test)
             if tested is not None:
                 name, is_none = tested
                 in_none_branch = (child in parent.body) == is_none
@@ -46,7 +46,7 @@ def in_dead_none_branch(values: ValueOracle, binding: nodes.NodeNG) -> bool:
     return False
 
 
-def _none_test(test: nodes.NodeNG) -> tuple[str, bool] | None:
+def none_test(test: nodes.NodeNG) -> tuple[str, bool] | None:
     """``(name, True)`` for ``name is None``, ``(name, False)`` for ``name is not None``."""
     if not (isinstance(test, nodes.Compare) and isinstance(test.left, nodes.Name) and len(test.ops) == 1):
         return None
@@ -107,7 +107,7 @@ def _filled_in_before(parameter: nodes.AssignName, use: nodes.Name) -> bool:
     for statement in function.body if isinstance(function, nodes.FunctionDef) else ():
         if not (isinstance(statement, nodes.If) and runs_before(statement, use)) or statement.parent_of(use):
             continue
-        tested = _none_test(statement.test)
+        tested = none_test(statement.test)
         if tested == (parameter.name, True) and any(
             isinstance(step, nodes.Assign)
             and any(isinstance(t, nodes.AssignName) and t.name == parameter.name for t in step.targets)

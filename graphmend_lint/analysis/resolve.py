@@ -706,12 +706,13 @@ class Resolver:
         """
         for call, scope in self.index.calls_named("__init__"):
             func = call.func
-            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)):
-                continue
-            if dotted_name(func.value.func) != "super" or func.value.args:
-                continue
             caller_class = self.index.owner.get(scope)
-            bases = self.index.local_bases(caller_class) if caller_class is not None else []
+            if caller_class is None or not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)):
+                continue
+            arguments = [dotted_name(argument) for argument in func.value.args]  # ``super(Cls, self)`` names its class
+            if dotted_name(func.value.func) != "super" or arguments not in ([], [caller_class.rpartition(".")[2], "self"]):
+                continue
+            bases = self.index.local_bases(caller_class)
             if bases and self.index.method(bases[0], "__init__") == function:  # the next class in a simple MRO
                 yield call, scope
 

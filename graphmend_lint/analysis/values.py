@@ -29,7 +29,7 @@ from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.duck_typing import ARRAY_ATTRIBUTES, opaque_argument
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
-from graphmend_lint.analysis.none_guards import in_dead_none_branch
+from graphmend_lint.analysis.none_guards import in_dead_none_branch, none_test
 from graphmend_lint.analysis.scope import COMPILING_PREDICATES, SCRIPTING_PREDICATES, ScopeFacts
 from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts, split_kind
 from graphmend_lint.analysis.walk import descendants, dotted
@@ -2145,16 +2145,7 @@ def _assigned_when_none(binding: nodes.NodeNG, name: str) -> bool:
     guard = statement.parent if isinstance(statement, nodes.Assign) else None
     if not isinstance(guard, nodes.If) or statement not in guard.body:
         return False
-    test = guard.test
-    return (
-        isinstance(test, nodes.Compare)
-        and isinstance(test.left, nodes.Name)
-        and test.left.name == name
-        and len(test.ops) == 1
-        and test.ops[0][0] == "is"
-        and isinstance(test.ops[0][1], nodes.Const)
-        and test.ops[0][1].value is None
-    )
+    return none_test(guard.test) == (name, True)
 
 
 def _python_literal(node: nodes.NodeNG | None) -> bool:

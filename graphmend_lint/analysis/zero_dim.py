@@ -15,7 +15,7 @@ from __future__ import annotations
 from astroid import nodes
 
 from graphmend_lint.analysis.assigned_values import bound_values
-from graphmend_lint.analysis.host_values import is_python_int
+from graphmend_lint.analysis.host_values import is_python_int, unpacking
 from graphmend_lint.analysis.lookup import is_builtin_call, loops_binding, reaching_bindings
 from graphmend_lint.analysis.side_effects import PROGRESS_BARS
 from graphmend_lint.analysis.values import Kind, ValueOracle, assigned_self_values, enclosing_class
@@ -189,11 +189,12 @@ def _top_k_sources(name: nodes.Name) -> list[tuple[nodes.NodeNG, bool]] | None:
         return None
     sources: list[tuple[nodes.NodeNG, bool]] = []
     for binding in bindings:
-        parent = binding.parent if isinstance(binding, nodes.AssignName) else None
-        if isinstance(parent, nodes.Assign):
-            sources.append((parent.value, False))
-        elif isinstance(parent, nodes.Tuple) and isinstance(parent.parent, nodes.Assign) and len(parent.elts) == 2 and parent.elts[1] is binding:
-            sources.append((parent.parent.value, True))
+        statement = binding.parent if isinstance(binding, nodes.AssignName) else None
+        unpacked = unpacking(binding)
+        if isinstance(statement, nodes.Assign):
+            sources.append((statement.value, False))
+        elif unpacked is not None and len(unpacked[0].elts) == 2 and unpacked[0].elts[1] is binding:
+            sources.append((unpacked[1].value, True))
         else:
             return None
     return sources
@@ -221,8 +222,7 @@ def _top_k_positions(values: ValueOracle, source: tuple[nodes.NodeNG, bool], cou
     keywords = {keyword.arg: keyword.value for keyword in value.keywords or []}
     k = arguments[0] if arguments else keywords.get("k")
     dim = arguments[1] if len(arguments) > 1 else keywords.get("dim")
-    last_dim = dim is None or isinstance(dim, nodes.UnaryOp) and dim.op == "-" and isinstance(dim.operand, nodes.Const) and dim.operand.value == 1
-    return k is not None and k.as_string() == count and last_dim
+    return k is not None and k.as_string() == count and (dim is None or _minus_one(dim))
 
 
 def _python_scalar(values: ValueOracle, node: nodes.NodeNG) -> bool:

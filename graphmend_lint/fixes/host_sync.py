@@ -133,8 +133,9 @@ def predicated_after(analysis: FileAnalysis, edit: Edit, reads: list[nodes.NodeN
     """Would GM101 offer an applicable predication for every branch once *edit* is made?
 
     Proven by trial: the edited text is linted with GM101 alone (so this never
-    recurses), about the function of the reads only (:meth:`FileAnalysis.trial_around`). Dropping the copy without the predication
-    would only move the break to the ``if``, once per test.
+    recurses), about the function of the reads only (:meth:`FileAnalysis.trial_around`).
+    Dropping the copy without the predication would only move the break to
+    the ``if``, once per test.
     """
     source = analysis.source
     start, end = source.offset(edit.start), source.offset(edit.end)

@@ -9,6 +9,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.lookup import runs_before
+from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.analysis.sparse_tensors import SPARSE_BUILDERS, sparse_tensors
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
@@ -112,7 +113,7 @@ class SparseTensorInCompiledCode(Rule):
                 message = f"`{snippet(call.func)}(...)` builds a sparse tensor in compiled code: Dynamo does not trace it"
                 yield ctx.report(call, message, traced, NO_FIX)
         sparse = sparse_tensors(ctx.analysis)
-        reads = []
+        reads: list[tuple[nodes.NodeNG, nodes.NodeNG, TracedFunction]] = []
         for node, traced in ctx.traced_nodes(nodes.Name, nodes.Attribute):
             if ctx.values.qualified_name(node) in SPARSE_BUILDERS or not sparse.is_sparse(node):
                 continue  # the constructor itself is no sparse tensor (the resolver names both alike)
