@@ -790,6 +790,32 @@ m = torch.compile(Stack(2))
     assert "Block.forward" not in traced(source.replace("super().__init__(layers, 4)", "super().__init__(nn.ModuleList(), 4)"))
 
 
+def test_members_of_a_container_subclass_are_what_its_init_hands_the_container() -> None:
+    """torchani's ``Sequential(nn.ModuleList)`` loops ``for module in self:`` over the ``*modules`` its
+    ``__init__`` passes on with ``super().__init__(modules)``; its ``Ensemble`` does the same with a list."""
+    source = MODEL + """
+class Head(nn.Module):
+    def forward(self, x):
+        return x
+class Chain(nn.ModuleList):
+    def __init__(self, *modules):
+        super(Chain, self).__init__(modules)
+    def forward(self, x):
+        for module in self:
+            x = module(x)
+        return x
+class Pool(nn.ModuleDict):
+    def __init__(self, blocks):
+        super().__init__({str(i): b for i, b in enumerate(blocks)})
+    def forward(self, x):
+        return sum(m(x) for _, m in self.items())
+m = torch.compile(Chain(Pool([Block()]), Head()))
+"""
+    assert {"Chain.forward", "Pool.forward", "Block.forward", "Head.forward"} <= traced(source)
+    unhanded = source.replace("super(Chain, self).__init__(modules)", "super().__init__()")
+    assert {"Pool.forward", "Head.forward"}.isdisjoint(traced(unhanded))
+
+
 def test_helpers_called_in_lambdas_are_reached() -> None:
     source = "import torch\ndef g(t):\n    return t\n@torch.compile\ndef f(xs):\n    return list(map(lambda t: g(t), xs))\n"
     assert traced(source) == {"f", "g"}

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.autograd import Variable
 
 
 def helper_tensor(x):
@@ -69,6 +70,7 @@ CASES: list[tuple[str, Kind]] = [
     ("torch.randn(3)", T), ("torch.zeros_like(x)", T), ("torch.where(x > 0, x, 0)", T), ("torch.cat([x, x])", T),
     ("F.relu(x)", T), ("F.softmax(x, dim=-1)", T), ("torch.nn.functional.gelu(x)", T), ("torch.tensor([1.0])", T),
     ("torch.any(x > 0)", T), ("torch.isnan(x)", T), ("torch.max(x)", T), ("torch.arange(4)", T),
+    ("torch.LongTensor([1])", T), ("Variable(x.data.new(3).normal_())", T), ("torch.autograd.Variable(x)", T),
     # tensor methods
     ("x.sum()", T), ("x.any()", T), ("x.max()", T), ("x.mean(-1)", T), ("x.relu()", T), ("x.float()", T),
     ("x.to(torch.float16)", T), ("x.view(-1)", T), ("x.abs().max()", T), ("x.clone()", T), ("x.norm()", T),
@@ -629,6 +631,28 @@ def test_adding_a_value_of_unknown_kind_to_a_python_number_gives_an_unknown_kind
         "    return out\n"
     )
     assert kinds == {"kl": U, "kl / n": U, "count": S, "acc": T}
+
+
+def test_an_attribute_assigned_again_in_init_s_own_body_holds_the_last_value() -> None:
+    """Beta-VAE's solver: ``self.C_max = args.C_max`` and then ``self.C_max = Variable(torch.FloatTensor(
+    [self.C_max]))``; an instance only ever holds the tensor. One reassigned under an ``if`` may not run."""
+    kinds = kinds_of(
+        "import torch\n"
+        "from torch import nn\n"
+        "class Solver(nn.Module):\n"
+        "    def __init__(self, args):\n"
+        "        super().__init__()\n"
+        "        self.c_max = args.c_max\n"
+        "        self.c_max = torch.FloatTensor([self.c_max])\n"
+        "        self.gamma = args.gamma\n"
+        "        if args.tensor_gamma:\n"
+        "            self.gamma = torch.FloatTensor([self.gamma])\n"
+        "    def forward(self, x):\n"
+        "        probe(self.c_max, self.gamma)\n"
+        "        return x\n"
+        "model = torch.compile(Solver(None))\n"
+    )
+    assert kinds == {"self.c_max": T, "self.gamma": U}
 
 
 def test_a_binding_under_an_is_none_test_no_call_takes_is_left_out() -> None:

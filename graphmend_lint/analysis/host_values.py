@@ -305,6 +305,49 @@ def tensor_check(values: ValueOracle, node: nodes.NodeNG) -> TensorCheck | None:
     return TensorCheck(node, condition, function) if values.is_tensor(condition) else None
 
 
+#: torch's clamp spellings: as functions (input first) and as tensor methods.
+_CLAMP_FUNCTIONS = frozenset({"torch.clamp", "torch.clip"})
+_CLAMP_METHODS = frozenset({"clamp", "clip", "clamp_", "clip_"})
+
+
+@dataclass(frozen=True)
+class MixedClamp:
+    """``torch.clamp(x, 0, t)``: one bound a tensor, the other a Python number."""
+
+    call: nodes.Call
+    tensor: nodes.NodeNG  # the tensor bound
+    number: nodes.NodeNG  # the Python-number bound
+
+
+def mixed_clamp_bound(values: ValueOracle, node: nodes.NodeNG) -> MixedClamp | None:
+    """A clamp whose bounds mix a TENSOR and a provable Python number.
+
+    ``clamp`` has one overload for two Python bounds and one for two tensor bounds; with one of each
+    Dynamo reads the tensor's value to take the scalar overload: GB0033, "Data dependent operator", also
+    when the tensor is a frame input or a module attribute (Beta-VAE's ``torch.clamp(c, 0,
+    self.C_max.data[0])``, measured on torch 2.13). Two tensor bounds, or one tensor bound alone
+    (``x.clamp(max=t)``, ``torch.clamp(x, t, None)``), are traced and not reported.
+    """
+    if not isinstance(node, nodes.Call) or any(isinstance(arg, nodes.Starred) for arg in node.args):
+        return None
+    func = node.func
+    if values.qualified_name(func) in _CLAMP_FUNCTIONS:
+        positional = node.args[1:3]
+    elif isinstance(func, nodes.Attribute) and func.attrname in _CLAMP_METHODS and values.is_tensor(func.expr):
+        positional = node.args[:2]
+    else:
+        return None
+    bounds = dict(zip(("min", "max"), positional))
+    bounds.update((keyword.arg, keyword.value) for keyword in node.keywords if keyword.arg in {"min", "max"})
+    if len(bounds) != 2:
+        return None
+    low, high = bounds["min"], bounds["max"]
+    for tensor, number in ((low, high), (high, low)):
+        if values.is_tensor(tensor) and is_python_number(values, number):
+            return MixedClamp(node, tensor, number)
+    return None
+
+
 def untyped_array_receiver(values: ValueOracle, func: nodes.Attribute) -> bool:
     """``r.item()`` / ``r.tolist()`` on an ``r`` of unknown kind: only arrays have the method
     (:meth:`ValueOracle.array_method`), so ``r`` is a tensor or a NumPy array computed in the graph.

@@ -147,7 +147,10 @@ class Resolver:
                 if self.imports.is_imported(name) and not (found.function or found.klass):
                     found.imported = self.imports.resolve(name)
             elif current in self.index.functions:
-                found.parameter = any(p.arg == name for p in self.index.parameters(current))
+                vararg = self.index.functions[current].args.vararg
+                found.parameter = any(p.arg == name for p in self.index.parameters(current)) or (
+                    vararg is not None and vararg.arg == name
+                )
                 inner = f"{current}.{name}"
                 found.function = inner if inner in self.index.functions and inner not in self.index.owner else None
                 found.klass = inner if inner in self.index.classes else None
@@ -451,20 +454,7 @@ class Resolver:
             yield from self.resolve(call.args[0], scope, path, depth)  # ``functools.wraps(f)(wrapper)`` is wrapper
             return
         if imported in SEQUENTIAL_CONTAINERS:
-            positional = _positional_module(call, imported, path[0] if path else None)
-            if positional is not None:  # ``self.layers[1]`` of ``ModuleList([nn.Linear(...), nn.LSTM(...)])``
-                yield from self.resolve(positional, scope, path[1:], depth)
-                return
-            # the container stands for its modules, and so does one of them (``self.layers[i]``, ``for layer in
-            # self.layers``): the index step is used up here
-            rest = path[1:]
-            takes_modules = imported.endswith("Sequential")  # ``Sequential(a, b)``; ``ModuleList([a, b])``
-            for argument in call.args:
-                if isinstance(argument, ast.Starred) or not takes_modules:
-                    inner = argument.value if isinstance(argument, ast.Starred) else argument
-                    yield from self.resolve(inner, scope, (ELEMENTS, *rest), depth)
-                else:
-                    yield from self.resolve(argument, scope, rest, depth)
+            yield from self._container_members(call, imported, scope, path, depth)
             return
         if _is_computed_getattr(call) and self.lookup("getattr", scope) is None:
             names = self.string_values(call.args[1], scope)
@@ -497,6 +487,52 @@ class Resolver:
             ):
                 yield Target(What.EXTERNAL, callee.name)  # an instance of an imported class, or a sparse tensor
 
+    def _container_members(
+        self, call: ast.Call, container: str, scope: str, path: tuple[int, ...], depth: int
+    ) -> Iterator[Target]:
+        """What a torch container *call* (``nn.Sequential(a, b)``, ``nn.ModuleList(blocks)``, or a subclass's
+        ``super().__init__(...)``) holds: the container stands for its modules, and so does one of them
+        (``self.layers[i]``, ``for layer in self.layers``): the index step is used up here."""
+        positional = _positional_module(call, container, path[0] if path else None)
+        if positional is not None:  # ``self.layers[1]`` of ``ModuleList([nn.Linear(...), nn.LSTM(...)])``
+            yield from self.resolve(positional, scope, path[1:], depth)
+            return
+        rest = path[1:]
+        takes_modules = container.endswith("Sequential")  # ``Sequential(a, b)``; ``ModuleList([a, b])``
+        for argument in call.args:
+            if isinstance(argument, ast.Starred) or not takes_modules:
+                inner = argument.value if isinstance(argument, ast.Starred) else argument
+                yield from self.resolve(inner, scope, (ELEMENTS, *rest), depth)
+            else:
+                yield from self.resolve(argument, scope, rest, depth)
+
+    def _handed_to_container(self, owner: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
+        """An element of ``self`` in a subclass of a torch container: what its ``__init__`` hands the
+        container with ``super().__init__(...)``.
+
+        torchani's ``Sequential(nn.ModuleList)`` runs ``for module in self:`` over the ``*modules`` its
+        ``__init__`` passes on with ``super().__init__(modules)``; ``Ensemble`` does the same with a list
+        of ``ANIModel``s, whose ``forward`` holds the ``nonzero()`` reads.
+        """
+        container = self._container_base(owner)
+        init = self.index.method(owner, "__init__")
+        if container is None or init is None:
+            return
+        for call, scope in self.index.calls_named("__init__"):
+            if scope == init and _is_super_init(call, self.index.owner.get(init, "")):
+                yield from self._container_members(call, container, scope, path, depth)
+
+    def _container_base(self, owner: str) -> str | None:
+        """The torch container (``torch.nn.ModuleList``, ...) that *owner* or a local base derives from."""
+        for klass in self.index.mro(owner):
+            for base in self.index.classes[klass].bases:
+                name = dotted_name(base)
+                if name and name not in self.index.classes and self.imports.is_imported(name):
+                    resolved = self.imports.resolve(name)
+                    if resolved in SEQUENTIAL_CONTAINERS:
+                        return resolved
+        return None
+
     def _constructed(self, klass: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
         """What calling the class *klass* gives: an instance of it, or, when the class (or a local base)
         defines ``__new__``, what that returns (MuZero's ``MuZeroNetwork.__new__`` returns the network the
@@ -520,6 +556,11 @@ class Resolver:
             is_classmethod = any(dotted_name(d) == "classmethod" for d in node.decorator_list)
             if not path:
                 yield Target(What.CLASS if is_classmethod else What.INSTANCE, owner)
+            elif not is_classmethod:
+                yield from self._handed_to_container(owner, path, depth)
+            return
+        if node.args.vararg is not None and node.args.vararg.arg == name:
+            yield from self._varargs(function, len(positional) - (1 if self.index.is_method(function) else 0), path, depth)
             return
         found = False
         default = _default_of(node, name)
@@ -546,6 +587,22 @@ class Resolver:
             if not declared and all(opaque_argument(argument) for argument in passed):
                 declared = list(self._sole_model(function, parameter))
             yield from declared
+
+    def _varargs(self, function: str, first: int, path: tuple[int, ...], depth: int) -> Iterator[Target]:
+        """What a ``*args`` parameter holds: the positional arguments its call sites pass from position
+        *first* on (an element of it for ``ELEMENTS``, the one at a constant index otherwise)."""
+        if not path:
+            return  # the tuple itself is no module or function
+        step, rest = path[0], path[1:]
+        for call, site_scope in self._call_sites(function, depth):
+            extra = call.args[first:] if all(not isinstance(a, ast.Starred) for a in call.args[:first]) else []
+            if step != ELEMENTS:
+                extra = extra[step : step + 1] if not any(isinstance(a, ast.Starred) for a in extra[: step + 1]) else []
+            for argument in extra:
+                if isinstance(argument, ast.Starred):
+                    yield from self.resolve(argument.value, site_scope, path, depth)
+                else:
+                    yield from self.resolve(argument, site_scope, rest, depth)
 
     def _sole_model(self, function: str, parameter: ast.arg) -> Iterator[Target]:
         """The model a step function's ``model`` parameter holds, when the file defines exactly one.
@@ -705,12 +762,8 @@ class Resolver:
         stores them, so its parameter holds what that call passes.
         """
         for call, scope in self.index.calls_named("__init__"):
-            func = call.func
             caller_class = self.index.owner.get(scope)
-            if caller_class is None or not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)):
-                continue
-            arguments = [dotted_name(argument) for argument in func.value.args]  # ``super(Cls, self)`` names its class
-            if dotted_name(func.value.func) != "super" or arguments not in ([], [caller_class.rpartition(".")[2], "self"]):
+            if caller_class is None or not _is_super_init(call, caller_class):
                 continue
             bases = self.index.local_bases(caller_class)
             if bases and self.index.method(bases[0], "__init__") == function:  # the next class in a simple MRO
@@ -1069,6 +1122,15 @@ def _is_computed_getattr(call: ast.Call) -> bool:
     """``getattr(obj, <a string computed at run time>)``, with or without a default."""
     name = _getattr_name(call)
     return name is not None and not isinstance(name, ast.Constant)
+
+
+def _is_super_init(call: ast.Call, caller_class: str) -> bool:
+    """``super().__init__(...)`` or ``super(Cls, self).__init__(...)`` in a method of *caller_class*."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call)):
+        return False
+    arguments = [dotted_name(argument) for argument in func.value.args]  # ``super(Cls, self)`` names its class
+    return dotted_name(func.value.func) == "super" and arguments in ([], [caller_class.rpartition(".")[2], "self"])
 
 
 def _names_self(expr: ast.expr) -> bool:

@@ -75,11 +75,12 @@ INHERITED_TENSORS: dict[str, frozenset[str]] = {
         frozenset({"weight", "bias"}),
     ),
 }  # fmt: skip
-#: ``torch.IntTensor([4])``: the legacy typed constructors build tensors (the facts table lists them as classes).
+#: ``torch.IntTensor([4])``: the legacy typed constructors build tensors (the facts table lists them as classes);
+#: ``Variable(t)`` has returned its tensor argument since PyTorch 0.4 (Beta-VAE's ``Variable(x.data.new(...))``).
 LEGACY_TENSOR_CONSTRUCTORS = frozenset(
     f"torch.{kind}Tensor"
     for kind in ("", "Float", "Double", "Half", "BFloat16", "Byte", "Char", "Short", "Int", "Long", "Bool")
-)
+) | {"torch.autograd.Variable", "torch.autograd.variable.Variable"}
 ELEMENTWISE_BUILTINS = frozenset({"max", "min", "abs", "sum"})
 HOST_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
 #: Methods plain Python values have too: using them is no evidence of a tensor.
@@ -212,8 +213,33 @@ def _class_attributes(klass: nodes.ClassDef) -> _ClassAttributes:
             and isinstance(node.args[0].value, str)
         ):
             found.buffers.setdefault(node.args[0].value, []).append(node.args[1])
+    for superseded in _superseded_in_init(klass):
+        found.assigned[superseded.attrname].remove(superseded.parent.value)
     setattr(klass, _INDEX_ATTRIBUTE, found)
     return found
+
+
+def _superseded_in_init(klass: nodes.ClassDef) -> Iterator[nodes.AssignAttr]:
+    """``self.x = ...`` statements of ``__init__``'s own body that a later one of that body replaces.
+
+    Beta-VAE's solver stores ``self.C_max = args.C_max`` and, a few lines on, ``self.C_max =
+    Variable(torch.FloatTensor([self.C_max]))``: an instance only ever holds the tensor, so
+    ``torch.clamp(..., 0, self.C_max.data[0])`` in the step is a tensor bound (GB0033, measured). Only
+    unconditional statements of the body count; one under an ``if`` or a loop may not run.
+    """
+    init = klass.locals.get("__init__", [None])[0]
+    if not isinstance(init, nodes.FunctionDef):
+        return
+    latest: dict[str, nodes.AssignAttr] = {}
+    for statement in init.body:
+        if not isinstance(statement, nodes.Assign):
+            continue
+        for target in statement.targets:
+            if isinstance(target, nodes.AssignAttr) and isinstance(target.expr, nodes.Name) and target.expr.name == "self":
+                earlier = latest.get(target.attrname)
+                if earlier is not None:
+                    yield earlier
+                latest[target.attrname] = target
 
 
 def assigned_self_values(klass: nodes.ClassDef, attribute: str) -> Iterator[nodes.NodeNG]:

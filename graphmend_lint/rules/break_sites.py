@@ -19,7 +19,7 @@ from astroid import nodes
 from astroid.const import Context
 
 from graphmend_lint.analysis.conditions import tensor_condition_parts
-from graphmend_lint.analysis.host_values import math_conversion, scalar_conversion
+from graphmend_lint.analysis.host_values import math_conversion, mixed_clamp_bound, scalar_conversion
 from graphmend_lint.analysis.lookup import loops_around, reaching_bindings, statement_block
 from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.analysis.random_draws import draw_use
@@ -143,6 +143,7 @@ class BreakFinder:
             or dynamic_operator(values, node) is not None
             or tensor_predicate(values, node) is not None
             or _tensor_tolist(values, node)
+            or mixed_clamp_bound(values, node) is not None
         )
 
     def _math_conversion(self, node: nodes.Call) -> bool:

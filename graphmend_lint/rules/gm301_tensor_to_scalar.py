@@ -12,6 +12,7 @@ from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, sett
 from graphmend_lint.analysis.host_values import (
     builtin_name,
     math_conversion,
+    mixed_clamp_bound,
     percent_format,
     range_bound,
     scalar_conversion,
@@ -57,6 +58,10 @@ UNHANDLED_BUILTIN = Fix.advice(
     "no automatic fix: format the tensor outside the compiled function (return it, then format), or format "
     "its shape or dtype only; `capture_scalar_outputs` does not help"
 )
+MIXED_CLAMP = Fix.advice(
+    "no automatic fix: give both bounds as tensors (`torch.clamp(x, t.new_tensor(0.0), t)`) or both as Python "
+    "numbers; `capture_scalar_outputs` does not help (Dynamo fails on the captured bound)"
+)
 _CAPTURE = (
     "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n\n\n"
     "@torch.compile\ndef f(x: torch.Tensor):\n"
@@ -93,7 +98,13 @@ class TensorToPythonScalar(Rule):
     margins of the margin losses, `F.threshold`, `cosine_similarity`'s `eps`,
     `torch.nan_to_num`'s values, `clip_grad_norm_`'s `max_norm`; MACE passes
     `delta=factors[0]`) (measured, GB0033; unlike a size,
-    `capture_scalar_outputs` does not trace these, so no switch is offered). A tensor the compiled
+    `capture_scalar_outputs` does not trace these, so no switch is offered). And
+    a clamp whose bounds mix a tensor and a Python number (`torch.clamp(x, 0,
+    t)`, `x.clamp(min=0.0, max=x.max())`, `torch.clip`, `clamp_`): torch takes
+    the overload for two Python bounds and Dynamo reads the tensor's value
+    (GB0033, measured, also when `t` is a frame input or a module attribute;
+    Beta-VAE's capacity `torch.clamp(c, 0, self.C_max.data[0])`). Two tensor
+    bounds, or a tensor bound alone, are traced. A tensor the compiled
     frame receives as an argument (a parameter, unless every call of its
     function in the file is traced code passing a tensor computed there; a
     name read after an earlier break, in an earlier statement or an earlier
@@ -220,6 +231,8 @@ class TensorToPythonScalar(Rule):
     | `str(t)`, `str(x[0, 0])` | GB0059 | GB0059 | GM301 |
     | `repr(t)` | GB0569 | GB0569 | GM301 |
     | `min(t, u)`, `max(3, t)`, `abs(t)` | no break | | none |
+    | `torch.clamp(x, 0, t)`, `x.clamp(min=0.0, max=t)`, `torch.clip(x, -1.0, t)`, `y.clamp_(0, t)`, also with `t` a frame input | GB0033 | Dynamo fails | GM301 (default mode) |
+    | `torch.clamp(x, t0, t1)`, `x.clamp(max=t)`, `torch.clamp(x, t, None)`, `torch.clamp_min(x, t)` | no break | | none |
     | `t.tolist()`, integer / float `t` | GB0033 / GB0109 | no break / GB0109 | GM302 |
     | `torch.equal(a, b)`, `torch.allclose(a, b)` | GB0033 | GB0033 | GM303 |
     | `torch.is_nonzero(t)`, `t.is_nonzero()` | GB0033 | guard | GM303 |
@@ -299,6 +312,8 @@ class TensorToPythonScalar(Rule):
         _HEADER + "    size = list(x.size())\n    size[0] = n + 1\n    size.append(x.shape[0])\n    return x.new_zeros(size)\n",
         # under the switch: sizes are traced; roll's shifts make Dynamo fail, with no logged break (measured)
         _CAPTURE + "    s = (x > 0).sum()\n    return torch.zeros(s), x.view(s, -1), x.roll(s)\n",
+        # clamp bounds that are both tensors, or one tensor alone, are traced (measured)
+        _HEADER + "    return torch.clamp(x, x.min(), lengths.max()), x.clamp(max=x.max()), torch.clamp(x, n, None)\n",
         # `operator.index` of a Python int
         "import operator\n" + _HEADER + "    return x * operator.index(x.shape[0])\n",
         _CAPTURE + "    import operator\n    return x * operator.index((x > 0).sum())\n",
@@ -384,6 +399,8 @@ class TensorToPythonScalar(Rule):
             _HEADER.replace("import torch\n", "import torch\nimport torch.nn.functional as F\n")
             + "    factors = torch.tensor([1.0, 0.7])\n    return F.huber_loss(x, x.flip(0), delta=factors[0])\n"
         ),
+        # a tensor bound beside a Python number takes the scalar overload (GB0033, measured), a frame input too
+        Example(_HEADER + "    top = x.max()\n    return torch.clamp(x, 0, top), x.clamp(min=0.0, max=lengths)\n"),
         # Deformable-DETR: split sizes computed from the rows of a shapes tensor (GB0033, measured)
         Example(_HEADER + "    return x.split([h * w for h, w in lengths], dim=1)\n"),
         # `math` converts a tensor argument to a Python number (GB0033), also under capture_scalar_outputs
@@ -436,6 +453,12 @@ class TensorToPythonScalar(Rule):
             )
             yield ctx.report(call, message, traced, scalar_fix(ctx.analysis, conversion))
         yield from self._tensor_sizes(ctx, breaks, captured=False)
+        for call, traced, clamp in ctx.recognised(mixed_clamp_bound, nodes.Call):
+            message = (
+                f"`{snippet(call.func)}` mixes the tensor bound `{snippet(clamp.tensor)}` with the Python number "
+                f"`{snippet(clamp.number)}`: the tensor is copied to a Python number, graph break and host sync"
+            )
+            yield ctx.report(call, message, traced, MIXED_CLAMP)
         for call, traced, check in ctx.recognised(tensor_check, nodes.Call):
             message = (
                 f"{check.label} reads the tensor condition `{snippet(check.condition)}` back with `.item()`: "
