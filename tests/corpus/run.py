@@ -120,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
                 "digest": p.digest,
                 "path": str(p.path),
                 "lint": args.mode != "truth",
-                "behaviour": args.mode == "fix",
+                # truth mode is how a program's author checks it: it runs eager too, so a broken input set shows
+                "behaviour": args.mode in ("fix", "truth"),
                 "variants": {mode: str(run.changed[p.name]) for mode, run in fix_runs.items() if p.name in run.changed},
             }
             for p in programs
@@ -141,11 +142,11 @@ def summarize(args: argparse.Namespace, programs: list[layout.Program], answers:
     result: dict[str, Any] = {"mode": args.mode, "seconds": round(elapsed, 1), "splits": {}, "answers": answers,
                               "fix_cli": {m: {"exit_code": r.exit_code, "stderr": r.stderr[-2000:]} for m, r in fix_runs.items()}}
     unmeasured = [name for name, answer in answers.items() if not score.measured(answer) or answer.get("lint_error")]
-    # Only fix mode runs the eager phase; a program whose eager run raises undeclared is broken.
+    # Fix and truth modes run the eager phase; a program whose eager run raises undeclared is broken.
     eager_broken = {
         name: problems
         for name, answer in answers.items()
-        if score.measured(answer) and args.mode == "fix" and (problems := score.undeclared_exceptions(answer))
+        if score.measured(answer) and args.mode in ("fix", "truth") and (problems := score.undeclared_exceptions(answer))
     }
     for split in sorted({p.split for p in programs}):
         members = [p for p in programs if p.split == split]
