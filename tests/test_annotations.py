@@ -47,6 +47,9 @@ def types_of(annotation: str) -> frozenset[str]:
         ('Shaped[Tensor, "b"]', {TENSOR}),
         ('Float[np.ndarray, "b"]', {UNREADABLE}),  # a NumPy array, not a tensor
         ('TensorType["batch", "dim"]', {TENSOR}),
+        ("th.long", {"torch.LongTensor"}),  # diffusers' ``timestep: torch.long``: a dtype meant as a tensor
+        ("Optional[th.bool]", {BOOL_TENSOR}),
+        ("th.dtype", {"torch.dtype"}),
         ("List[Tensor]", {"typing.List"}),  # a list of tensors is a list
         ("Optional[int]", {"int"}),
         ("th.Tensor | int", {TENSOR, "int"}),

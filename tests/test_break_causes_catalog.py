@@ -40,6 +40,8 @@ CASES: dict[str, Case] = {
     "GM303/neg_isclose_select.py": case(),
     # `is_nonzero` reads the gate back into a Python bool at the call (advice only)
     "GM303/bad_is_nonzero_gate.py": case({(19, "GM303")}, {(19, "GB0033")}),
+    # ChatGLM's `MASK in input_ids`: `Tensor.__contains__` reads the answer back with `.item()`, then the frame runs eagerly
+    "GM303/bad_membership_mask_token.py": case({(14, "GM303")}, {(14, "GB0124")}, frame_skipped=True),
     "GM404/bad_greedy_embedding.py": case({(15, "GM404")}, {(15, "GB0033")}),
     "GM404/fixed_greedy_embedding.py": case(),
     "GM404/neg_batched_index.py": case(),

@@ -40,6 +40,13 @@ _UNIMPORTED_NAMES = {
     "dtype": "torch.dtype",
     "device": "torch.device",
 }
+#: A dtype written as an annotation (diffusers' ``AmusedScheduler.step(..., timestep: torch.long, ...)``) is no
+#: type, but says what its writer means: a tensor of that dtype.
+_DTYPE_ANNOTATIONS = {
+    **dict.fromkeys(("torch.long", "torch.int64", "torch.int", "torch.int32"), "torch.LongTensor"),
+    **dict.fromkeys(("torch.float", "torch.float32", "torch.float16", "torch.half", "torch.bfloat16"), "torch.FloatTensor"),
+    "torch.bool": BOOL_TENSOR,
+}
 _OPTIONAL = frozenset({"typing.Optional", "typing_extensions.Optional", "Optional"})
 _UNION = frozenset({"typing.Union", "typing_extensions.Union", "Union"})
 _ANNOTATED = frozenset({"typing.Annotated", "typing_extensions.Annotated", "Annotated"})
@@ -125,4 +132,5 @@ def _type_name(node: nodes.NodeNG, resolve: Callable[[str], str]) -> str:
     if written is None:
         return UNREADABLE
     resolved = resolve(written)
-    return _UNIMPORTED_NAMES.get(written, resolved) if resolved == written else resolved
+    named = _UNIMPORTED_NAMES.get(written, resolved) if resolved == written else resolved
+    return _DTYPE_ANNOTATIONS.get(named, named)

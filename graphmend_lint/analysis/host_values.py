@@ -217,7 +217,8 @@ def math_conversion(values: ValueOracle, node: nodes.NodeNG) -> ScalarConversion
 
 @dataclass(frozen=True)
 class TensorFormat:
-    """``"..." % t``: printf-style formatting of a TENSOR."""
+    """``"..." % t`` (printf-style formatting) or ``[w] * t`` (repetition): a TENSOR operand of a Python
+    operator that needs its value."""
 
     node: nodes.BinOp
     tensor: nodes.NodeNG  # the tensor operand (the right side, or an item of its tuple / dict)
@@ -248,6 +249,29 @@ def percent_format(values: ValueOracle, node: nodes.NodeNG) -> TensorFormat | No
         (o for o in operands if not isinstance(o, nodes.Starred) and _tensor_not_array(values, o)), None
     )
     return None if tensor is None else TensorFormat(node, tensor)
+
+
+_SEQUENCE_DISPLAYS = (nodes.List, nodes.Tuple, nodes.ListComp)
+
+
+def sequence_repetition(values: ValueOracle, node: nodes.NodeNG) -> TensorFormat | None:
+    """``[w] * t`` / ``t * (w,)`` / ``"-" * t``: a Python sequence repeated a TENSOR number of times.
+
+    Python asks the tensor for ``__index__``, a read of its value: GB0033, and under
+    ``capture_scalar_outputs`` a guard on the captured count breaks instead (Qwen2.5-Omni's audio encoder
+    builds ``[self.n_window * 2] * chunk_num.sum()``; measured on torch 2.13). Only a sequence spelled out
+    (a list, tuple or string literal, a list comprehension) counts; an integer 0-d tensor the frame
+    receives is specialised on and does not break, so it is left to the caller (``frame_input``).
+    """
+    if not (isinstance(node, nodes.BinOp) and node.op == "*"):
+        return None
+    for sequence, count in ((node.left, node.right), (node.right, node.left)):
+        spelled = isinstance(sequence, _SEQUENCE_DISPLAYS) or (
+            isinstance(sequence, nodes.Const) and isinstance(sequence.value, (str, bytes))
+        )
+        if spelled and _tensor_not_array(values, count):
+            return TensorFormat(node, count)
+    return None
 
 
 #: Builtins with no Dynamo rule for a tensor argument: each breaks at the call whether or not

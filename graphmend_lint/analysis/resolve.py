@@ -62,6 +62,12 @@ SPARSE_BUILDERS = frozenset(
      "torch.sparse_bsc_tensor", "torch.sparse_compressed_tensor", "torch.sparse.FloatTensor",
      "torch.sparse.DoubleTensor", "torch.sparse.LongTensor", "torch.sparse.IntTensor", "torch.sparse.HalfTensor"}
 )  # fmt: skip
+#: Tensor methods whose result is a sparse tensor (``x.to_sparse()``): the resolver names it like a builder's.
+SPARSE_CONVERSIONS = frozenset(
+    {"to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc"}
+)
+#: What a sparse tensor resolves to: a builder's name, or ``torch.Tensor.<conversion>``.
+SPARSE_VALUES = SPARSE_BUILDERS | {f"torch.Tensor.{name}" for name in SPARSE_CONVERSIONS}
 #: Dict methods whose results iterate over the values (``values``) or ``(key, value)`` pairs (``items``).
 DICT_VIEWS = frozenset({"values", "items"})
 MAX_DEPTH = 16
@@ -475,6 +481,10 @@ class Resolver:
             return
         if isinstance(func, ast.Attribute) and func.attr in SELF_RETURNING_METHODS:
             yield from self.resolve(func.value, scope, path, depth)
+            return
+        if isinstance(func, ast.Attribute) and func.attr in SPARSE_CONVERSIONS:
+            if not path:  # ``x.to_sparse()``: only tensors have these methods
+                yield Target(What.EXTERNAL, f"torch.Tensor.{func.attr}")
             return
         for callee in self.resolve(func, scope, (), depth):
             if callee.what is What.CLASS:

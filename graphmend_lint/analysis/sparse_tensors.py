@@ -22,7 +22,7 @@ from astroid import nodes
 
 from graphmend_lint.analysis.ast_resolution import AstResolution, ast_resolution
 from graphmend_lint.analysis.module_index import MODULE
-from graphmend_lint.analysis.resolve import SPARSE_BUILDERS, Target, What, passed_argument
+from graphmend_lint.analysis.resolve import SPARSE_BUILDERS, SPARSE_VALUES, Target, What, passed_argument
 from graphmend_lint.context import FileAnalysis
 
 __all__ = ["SPARSE_BUILDERS", "SparseTensors", "sparse_tensors"]
@@ -41,7 +41,8 @@ class SparseTensors:
         self._forward_arguments: dict[tuple[str, str], bool] = {}
 
     def is_sparse(self, node: nodes.NodeNG) -> bool:
-        """Every object *node* may denote is a tensor one of :data:`SPARSE_BUILDERS` built (nothing known: no)."""
+        """Every object *node* may denote is a tensor one of :data:`SPARSE_BUILDERS` built, or a tensor's
+        ``to_sparse()`` (nothing known: no)."""
         targets = self.resolution.targets(node)
         if targets:
             return _all_sparse(targets)
@@ -89,4 +90,4 @@ class SparseTensors:
 
 
 def _all_sparse(targets: frozenset[Target]) -> bool:
-    return bool(targets) and all(t.what is What.EXTERNAL and t.name in SPARSE_BUILDERS for t in targets)
+    return bool(targets) and all(t.what is What.EXTERNAL and t.name in SPARSE_VALUES for t in targets)

@@ -66,6 +66,7 @@ from dataclasses import dataclass
 from astroid import nodes
 
 from graphmend_lint.analysis.astroid_tree import def_position
+from graphmend_lint.analysis.resolve import SPARSE_CONVERSIONS
 from graphmend_lint.analysis.module_attributes import constructor_of
 from graphmend_lint.analysis.values import Kind, ValueOracle, assigned_self_values, enclosing_class
 from graphmend_lint.analysis.walk import descendants
@@ -129,7 +130,7 @@ _RESIZE = (
 )
 #: Tensor methods Dynamo refuses, measured on torch 2.13 -> (why, what to do instead): the per-element Python
 #: callbacks (GB0055), ``retain_grad`` (GB0108), ``is_pinned`` (GB0208), ``untyped_storage`` (GB0156),
-#: ``to_sparse`` (GB0015 and GB0277), ``resize_`` (GB0126) and ``resize_as_`` (GB0127).
+#: ``to_sparse`` and the other sparse conversions (GB0277 at the call, measured for ``to_sparse_csr`` too), ``resize_`` (GB0126) and ``resize_as_`` (GB0127).
 _REFUSED_TENSOR_METHODS: dict[str, tuple[str, str]] = {
     "apply_": _PYTHON_CALLBACK,
     "map_": _PYTHON_CALLBACK,
@@ -146,9 +147,12 @@ _REFUSED_TENSOR_METHODS: dict[str, tuple[str, str]] = {
         "Dynamo has no handler for a tensor's storage",
         "use `x.numel() * x.element_size()` for a size, or inspect storage outside the compiled function",
     ),
-    "to_sparse": (
-        "torch.compile does not support sparse tensors",
-        "keep the tensor dense inside the compiled function, or convert outside it",
+    **dict.fromkeys(
+        SPARSE_CONVERSIONS,
+        (
+            "torch.compile does not support sparse tensors",
+            "keep the tensor dense inside the compiled function, or convert outside it",
+        ),
     ),
     "resize_": _RESIZE,
     "resize_as_": _RESIZE,

@@ -16,6 +16,7 @@ from graphmend_lint.analysis.host_values import (
     percent_format,
     range_bound,
     scalar_conversion,
+    sequence_repetition,
     unhandled_builtin,
     tensor_check,
 )
@@ -57,6 +58,11 @@ PERCENT_FORMAT = Fix.advice(
 UNHANDLED_BUILTIN = Fix.advice(
     "no automatic fix: format the tensor outside the compiled function (return it, then format), or format "
     "its shape or dtype only; `capture_scalar_outputs` does not help"
+)
+SEQUENCE_REPETITION = Fix.advice(
+    "no automatic fix: build the tensor with torch ops (`torch.full((int(n),), w)` outside the compiled code, "
+    "or `x.new_full(...)` with a size from shapes), or pass the count in as a Python int; "
+    "`capture_scalar_outputs` does not help: Dynamo guards on the captured count"
 )
 MIXED_CLAMP = Fix.advice(
     "no automatic fix: give both bounds as tensors (`torch.clamp(x, t.new_tensor(0.0), t)`) or both as Python "
@@ -136,6 +142,11 @@ class TensorToPythonScalar(Rule):
     receives as an argument: an integer one is specialised on and does not
     break, a floating one breaks (measured; `int(t)` of either breaks), and
     its dtype is rarely known.
+    And a Python sequence repeated a tensor number of times (`[w] * t.sum()`,
+    `(0,) * t`, `"-" * t.max()`; Qwen2.5-Omni's `[self.n_window * 2] *
+    chunk_num.sum()`): Python reads the count with `__index__` (GB0033; a
+    guard breaks under `capture_scalar_outputs`; measured on torch 2.13), not
+    when the count is a tensor the frame receives, as for `math`.
     And printf-style formatting of a tensor, `"step %d" % t`, `"%s" % t`,
     `"%d/%d" % (t, n)` or `"%(n)d" % {"n": t}`: `%` converts the tensor to a
     Python number or string (GB0033 for `%d` / `%i` / `%x` / `%f`, GB0208 for
@@ -230,6 +241,8 @@ class TensorToPythonScalar(Rule):
     | `"%d/%d" % (t, n)`, `"%(n)d" % {"n": t}` | GB0088 | GB0088 | GM301 |
     | `str(t)`, `str(x[0, 0])` | GB0059 | GB0059 | GM301 |
     | `repr(t)` | GB0569 | GB0569 | GM301 |
+    | `[w] * t`, `t * (w,)`, `"-" * t` | GB0033 | guard | GM301 |
+    | `[w] * n` with `n` a 0-d tensor the frame receives | no break | no break | none |
     | `min(t, u)`, `max(3, t)`, `abs(t)` | no break | | none |
     | `torch.clamp(x, 0, t)`, `x.clamp(min=0.0, max=t)`, `torch.clip(x, -1.0, t)`, `y.clamp_(0, t)`, also with `t` a frame input | GB0033 | Dynamo fails | GM301 (default mode) |
     | `torch.clamp(x, t0, t1)`, `x.clamp(max=t)`, `torch.clamp(x, t, None)`, `torch.clamp_min(x, t)` | no break | | none |
@@ -312,6 +325,8 @@ class TensorToPythonScalar(Rule):
         _HEADER + "    size = list(x.size())\n    size[0] = n + 1\n    size.append(x.shape[0])\n    return x.new_zeros(size)\n",
         # under the switch: sizes are traced; roll's shifts make Dynamo fail, with no logged break (measured)
         _CAPTURE + "    s = (x > 0).sum()\n    return torch.zeros(s), x.view(s, -1), x.roll(s)\n",
+        # a sequence repeated by a frame input (specialised on) or by a shape (measured: no break)
+        _HEADER + "    return torch.tensor([4] * lengths), torch.tensor([1] * x.shape[0] + (0,) * n)\n",
         # clamp bounds that are both tensors, or one tensor alone, are traced (measured)
         _HEADER + "    return torch.clamp(x, x.min(), lengths.max()), x.clamp(max=x.max()), torch.clamp(x, n, None)\n",
         # `operator.index` of a Python int
@@ -399,6 +414,8 @@ class TensorToPythonScalar(Rule):
             _HEADER.replace("import torch\n", "import torch\nimport torch.nn.functional as F\n")
             + "    factors = torch.tensor([1.0, 0.7])\n    return F.huber_loss(x, x.flip(0), delta=factors[0])\n"
         ),
+        # Qwen2.5-Omni's chunk lengths: a list repeated a computed tensor number of times (GB0033, measured)
+        Example(_HEADER + "    chunks = torch.ceil(lengths / 4).long()\n    return torch.tensor([8] * chunks.sum()), '-' * x.argmax()\n"),
         # a tensor bound beside a Python number takes the scalar overload (GB0033, measured), a frame input too
         Example(_HEADER + "    top = x.max()\n    return torch.clamp(x, 0, top), x.clamp(min=0.0, max=lengths)\n"),
         # Deformable-DETR: split sizes computed from the rows of a shapes tensor (GB0033, measured)
@@ -437,6 +454,14 @@ class TensorToPythonScalar(Rule):
                 "graph break and host sync"
             )
             yield ctx.report(operation, message, traced, PERCENT_FORMAT)
+        for operation, traced, repeated in ctx.recognised(sequence_repetition, nodes.BinOp):  # breaks in either mode
+            if frame_input(ctx.values, repeated.tensor) or breaks.resumed_input(repeated.tensor):
+                continue  # an integer 0-d tensor the frame receives is specialised on (measured)
+            message = (
+                f"repeating a Python sequence `{snippet(repeated.tensor)}` times, a tensor, converts it to a Python int: "
+                "graph break and host sync"
+            )
+            yield ctx.report(operation, message, traced, SEQUENCE_REPETITION)
         for call, traced, converted in ctx.recognised(unhandled_builtin, nodes.Call):  # breaks in either mode
             message = (
                 f"`{builtin_name(call)}()` of `{snippet(converted.tensor)}`, a tensor, needs its value on the host: "

@@ -1,4 +1,4 @@
-"""GM303: ``torch.equal`` / ``torch.allclose`` / ``is_nonzero`` turn tensor data into a Python bool."""
+"""GM303: ``torch.equal`` / ``torch.allclose`` / ``is_nonzero`` / ``v in t`` turn tensor data into a Python bool."""
 
 from __future__ import annotations
 
@@ -7,13 +7,18 @@ from collections.abc import Iterator
 from astroid import nodes
 
 from graphmend_lint.analysis.conditions import snippet
+from graphmend_lint.analysis.lookup import runs_before
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import RuleContext
-from graphmend_lint.diagnostics import Diagnostic
+from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.tensor_compare import isclose_fix
 from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
+MEMBERSHIP = Fix.advice(
+    "no automatic fix: keep the answer a tensor, `(t == v).any()`, and select with `torch.where`, or test outside "
+    "the compiled function"
+)
 PREDICATES = frozenset({"equal", "allclose"})
 #: The one-tensor predicate: ``torch.is_nonzero(t)`` / ``t.is_nonzero()`` reads a one-element tensor's value.
 UNARY_PREDICATES = frozenset({"is_nonzero"})
@@ -37,11 +42,25 @@ def tensor_predicate(values: ValueOracle, call: nodes.Call) -> str | None:
     return None
 
 
+def tensor_membership(values: ValueOracle, node: nodes.Compare) -> nodes.NodeNG | None:
+    """The tensor of ``v in t`` / ``v not in t``: ``Tensor.__contains__`` reads ``(t == v).any()`` back with
+    ``.item()`` (ChatGLM's ``MASK in input_ids``)."""
+    if len(node.ops) != 1 or node.ops[0][0] not in ("in", "not in"):
+        return None
+    container = node.ops[0][1]
+    return container if values.is_tensor(container) else None
+
+
 class TensorComparisonToBool(Rule):
     """## What it does
     Flags `torch.equal(a, b)` and `torch.allclose(a, b)` (and the tensor
     methods `a.equal(b)`, `a.allclose(b)`), and `torch.is_nonzero(t)` /
-    `t.is_nonzero()` on a tensor, in code that `torch.compile` traces.
+    `t.is_nonzero()` on a tensor, in code that `torch.compile` traces. And a
+    membership test on a tensor, `v in t` / `v not in t` (ChatGLM's `mask_token
+    = MASK if MASK in input_ids else gMASK`): `Tensor.__contains__` reads
+    `(t == v).any()` back with `.item()` (GB0124), inside torch's own Python
+    code, so Dynamo skips the rest of the function and runs it eagerly; later
+    membership tests on the same path are not reported (measured, torch 2.13).
     `equal`, `allclose` and `aten._local_scalar_dense` are the operators
     torch 2.13 tags `data_dependent_output`; `is_nonzero` reads the value
     through the last.
@@ -88,13 +107,15 @@ class TensorComparisonToBool(Rule):
     code = "GM303"
     name = "tensor-comparison-to-python-bool"
     summary = "`torch.equal` / `torch.allclose` / `is_nonzero` turn tensor data into a Python bool and split the graph"
-    dynamo_gb = gb_types("GB0033")
+    dynamo_gb = gb_types("GB0033", "GB0124")
     valid = (
         "import torch\n\n\ndef f(x, y):\n    return torch.equal(x, y)\n",
         _HEADER + "    same = torch.isclose(x, y).all()\n    return torch.where(same, x, y), x.eq(y)\n",
         _HEADER + "    names = ['a']\n    return x, names.__eq__(['a'])\n",
         # `is_nonzero` of something not known to be a tensor: quiet
         "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x):\n    return x, load(x).is_nonzero()\n",
+        # membership in a Python list of tensors or in a shape (measured: no break)
+        _HEADER + "    return x, 3 in [x, y], 4 in x.shape\n",
     )
     invalid = (
         Example(
@@ -107,9 +128,21 @@ class TensorComparisonToBool(Rule):
         Example(_HEADER + "    ok = x.allclose(y)\n    return x, ok\n"),
         Example(_HEADER + "    if torch.allclose(x, y):\n        print('same')\n    return x\n"),
         Example(_HEADER + "    if torch.is_nonzero(x.sum()):\n        return x\n    return x + y.sum().is_nonzero()\n"),
+        # the first membership test skips the rest of the frame: one finding
+        Example(_HEADER + "    token = 5 if 5 in x else 6\n    later = 7 not in x\n    return x + token + later\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         for call, traced, predicate in ctx.recognised(tensor_predicate, nodes.Call):
             message = f"`{snippet(call.func)}` turns tensor data into a Python bool: graph break and host sync"
             yield ctx.report(call, message, traced, isclose_fix(ctx.analysis, call, predicate))
+        reported: list[nodes.Compare] = []
+        for test, traced, container in ctx.recognised(tensor_membership, nodes.Compare):
+            if any(earlier.frame() is test.frame() and runs_before(earlier, test) for earlier in reported):
+                continue  # Dynamo ran the rest of the function eagerly after the earlier one
+            reported.append(test)
+            message = (
+                f"`in` on the tensor `{snippet(container)}` reads its data back as a Python bool: graph break, host "
+                "sync, and the rest of the function runs eagerly"
+            )
+            yield ctx.report(test, message, traced, MEMBERSHIP)

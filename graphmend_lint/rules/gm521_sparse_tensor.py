@@ -17,7 +17,7 @@ from graphmend_lint.rules.base import Example, Rule
 from graphmend_lint.rules.gb_types import gb_types
 
 #: How a file spells a sparse constructor: a cheap filter before every read of its traced code is resolved.
-_BUILDS_SPARSE = re.compile(r"sparse_(?:coo|csr|csc|bsr|bsc|compressed)_tensor|sparse\.[A-Z][a-z]*Tensor")
+_BUILDS_SPARSE = re.compile(r"sparse_(?:coo|csr|csc|bsr|bsc|compressed)_tensor|sparse\.[A-Z][a-z]*Tensor|\.to_sparse")
 NO_FIX = Fix.advice(
     "no automatic fix: keep sparse tensors out of the compiled function: compile the dense layers and call "
     "`torch.sparse.mm` / `torch.spmm` outside, or pass a dense matrix (`adj.to_dense()`)"
@@ -36,7 +36,9 @@ class SparseTensorInCompiledCode(Rule):
     other `sparse_*_tensor` constructors, the legacy `torch.sparse.FloatTensor`
     family), and the first use, on each path through a function, of a value
     that is one wherever the file builds it: a global adjacency matrix, a
-    name bound to a constructor, an item of a helper's returned tuple
+    name bound to a constructor or to a tensor's `to_sparse()` (or
+    `to_sparse_csr()`, ...; GM507 reports the conversion itself), an item of
+    a helper's returned tuple
     (pygcn's `adj, features, labels = load_data()`), `self.adj`, or a
     parameter every call site in the file gives one (the adjacency passed
     down through each graph layer).
@@ -102,6 +104,8 @@ class SparseTensorInCompiledCode(Rule):
         ),
         Example("import torch\n\n\n@torch.compile\ndef f(x, i, v):\n    a = torch.sparse_coo_tensor(i, v, (4, 4))\n"
                 "    return torch.sparse.mm(a, x)\n"),
+        # pytorch#164823: a tensor's `to_sparse()` (GM507 at the call, GB0277), then its use (GB0015, measured)
+        Example("import torch\n\n\n@torch.compile\ndef f(x):\n    s = x.to_sparse()\n    return s * 2\n"),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
