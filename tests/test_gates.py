@@ -87,6 +87,15 @@ def test_dtype_gate_is_named() -> None:
     assert line == 7 and message.endswith("(only in fp16)")
 
 
+def test_a_gate_around_an_or_gates_each_of_its_operands() -> None:
+    """Qwen2-Audio: ``x.dtype == torch.float16 and (torch.isinf(x).any() or torch.isnan(x).any())``."""
+    source = FP16_CLAMP.format(dtype="").replace("torch.isinf(y).any()", "(torch.isinf(y).any() or torch.isnan(y).any())")
+    messages = _messages(source, "GM101")
+    assert len(messages) == 2 and all(message.endswith("(only in fp16)") for _, message in messages)
+    ungated = source.replace("y.dtype == torch.float16 and ", "y.dtype == torch.float16 or ")
+    assert not any("(only" in message for _, message in _messages(ungated, "GM101"))
+
+
 def test_early_exit_on_eval_makes_the_rest_training_only() -> None:
     [(_, message)] = _messages(EARLY_EXIT, "GM301")
     assert message.endswith("(only in training)")

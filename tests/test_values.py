@@ -655,6 +655,29 @@ def test_an_attribute_assigned_again_in_init_s_own_body_holds_the_last_value() -
     assert kinds == {"self.c_max": T, "self.gamma": U}
 
 
+def test_calling_self_unpacks_what_forward_returns_with_as_many_values() -> None:
+    """GeoDiff's ``get_loss`` unpacks six values from ``self(...)``; its ``forward`` returns six when asked for
+    its edges and two otherwise, and the two-value return cannot be what a six-name unpacking takes."""
+    kinds = kinds_of(
+        "import torch\n"
+        "from torch import nn\n"
+        "class Net(nn.Module):\n"
+        "    def forward(self, x, edges=False):\n"
+        "        h = torch.relu(x)\n"
+        "        keep = h > 0\n"
+        "        if edges:\n"
+        "            return h, keep, 3\n"
+        "        return h, keep\n"
+        "    def loss(self, x):\n"
+        "        h, keep, n = self(x, edges=True)\n"
+        "        probe(h, keep, n)\n"
+        "        return h[keep].sum() * n\n"
+        "model = Net()\n"
+        "loss = torch.compile(model.loss)\n"
+    )
+    assert kinds == {"h": T, "keep": T, "n": S}
+
+
 def test_a_binding_under_an_is_none_test_no_call_takes_is_left_out() -> None:
     """zamba2's ``_update_causal_mask``: ``target_length`` is ``sequence_length`` only when ``cache_position is
     None``, and its one caller fills ``cache_position`` in first, so only ``cache_position[-1] + 1`` runs."""

@@ -81,18 +81,21 @@ def _gates_in(values: ValueOracle, test: nodes.NodeNG) -> Iterator[str]:
 
 
 def _earlier_conjuncts(node: nodes.NodeNG) -> Iterator[nodes.NodeNG]:
-    """Operands evaluated before *node* in the ``and`` chains it sits in."""
+    """Operands evaluated before *node* in the ``and`` chains it sits in.
+
+    In ``a or b``, ``b`` runs exactly when ``a`` is false, not a gate a message can word, but an ``and``
+    around the ``or`` still gates both (Qwen2-Audio's ``x.dtype == torch.float16 and
+    (torch.isinf(x).any() or torch.isnan(x).any())``).
+    """
     child, parent = node, node.parent
     while isinstance(parent, (nodes.BoolOp, nodes.UnaryOp)):
-        if isinstance(parent, nodes.BoolOp):
-            if parent.op != "and":
-                return  # `a or b`: b runs exactly when a is false, not a gate we can word
+        if isinstance(parent, nodes.UnaryOp) and parent.op == "not":
+            return  # `not (gate and t)`: negation turns the gate around
+        if isinstance(parent, nodes.BoolOp) and parent.op == "and":
             for value in parent.values:
                 if value is child:
                     break
                 yield value
-        elif parent.op == "not":
-            return  # `not (gate and t)`: negation turns the gate around
         child, parent = parent, parent.parent
 
 

@@ -1170,7 +1170,7 @@ def _unpacked_elements(values: ValueOracle, name: nodes.Name) -> list[nodes.Node
         if unpacked is None or any(isinstance(e, nodes.Starred) for e in unpacked[0].elts):
             return None
         target, statement = unpacked
-        elements = values.element_values(statement.value, target.elts.index(binding))
+        elements = values.element_values(statement.value, target.elts.index(binding), arity=len(target.elts))
         if not elements:
             return None
         found.extend(elements)

@@ -55,6 +55,9 @@ _SIZE_ARGUMENT: dict[str, tuple[tuple[int, str, bool], ...]] = {
     "torch.narrow": ((2, "start", False), (3, "length", True)),
     "torch.topk": ((1, "k", True),),
     "torch.roll": ((1, "shifts", False),),
+    # PointPillars' anchors: ``torch.linspace(lo, hi, feature_map_size[1] + 1)`` with a tensor of the map size
+    "torch.linspace": ((2, "steps", False),),
+    "torch.logspace": ((2, "steps", False),),
 }
 #: Python-number parameters (``float`` in the schema) a tensor is read back for: GB0033 at the call, and
 #: still a break (or a Dynamo failure) under ``capture_scalar_outputs`` (measured, torch 2.13, each one
@@ -105,10 +108,11 @@ _SIZE_KEYWORDS = frozenset({"size", "start", "end", "step", "low", "high"})
 
 
 #: Integer arguments that still log a break under ``capture_scalar_outputs``, at a guard on the unbacked count
-#: (measured, torch 2.13): ``chunk``'s and ``split``'s counts, ``one_hot``'s classes. With the other untraced
+#: (measured, torch 2.13): ``chunk``'s and ``split``'s counts, ``one_hot``'s classes, ``linspace``'s and
+#: ``logspace``'s steps. With the other untraced
 #: integer arguments (``roll``'s shifts, ``narrow``'s start, ``randint``'s bounds, ``unflatten``'s sizes) Dynamo
 #: fails instead (``PendingUnbackedSymbolNotFound``, a fake-tensor error), with no logged break.
-_CAPTURED_GUARD_BREAKS = frozenset({".chunk", ".split", "F.one_hot"})
+_CAPTURED_GUARD_BREAKS = frozenset({".chunk", ".split", "F.one_hot", "torch.linspace", "torch.logspace"})
 
 
 @dataclass(frozen=True)

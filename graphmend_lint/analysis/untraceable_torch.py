@@ -129,7 +129,8 @@ _RESIZE = (
     "allocate a tensor of the size needed (`x.new_ones(other.shape)`, `torch.zeros(n, k)`)",
 )
 #: Tensor methods Dynamo refuses, measured on torch 2.13 -> (why, what to do instead): the per-element Python
-#: callbacks (GB0055), ``retain_grad`` (GB0108), ``is_pinned`` (GB0208), ``untyped_storage`` (GB0156),
+#: callbacks (GB0055), ``retain_grad`` (GB0108), ``is_pinned`` (GB0208), ``is_inference`` (GB0045, also on a frame
+#: input: nomic's rotary cache check), ``untyped_storage`` (GB0156),
 #: ``to_sparse`` and the other sparse conversions (GB0277 at the call, measured for ``to_sparse_csr`` too), ``resize_`` (GB0126) and ``resize_as_`` (GB0127).
 _REFUSED_TENSOR_METHODS: dict[str, tuple[str, str]] = {
     "apply_": _PYTHON_CALLBACK,
@@ -142,6 +143,10 @@ _REFUSED_TENSOR_METHODS: dict[str, tuple[str, str]] = {
     "is_pinned": (
         "the op returns a Python bool, which cannot be a graph output",
         "check pinning where the tensor is made, outside the compiled function",
+    ),
+    "is_inference": (
+        "Dynamo refuses to trace `is_inference()` (GB0045)",
+        "decide outside the compiled function (rotary caches: rebuild the cache there), or track the mode in a flag",
     ),
     "untyped_storage": (
         "Dynamo has no handler for a tensor's storage",
@@ -157,6 +162,9 @@ _REFUSED_TENSOR_METHODS: dict[str, tuple[str, str]] = {
     "resize_": _RESIZE,
     "resize_as_": _RESIZE,
 }
+#: Refused methods no other object code meets has: a receiver of unknown kind is a tensor (nomic's rotary
+#: ``self._cos_cached``, ``None`` until the first call fills it in, checked with ``is None`` first).
+_TENSOR_ONLY_NAMES = frozenset({"is_inference"})
 _SKIPPED_MODULE = "Dynamo skips the torch module it lives in"
 _RNG_STATE = "read or restore the RNG state outside the compiled function"
 _PACKING = "run the recurrent part outside the compiled function, or pad and mask instead of packing"
@@ -308,7 +316,7 @@ def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
     if (
         isinstance(node.func, nodes.Attribute)
         and node.func.attrname in _REFUSED_TENSOR_METHODS
-        and values.is_tensor(node.func.expr)
+        and (values.is_tensor(node.func.expr) or _only_tensors_have(values, node.func))
     ):
         return RefusedCall(node, f"`.{node.func.attrname}()` on a tensor", *_REFUSED_TENSOR_METHODS[node.func.attrname])
     if name in _REFUSED_CONTEXTS and _is_with_item(node):
@@ -329,6 +337,11 @@ def refused_call(values: ValueOracle, node: nodes.NodeNG) -> RefusedCall | None:
             "call it outside the compiled function, or drop the decorator once its body traces",
         )
     return None
+
+
+def _only_tensors_have(values: ValueOracle, func: nodes.Attribute) -> bool:
+    """``r.is_inference()`` on an ``r`` of unknown kind: only a tensor has the method."""
+    return func.attrname in _TENSOR_ONLY_NAMES and values.kind(func.expr) is Kind.UNKNOWN
 
 
 def _is_with_item(call: nodes.Call) -> bool:

@@ -855,7 +855,7 @@ class ValueOracle:
         if returned:
             return join(self._unpacked_from(item, steps) for item in returned)
         if not rest:
-            element = self._element(value, index)
+            element = self._element(value, index, len(container.elts))
             if element is not None:
                 return element  # ``n, x, mask = self._pad(...)``: what the helper returns at that position
         else:
@@ -1600,7 +1600,17 @@ class ValueOracle:
         ``hidden, cap_lens, seq_lens = self.rope(...)`` typed the Python lists
         of lengths as tensors (diffusers' Lumina2: four false findings).
         """
+        if isinstance(func, nodes.Name) and func.name == "self":
+            return self._own_forward(func)  # GeoDiff's ``get_loss`` unpacks ``... = self(atom_type, ...)``
         return _sole_method(self._instance_class(func), "forward") if _self_attribute(func) else None
+
+    def _own_forward(self, node: nodes.NodeNG) -> nodes.FunctionDef | None:
+        """The ``forward`` that calling ``self`` runs in a method of a module class: the nearest definition."""
+        klass = enclosing_class(node)
+        if klass is None or not self.is_module_class(klass):
+            return None
+        owner = next((owner for owner in self._lineage(klass) if "forward" in owner.locals), None)
+        return None if owner is None else _sole_method(owner, "forward")
 
     def called_function(self, call: nodes.Call) -> nodes.FunctionDef | None:
         """The function of this module that *call* runs, or ``None`` when that is not certain.
@@ -1943,25 +1953,34 @@ class ValueOracle:
                 stored += literal.elts
         return stored[:_MAX_LOOKUPS]
 
-    def _element(self, value: nodes.NodeNG, index: int | str) -> Kind | None:
+    def _element(self, value: nodes.NodeNG, index: int | str, arity: int | None = None) -> Kind | None:
         """The kind of ``value[index]`` when *value* is a tuple, list or dict built in this module; ``None`` when unsure.
 
         Follows names to their assignments and calls of project functions
         and methods to their ``return`` statements, so that a helper returning
         ``padding_len, input_ids, attention_mask`` types each of them.
         """
-        elements = self.element_values(value, index)
+        elements = self.element_values(value, index, arity=arity)
         return None if elements is None else join(self._kind(element) for element in elements)
 
-    def element_values(self, value: nodes.NodeNG, index: int | str, depth: int = 0) -> list[nodes.NodeNG] | None:
+    def element_values(
+        self, value: nodes.NodeNG, index: int | str, depth: int = 0, arity: int | None = None
+    ) -> list[nodes.NodeNG] | None:
         """The expressions ``value[index]`` can be when *value* is a tuple or list literal (an ``int``
         *index*) or a dict literal with constant keys (a key) of this module, reached through names,
         parameters (what every call passes) and calls of this module's functions, methods and submodules
         (their ``return`` values); ``None`` when one path leads elsewhere.
+
+        *arity* is the number of targets an unpacking assigns: a tuple literal of another length cannot be
+        what it unpacks (it would raise), so it is passed over. GeoDiff's ``forward`` returns six values
+        when asked for its edges and two otherwise; ``get_loss`` unpacks six from ``self(...)``.
         """
         if depth > 4:
             return None
         if isinstance(value, (nodes.Tuple, nodes.List)):
+            starred = any(isinstance(e, nodes.Starred) for e in value.elts)
+            if arity is not None and not starred and len(value.elts) != arity:
+                return []
             if not isinstance(index, int) or index >= len(value.elts):
                 return None
             if any(isinstance(e, nodes.Starred) for e in value.elts[: index + 1]):
@@ -2005,11 +2024,11 @@ class ValueOracle:
             return None
         found: list[nodes.NodeNG] = []
         for source in sources:
-            elements = self.element_values(source, index, depth + 1)
+            elements = self.element_values(source, index, depth + 1, arity)
             if elements is None:
                 return None
             found += elements
-        return found
+        return found or None
 
     def value_sources(self, node: nodes.NodeNG, depth: int = 0) -> list[nodes.NodeNG] | None:
         """The expressions *node*'s value comes from, one step back, or ``None`` when one of them is not
@@ -2090,7 +2109,7 @@ class ValueOracle:
         if isinstance(parent, (nodes.Tuple, nodes.List)) and isinstance(parent.parent, nodes.Assign):
             if parent.parent.targets != [parent]:
                 return None
-            return self.element_values(parent.parent.value, parent.elts.index(binding), depth)
+            return self.element_values(parent.parent.value, parent.elts.index(binding), depth, len(parent.elts))
         if isinstance(parent, nodes.Arguments):
             passed = self.call_site_arguments(parent.parent, binding.name)
             if not passed:

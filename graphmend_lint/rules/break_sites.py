@@ -313,7 +313,28 @@ class BreakFinder:
             return self._method_callees(func)
         if isinstance(func, nodes.Name):
             return self._name_callees(func)
+        if isinstance(func, nodes.Subscript):
+            return self._mapped_callees(func.value)
         return []
+
+    def _mapped_callees(self, table: nodes.NodeNG) -> list[nodes.FunctionDef | None]:
+        """What ``table[key](...)`` runs when *table* is a dict this file spells out: each of its values.
+
+        D-FINE's criterion dispatches ``loss_map[loss](outputs, ...)`` over ``{"local": self.loss_local, ...}``;
+        a table read from elsewhere is left to the detectors (``[]``), as before.
+        """
+        callees: list[nodes.FunctionDef | None] = []
+        for source in self.values.value_sources(table) or ():
+            if not isinstance(source, nodes.Dict):
+                return []
+            for _, value in source.items:
+                if isinstance(value, nodes.Attribute):
+                    callees.extend(self._method_callees(value))
+                elif isinstance(value, nodes.Name):
+                    callees.extend(self._name_callees(value))
+                else:
+                    callees.append(None)
+        return callees
 
     def _method_callees(self, func: nodes.Attribute) -> list[nodes.FunctionDef | None]:
         receiver = func.expr

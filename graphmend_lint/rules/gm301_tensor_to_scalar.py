@@ -97,7 +97,8 @@ class TensorToPythonScalar(Rule):
     `narrow`'s length, `F.interpolate(size=...)` and `F.pad`'s widths), and
     the integer arguments `torch.randint`'s bounds `low` / `high`, `roll`'s
     shifts, `narrow`'s start, `chunk`'s and `split`'s counts, `F.one_hot`'s
-    `num_classes` and `unflatten`'s sizes, and the Python-number parameters of
+    `num_classes`, `unflatten`'s sizes and `linspace`'s / `logspace`'s steps
+    (PointPillars' anchors), and the Python-number parameters of
     ops (`F.huber_loss`'s `delta`, `F.smooth_l1_loss`'s `beta`, `F.leaky_relu`'s
     slope, `F.dropout`'s `p`, `F.elu`/`F.celu`'s `alpha`, `F.hardtanh`'s bounds,
     `F.normalize`'s `p`/`eps`, `F.cross_entropy`'s `label_smoothing`, the
@@ -233,7 +234,7 @@ class TensorToPythonScalar(Rule):
     | `math.radians(t)`, `math.prod(t)`; `math.sqrt(n)` with `n` an integer 0-d tensor the frame (or a resumed frame) receives | no break | no break | none |
     | `math.sqrt(n)` with `n` a floating 0-d tensor the frame (or a resumed frame) receives | GB0033 | | none (dtype unknown) |
     | `t` as a size: `torch.zeros(t)`, `x.view(t, -1)`, `torch.reshape(x, (t, -1))`, `x.repeat(t)`, `x.tile((t,))`, `x.expand(t)`, `x.topk(t)`, `x.narrow(0, 0, t)` | GB0033 | no break | GM301 |
-    | `x.chunk(t)`, `x.split(t)`, `F.one_hot(y, t)` | GB0033 | guard | GM301 (both modes) |
+    | `x.chunk(t)`, `x.split(t)`, `F.one_hot(y, t)`, `torch.linspace(0, 1, t)`, `torch.logspace(0, 1, steps=t)` | GB0033 | guard | GM301 (both modes) |
     | `x.roll(t)`, `x.narrow(0, t, 2)`, `torch.randint(0, t, (2,))`, `x.unflatten(0, (t, -1))` | GB0033 | Dynamo fails | GM301 (default mode) |
     | any of those with `t` a 0-d tensor the frame receives | no break | no break | none |
     | `"%d" % t`, `"%f" % t`, `"%x" % t` | GB0033 | guard | GM301 |
@@ -406,6 +407,9 @@ class TensorToPythonScalar(Rule):
         Example(_CAPTURE + "    s = x.sum().item()\n    y = x * s\n    if s > 0:\n        y = y + 1\n    return y\n"),
         # under the switch a tensor count still breaks, at a guard on the captured number (measured)
         Example(_CAPTURE + "    s = (x > 0).sum()\n    return x.chunk(s)[0], x.split(s + 1)\n"),
+        # PointPillars' anchors: a map size kept in a tensor gives linspace its steps (GB0033; a guard when captured)
+        Example(_HEADER + "    size = torch.tensor(list(x.size()[-2:]))\n    return torch.linspace(0, 1, size[1] + 1)\n"),
+        Example(_CAPTURE + "    s = (x > 0).sum()\n    return torch.logspace(0, 1, steps=s)\n"),
         # HuBERT's span masks: a range over a tensor element, also under capture_scalar_outputs (measured)
         Example(_HEADER + "    spans = [x[j] + k for j in range(n) for k in range(lengths[j])]\n    return torch.stack(spans)\n"),
         Example(_CAPTURE + "    return [x * i for i in range(1, (x > 0).sum())]\n"),

@@ -36,6 +36,15 @@ _HEADER = (
     "        {comprehension}\n        try:\n            out = self.inner(x)\n        finally:\n"
     "            keys.clear()\n        return out\n\n\nmodel = torch.compile(Wrapped())\n"
 )
+_DISPATCH = (
+    "import torch\nfrom torch import nn\n\n\nclass Criterion(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.losses = ['count']\n        self.weights = {{'count': 2.0}}\n\n"
+    "    def loss_count(self, x):\n        return {{'count': x * x.sum().item()}}\n\n"
+    "    def get_loss(self, name, x):\n        table = {{'count': self.loss_count}}\n        return table[name](x)\n\n"
+    "    def forward(self, x):\n        out = {{}}\n        for name in self.losses:\n"
+    "            part = self.get_loss(name, x)\n            part = {{k: part[k] * self.weights[k] for k in {keys}}}\n"
+    "            out.update(part)\n        return out\n\n\nmodel = torch.compile(Criterion())\n"
+)
 _SIZES = (
     "import torch\nimport torch.nn.functional as F\n\n\n@torch.compile\n"
     "def f(x: torch.Tensor, hs: torch.Tensor, ws: torch.Tensor):\n"
@@ -284,6 +293,9 @@ class ComprehensionFrame(Rule):
         _PLAIN_LOOP,
     )
     invalid = (
+        # D-FINE's criterion: a loss it dispatches through a dict of methods breaks inside the loop, so Dynamo runs
+        # `forward` eagerly and compiles the dict comprehension's frame on its own (GB4347 there, measured)
+        Example(_DISPATCH.format(keys="part"), fixed=_DISPATCH.format(keys="tuple(part)"), unsafe=True),
         Example(
             _HEADER.format(layer="LSTM", comprehension=_CAPTURING.format(flags="FLAGS")),
             fixed=_HEADER.format(layer="LSTM", comprehension=_CAPTURING.format(flags="tuple(FLAGS)")).replace(

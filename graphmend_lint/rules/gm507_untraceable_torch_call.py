@@ -196,6 +196,13 @@ class UntraceableTorchCall(Rule):
     )
     invalid = (
         Example(_HEADER + "    y = x + 1\n    torch._dynamo.graph_break()\n    return y + 1\n"),
+        # nomic's rotary cache: `None` until filled in, so of unknown kind; only a tensor has `is_inference` (GB0045)
+        Example(
+            "import torch\nfrom torch import nn\n\n\nclass Rotary(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self._cos = None\n\n    def forward(self, x):\n"
+            "        if self._cos is None or self._cos.is_inference():\n            self._cos = torch.cos(x)\n"
+            "        return x * self._cos\n\n\nmodel = torch.compile(Rotary())\n"
+        ),
         Example(_HEADER + "    p = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True)\n    return p.data\n"),
         Example(_HEADER + "    return torch.autograd.grad((x * lengths).sum(), [lengths])\n"),
         Example(_HEADER + "    dtype = torch.float32 if torch.backends.mps.is_available() else torch.float64\n    return x.to(dtype)\n"),
