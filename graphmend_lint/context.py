@@ -140,9 +140,9 @@ class FileAnalysis:
     def start_of(self, node: nodes.NodeNG) -> Position:
         return Position(node.lineno, self.source.char_column(node.lineno, node.col_offset))
 
-    def break_start(self, node: nodes.NodeNG) -> Position:
+    def break_start(self, node: nodes.NodeNG, *, breaks_itself: bool = False) -> Position:
         """Where a finding on *node* starts: the line (and column) Dynamo logs for the break, see :mod:`break_sites`."""
-        line, byte_column = break_position(node)
+        line, byte_column = break_position(node, breaks_itself=breaks_itself)
         return Position(line, self.source.char_column(line, byte_column))
 
     def end_of(self, node: nodes.NodeNG) -> Position:
@@ -212,19 +212,22 @@ class RuleContext:
         traced: TracedFunction | None = None,
         fix: Fix | None = None,
         gate_at: nodes.NodeNG | None = None,
+        breaks_itself: bool = False,
     ) -> Diagnostic:
         """A diagnostic of this rule spanning *node*, starting where Dynamo logs the break.
 
         Every message ends with the static gate that guards the break ("only in
         training", "only in fp16"), read at *gate_at* (default *node*): a
         finding reported away from its cause (a module's ``__init__`` line for a
-        construction in ``forward``) names the gates of the cause.
+        construction in ``forward``) names the gates of the cause. A call that
+        *breaks_itself* is placed where it is called, not where a test it is an
+        operand of jumps (:func:`~graphmend_lint.analysis.break_sites.break_position`).
         """
         return Diagnostic(
             code=self.rule.code,
             message=message + gate_note(self.values, gate_at or node),
             path=self.analysis.path,
-            start=self.analysis.break_start(node),
+            start=self.analysis.break_start(node, breaks_itself=breaks_itself),
             end=self.analysis.end_of(node),
             fix=self._shown_only_when_partial(node, fix),
             scope_chain=traced.chain if traced else (),

@@ -61,6 +61,9 @@ PROGRAMS: dict[str, tuple[str, set[int]]] = {
     "item-end-of-chain": ("def f(x, y):\n    n = (x\n         .sum()\n         .item())\n    return x * n\n", {8}),
     "item-after-call-split": ("def f(x, y):\n    n = x.sum(\n    ).item()\n    return x * n\n", {7}),
     "tolist-split": ("def f(x, y):\n    v = (x * 2\n         ).tolist()\n    return x + v[0]\n", {7}),
+    # a call that breaks by itself is logged where it is called, not where the test jumps
+    "equal-below-if": ("def f(x, y):\n    if (x.shape[0] > 9\n            or torch.equal(x, y)):\n        x = x + 1\n    return x * 2\n", {7}),
+    "is-inference-below-if": ("def f(x, y):\n    if (x.shape[0] > 9\n            or y.is_inference()):\n        x = x + 1\n    return x * 2\n", {7}),
     "item-inside-condition": ("def f(x, y):\n    if (x.sum()\n            .item() > 0):\n        x = x + 1\n    return x * 2\n", {7}),
     "logger-method-split": ("def f(x, y):\n    y = x * 2\n    (logger\n     .warning('v'))\n    return y + 1\n", {8}),
     "stdout-write-split": ("def f(x, y):\n    y = x * 2\n    (sys.stdout\n     .write('v'))\n    return y + 1\n", {8}),

@@ -33,9 +33,14 @@ TORCH_SUBMODULES = frozenset(
 )
 
 
-def break_position(node: nodes.NodeNG) -> tuple[int, int]:
-    """Line and UTF-8 byte column where Dynamo attributes the break *node* causes."""
-    tested = _testing_construct(node)
+def break_position(node: nodes.NodeNG, *, breaks_itself: bool = False) -> tuple[int, int]:
+    """Line and UTF-8 byte column where Dynamo attributes the break *node* causes.
+
+    A tensor operand of a test breaks where the test jumps on it; a call that *breaks_itself* (``torch.equal``,
+    ``t.is_inference()``) breaks where it is called, even as an operand of a test spread over several lines
+    (nomic's ``or (self.training and self._cos_cached.is_inference())``: GB0045 on that line, measured).
+    """
+    tested = None if breaks_itself else _testing_construct(node)
     if tested is not None:
         owner, test = tested
         part = node

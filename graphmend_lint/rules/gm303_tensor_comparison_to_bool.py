@@ -135,7 +135,7 @@ class TensorComparisonToBool(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         for call, traced, predicate in ctx.recognised(tensor_predicate, nodes.Call):
             message = f"`{snippet(call.func)}` turns tensor data into a Python bool: graph break and host sync"
-            yield ctx.report(call, message, traced, isclose_fix(ctx.analysis, call, predicate))
+            yield ctx.report(call, message, traced, isclose_fix(ctx.analysis, call, predicate), breaks_itself=True)
         reported: list[nodes.Compare] = []
         for test, traced, container in ctx.recognised(tensor_membership, nodes.Compare):
             if any(earlier.frame() is test.frame() and runs_before(earlier, test) for earlier in reported):
@@ -145,4 +145,4 @@ class TensorComparisonToBool(Rule):
                 f"`in` on the tensor `{snippet(container)}` reads its data back as a Python bool: graph break, host "
                 "sync, and the rest of the function runs eagerly"
             )
-            yield ctx.report(test, message, traced, MEMBERSHIP)
+            yield ctx.report(test, message, traced, MEMBERSHIP, breaks_itself=True)

@@ -273,7 +273,8 @@ class UntraceableTorchCall(Rule):
             fix = (refused.callee == JIT_ISINSTANCE and builtin_isinstance_fix(ctx.analysis, ctx.values, call)) or (
                 Fix.advice(f"no source fix: {refused.advice}")
             )
-            yield ctx.report(call, f"{refused.label} in compiled code causes a graph break: {refused.reason}", traced, fix)
+            message = f"{refused.label} in compiled code causes a graph break: {refused.reason}"
+            yield ctx.report(call, message, traced, fix, breaks_itself=True)
         yield from self._allowed_in_graph(ctx)
 
     def _allowed_in_graph(self, ctx: RuleContext) -> Iterator[Diagnostic]:
