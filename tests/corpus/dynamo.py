@@ -241,11 +241,24 @@ def train_skip_reason(fn: Any) -> str | None:
 
 @contextlib.contextmanager
 def _dynamo_state_restored() -> Iterator[None]:
-    """Undo whatever a program did to Dynamo's config (e.g. capture_scalar_outputs at import)."""
+    """Undo whatever a program did to Dynamo's config (e.g. capture_scalar_outputs at import) and to torch's
+    process-wide defaults.
+
+    pytorch#105269's repro calls ``torch.set_default_device("cpu")`` at import, which installs a torch function
+    mode for the rest of the process: the next program measured in the same worker (D-FINE's matcher) then
+    logged no break at all, and alone it logs four (seen 2026-12-01).
+    """
     saved = torch._dynamo.config.save_config()
+    device_context = getattr(torch._GLOBAL_DEVICE_CONTEXT, "device_context", None)
+    default_dtype = torch.get_default_dtype()
+    grad_enabled = torch.is_grad_enabled()
     try:
         yield
     finally:
+        if getattr(torch._GLOBAL_DEVICE_CONTEXT, "device_context", None) is not device_context:
+            torch.set_default_device(None if device_context is None else device_context.device)
+        torch.set_default_dtype(default_dtype)
+        torch.set_grad_enabled(grad_enabled)
         torch._dynamo.config.load_config(saved)
         torch._dynamo.reset()
 
