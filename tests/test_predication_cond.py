@@ -91,6 +91,24 @@ def fixed_forward(source: str) -> str:
 # -- which rewrite ----------------------------------------------------------------------
 
 
+def test_a_call_given_the_branched_on_value_is_declined() -> None:
+    """VQ-Diffusion's ``if timestep == 0: ... else: self.q_posterior(..., timestep)``: the helpers index with
+    the timestep, which ``torch.cond`` traces as a symbol and fails on, in eager mode too (measured)."""
+    source = program(
+        """
+        t = x.sum()
+        if t == 0:
+            h = x
+        else:
+            h = double(x * t)
+        return h
+        """
+    )
+    fix = gm101_fix(source)
+    assert fix.applicability is Applicability.DISPLAY_ONLY
+    assert "`t`, which the test branches on" in fix.message
+
+
 def test_call_bearing_branches_get_cond_with_operands_and_a_message() -> None:
     source = program(
         """

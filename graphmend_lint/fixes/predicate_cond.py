@@ -48,7 +48,10 @@ other not, an ``elif`` chain (it would need nested conds), a value that is
 value before the ``if``, outputs of provably different shapes
 (:func:`~graphmend_lint.fixes.predicate.same_shape`) or dtypes, a call with
 side effects or that the linter cannot classify, a called user function or
-method that mutates, prints, logs or declares ``global`` (one level deep), a
+method that mutates, prints, logs or declares ``global`` (one level deep), or
+that is given a name the test branches on (a scheduler's ``self.q_posterior(...,
+timestep)`` under ``if timestep == 0:``: its helpers index with the timestep,
+which ``torch.cond`` cannot trace, in eager mode too), a
 submodule built with ``inplace=True``, a closure over a local that the
 function mutates in place, a non-tensor local that a branch rebinds after
 reading it, and a ``.clone()`` that would cut an alias the function later
@@ -497,16 +500,40 @@ class _CondBuilder:
     # -- calls ------------------------------------------------------------------------
 
     def _check_callee(self, call: nodes.Call) -> None:
-        """One level into project code: the function or method called must not mutate, print, log or use globals."""
+        """One level into project code: the function or method called must not mutate, print, log or use globals,
+        nor be handed the value the test branches on."""
         layer = self._layer(call)
         if layer is not None and any(k.arg == "inplace" and _is_true(k.value) for k in layer.keywords or []):
             raise Declined(f"`{call.as_string()}` calls a layer built with `inplace=True`, which mutates its input")
         callee = self._callee(call)
         if callee is None:
             return
+        tested = self._tested_name_in(call)
+        if tested is not None:
+            # diffusers' VQ-Diffusion: `if timestep == 0: ... else: self.q_posterior(..., timestep)`, whose helpers
+            # index schedules with it; `torch.cond` traces the branch on a symbolic value and fails, in eager too
+            raise Declined(
+                f"`{call.as_string()}` is given `{tested}`, which the test branches on; code that needs that "
+                "value cannot trace inside `torch.cond`"
+            )
         effect = self._effect_in(callee)
         if effect is not None:
             raise Declined(f"`{call.as_string()}` {effect}; `torch.cond` branches must trace whole and be free of side effects")
+
+    def _tested_name_in(self, call: nodes.Call) -> str | None:
+        """A name the ``if`` test branches on itself (``timestep == 0``, ``if flag:``; not ``x`` of
+        ``x.sum() > 0``) that *call* passes on, directly or inside an argument."""
+        tested = {
+            name.name
+            for name in self.node.test.nodes_of_class(nodes.Name)
+            if isinstance(name.parent, (nodes.Compare, nodes.BoolOp, nodes.UnaryOp)) or name is self.node.test
+        }
+        arguments = [*call.args, *(keyword.value for keyword in call.keywords or [])]
+        for argument in arguments:
+            for name in argument.nodes_of_class(nodes.Name):
+                if name.name in tested and name.name != "self":
+                    return name.name
+        return None
 
     def _effect_in(self, function: nodes.FunctionDef) -> str | None:
         mutations = Mutations(function, self.p.values.qualified_name)
