@@ -36,8 +36,11 @@ CORPUS_SIZE_FLOOR = 300
 #: of the s22 batches (1162 in the CI run of `a41dbc7`), plus 73 of 89 on 2026-11-30 21:20 UTC over the 58 blind dev
 #: programs of the s23 batches, plus 9: two torchdrug programs lose the capture switch after the first run (it made
 #: Dynamo fail on their size lists, which counted as no site), and a margin for the programs whose logged lines vary
-#: between runs. Reset only when the corpus grows.
-UNSAFE_SITES_AFTER_CEILING = 1244
+#: between runs; plus 79 of 97 on 2026-12-01 01:20 UTC over the 62 blind dev programs of the s24 batches (77, and
+#: VQ-Diffusion's 2 once its `torch.cond` fix was declined), plus 8 for the harness now restoring torch's default
+#: device after each program (programs measured after one that set it could log fewer sites before). Reset only when
+#: the corpus grows.
+UNSAFE_SITES_AFTER_CEILING = 1331
 #: Precision/recall floors per split and scope: the values measured by the CI run of `c8bd6c0` (2026-11-30 15:01 UTC,
 #: 1530 programs; docs/corpus.md "Current") minus 0.03, so a change that loses detection fails here. "precision" is
 #: strict (a finding on a line Dynamo never traced counts as wrong); "precision_observed" leaves those lines out.
@@ -80,12 +83,15 @@ KNOWN_WRONG_OUTPUTS: dict[tuple[str, str], int] = {}
 #: XGLM's config turns `use_cache` on, so the training run keeps the original `if` (measured 17:53 UTC).
 #: Blenderbot's encoder (a blind program of 2026-11-30 21:00 UTC) hits the same limit: one of its input sets
 #: asks for `output_attentions`, so that call keeps LayerDrop's `if` (GB0170 at the draw, measured 21:20 UTC).
+#: Qwen2-Audio's encoder (a blind program of 2026-12-01 00:40 UTC) too: its second input set asks for
+#: `output_attentions`, and the training run keeps LayerDrop's `if` (GB0170, measured 01:20 UTC).
 KNOWN_ACID_FAILURES: dict[str, list[str]] = {
     "safe": [],
     "unsafe": [
         "census_xglm_causal_lm_cached_decode_step",
         "census_xglm_decoder_sinusoidal_positions_layerdrop",
         "hf_blenderbot_encoder_layerdrop_rand_head_mask",
+        "hf_qwen2_audio_encoder_feature_length_check",
         "zoo_blip_vqa_rank_answer",
         "zoo_flowtron_ar_step_infer_gate_threshold",
         "zoo_ldm_ddim_sampler_print_make_schedule",

@@ -47,6 +47,8 @@ def tensor_membership(values: ValueOracle, node: nodes.Compare) -> nodes.NodeNG 
     ``.item()`` (ChatGLM's ``MASK in input_ids``)."""
     if len(node.ops) != 1 or node.ops[0][0] not in ("in", "not in"):
         return None
+    if isinstance(node.left, nodes.Const) and isinstance(node.left.value, (str, bytes)):
+        return None  # ``"rgb_fine" in inputs``: a key looked up in a dict, whatever the container was typed
     container = node.ops[0][1]
     return container if values.is_tensor(container) else None
 
@@ -116,6 +118,8 @@ class TensorComparisonToBool(Rule):
         "import torch\nfrom elsewhere import load\n\n\n@torch.compile\ndef f(x):\n    return x, load(x).is_nonzero()\n",
         # membership in a Python list of tensors or in a shape (measured: no break)
         _HEADER + "    return x, 3 in [x, y], 4 in x.shape\n",
+        # a string key is looked up in a dict (nerf_pl's `if 'rgb_fine' in inputs:`), whatever typed the container
+        _HEADER + "    inputs = {'rgb': x}\n    if 'rgb_fine' in inputs:\n        return x\n    return y\n",
     )
     invalid = (
         Example(
