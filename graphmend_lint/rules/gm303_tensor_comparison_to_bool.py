@@ -50,7 +50,23 @@ def tensor_membership(values: ValueOracle, node: nodes.Compare) -> nodes.NodeNG 
     if isinstance(node.left, nodes.Const) and isinstance(node.left.value, (str, bytes)):
         return None  # ``"rgb_fine" in inputs``: a key looked up in a dict, whatever the container was typed
     container = node.ops[0][1]
-    return container if values.is_tensor(container) else None
+    if not values.is_tensor(container) or _read_by_key(container):
+        return None
+    return container
+
+
+def _read_by_key(container: nodes.NodeNG) -> bool:
+    """*container* is a name its function also reads with a string key (``output["hm"]``): a dict, whatever typed
+    it a tensor (CenterTrack's ``for head in heads: if head in output:``)."""
+    if not isinstance(container, nodes.Name):
+        return False
+    return any(
+        isinstance(read.value, nodes.Name)
+        and read.value.name == container.name
+        and isinstance(read.slice, nodes.Const)
+        and isinstance(read.slice.value, str)
+        for read in container.frame().nodes_of_class(nodes.Subscript)
+    )
 
 
 class TensorComparisonToBool(Rule):
@@ -120,6 +136,9 @@ class TensorComparisonToBool(Rule):
         _HEADER + "    return x, 3 in [x, y], 4 in x.shape\n",
         # a string key is looked up in a dict (nerf_pl's `if 'rgb_fine' in inputs:`), whatever typed the container
         _HEADER + "    inputs = {'rgb': x}\n    if 'rgb_fine' in inputs:\n        return x\n    return y\n",
+        # a container the function reads by string keys is a dict (CenterTrack's decoded heads)
+        _HEADER + "    out = {'hm': x.sigmoid()}\n    for head in ['hm', 'wh']:\n        if head in out:\n"
+        "            y = y + out[head]\n    return out['hm'], y\n",
     )
     invalid = (
         Example(
