@@ -534,14 +534,7 @@ class Resolver:
 
     def _container_base(self, owner: str) -> str | None:
         """The torch container (``torch.nn.ModuleList``, ...) that *owner* or a local base derives from."""
-        for klass in self.index.mro(owner):
-            for base in self.index.classes[klass].bases:
-                name = dotted_name(base)
-                if name and name not in self.index.classes and self.imports.is_imported(name):
-                    resolved = self.imports.resolve(name)
-                    if resolved in SEQUENTIAL_CONTAINERS:
-                        return resolved
-        return None
+        return next((name for name in self._all_imported_bases(owner) if name in SEQUENTIAL_CONTAINERS), None)
 
     def _constructed(self, klass: str, path: tuple[int, ...], depth: int) -> Iterator[Target]:
         """What calling the class *klass* gives: an instance of it, or, when the class (or a local base)
@@ -569,8 +562,9 @@ class Resolver:
             elif not is_classmethod:
                 yield from self._handed_to_container(owner, path, depth)
             return
+        offset = 1 if self.index.is_method(function) else 0
         if node.args.vararg is not None and node.args.vararg.arg == name:
-            yield from self._varargs(function, len(positional) - (1 if self.index.is_method(function) else 0), path, depth)
+            yield from self._varargs(function, len(positional) - offset, path, depth)
             return
         found = False
         default = _default_of(node, name)
@@ -578,7 +572,6 @@ class Resolver:
             for target in self.resolve(default, self.index.enclosing_scope(function) or MODULE, path, depth):
                 found = True
                 yield target
-        offset = 1 if self.index.is_method(function) else 0
         index = next((i for i, p in enumerate(positional) if p.arg == name), None)
         is_keyword = any(p.arg == name for p in parameters)
         passed: list[ast.expr] = []
@@ -932,15 +925,15 @@ class Resolver:
 
     def imported_bases(self, class_name: str) -> list[str]:
         """Qualified names of the imported (non-torch) base classes of *class_name* and its local bases."""
-        found: list[str] = []
+        return list(dict.fromkeys(name for name in self._all_imported_bases(class_name) if not name.startswith("torch.")))
+
+    def _all_imported_bases(self, class_name: str) -> Iterator[str]:
+        """Qualified names of the imported base classes (torch's too) of *class_name* and its local bases."""
         for klass in self.index.mro(class_name):
             for base in self.index.classes[klass].bases:
                 name = dotted_name(base)
                 if name and name not in self.index.classes and self.imports.is_imported(name):
-                    resolved = self.imports.resolve(name)
-                    if not resolved.startswith("torch.") and resolved not in found:
-                        found.append(resolved)
-        return found
+                    yield self.imports.resolve(name)
 
     def attribute(self, class_name: str, attribute: str, path: tuple[int, ...] = (), depth: int = 0) -> frozenset[Target]:
         """What ``self.<attribute>`` may hold in instances of *class_name*, from assignments in its methods.

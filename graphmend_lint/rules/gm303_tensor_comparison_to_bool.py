@@ -135,10 +135,9 @@ class TensorComparisonToBool(Rule):
         # membership in a Python list of tensors or in a shape (measured: no break)
         _HEADER + "    return x, 3 in [x, y], 4 in x.shape\n",
         # a string key is looked up in a dict (nerf_pl's `if 'rgb_fine' in inputs:`), whatever typed the container
-        _HEADER + "    inputs = {'rgb': x}\n    if 'rgb_fine' in inputs:\n        return x\n    return y\n",
-        # a container the function reads by string keys is a dict (CenterTrack's decoded heads)
-        _HEADER + "    out = {'hm': x.sigmoid()}\n    for head in ['hm', 'wh']:\n        if head in out:\n"
-        "            y = y + out[head]\n    return out['hm'], y\n",
+        _HEADER + "    if 'rgb_fine' in y:\n        return x\n    return y\n",
+        # a container the function reads by string keys is a dict (CenterTrack's decoded heads), whatever typed it
+        _HEADER + "    for head in ['hm', 'wh']:\n        if head in y:\n            x = x + y[head]\n    return x, y['hm']\n",
     )
     invalid = (
         Example(
