@@ -49,6 +49,8 @@ CASES: dict[str, Case] = {
     "GM301/neg_scalar_built_size.py": case(),
     # `math` converts a tensor argument to a Python number: each call breaks, also under capture_scalar_outputs
     "GM301/bad_math_on_tensor.py": case({(17, "GM301"), (18, "GM301")}, {(17, "GB0033"), (18, "GB0033")}),
+    # PointPillars' linspace steps from a tensor of the map size, Qwen2.5-Omni's list repeated a tensor number of times
+    "GM301/bad_repeated_chunk_lengths.py": case({(18, "GM301"), (20, "GM301")}, {(18, "GB0033"), (20, "GB0033")}),
     # Beta-VAE's capacity: a buffer's element beside the bound `0` takes the scalar overload; two tensor bounds do not
     "GM301/bad_mixed_clamp_bounds.py": case({(18, "GM301")}, {(18, "GB0033")}),
     # `%`-formatting a tensor: GB0033 (`%d`), GB0208 (`%s`), GB0088 (a tuple); each helper's rest runs eagerly
