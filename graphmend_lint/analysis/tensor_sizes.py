@@ -19,7 +19,7 @@ before a graph break is such an argument of the resumed frame: the rules ask
 ``BreakFinder.resumed_input`` in ``rules/break_sites.py``). Nor does a 0-d
 tensor built from Python numbers and shapes alone (``torch.tensor(h.size(1))
 // 2``, ``torch.div(n, 2, rounding_mode="floor")``): Dynamo knows its value
-(measured, every size operator above; see :func:`_built_from_python_values`).
+(measured, every size operator above; see :mod:`~graphmend_lint.analysis.known_tensors`).
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ from astroid import nodes
 from astroid.const import Context
 
 from graphmend_lint.analysis.astroid_tree import def_position
-from graphmend_lint.analysis.host_values import is_python_number, reads_of, single_target
+from graphmend_lint.analysis.host_values import reads_of, single_target
+from graphmend_lint.analysis.known_tensors import ELEMENTWISE_OPERATORS, known_value_tensor, python_value
 from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
-from graphmend_lint.analysis.values import Kind, ValueOracle
+from graphmend_lint.analysis.values import ValueOracle
 
 #: torch functions whose positional arguments (or one tuple of them) are all sizes.
 _SIZE_FUNCTIONS = frozenset({"zeros", "ones", "empty", "rand", "randn", "arange", "randint", "randperm"})
@@ -93,14 +94,6 @@ _METHOD_SIZE_ARGUMENT: dict[str, tuple[tuple[int, str, bool], ...]] = {
     "split": ((0, "split_size", False),),
     "unflatten": ((1, "sizes", False),),
 }
-#: torch functions that make a 0-d tensor of one Python number or shape element.
-_FROM_NUMBER = frozenset({"tensor", "as_tensor"})
-#: Element-wise torch functions and operators whose result Dynamo still knows when every operand it
-#: sees is a Python value or such a tensor (measured: a reduction or a random draw is not known).
-_ELEMENTWISE = frozenset({"div", "floor_divide", "mul", "clamp"})
-_ELEMENTWISE_OPERATORS = frozenset({"+", "-", "*", "//", "**"})
-#: Keywords of those calls that carry no data: options, or the operand bounds ``clamp`` takes.
-_OPTION_KEYWORDS = frozenset({"rounding_mode", "dtype", "device", "min", "max"})
 #: How many calls a parameter is followed back through (``forward(n)`` -> ``helper(n)`` -> ``inner(n)``).
 _MAX_FORWARDING = 3
 #: Keywords that name sizes (``arange(end=t)``) or integer bounds (``randint(high=t)``); ``dtype=``/``device=`` never do.
@@ -160,7 +153,7 @@ def tensor_size(values: ValueOracle, node: nodes.NodeNG) -> TensorSize | None:
             if values.is_tensor(size)
             and not frame_input(values, size)
             and not module_state(size)
-            and not _built_from_python_values(values, size)
+            and not known_value_tensor(values, size)
         ),
         (None, False),
     )
@@ -188,9 +181,9 @@ def size_use(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> nodes.C
     if depth > _MAX_FORWARDING:
         return None
     child, parent = node, node.parent
-    while isinstance(parent, nodes.BinOp) and parent.op in _ELEMENTWISE_OPERATORS:
+    while isinstance(parent, nodes.BinOp) and parent.op in ELEMENTWISE_OPERATORS:
         other = parent.left if parent.right is child else parent.right
-        if not _python_value(values, other):
+        if not python_value(values, other):
             return None
         child, parent = parent, parent.parent
     element = child
@@ -274,57 +267,6 @@ def _arguments_at(
         elif len(call.args) > index and not any(isinstance(arg, nodes.Starred) for arg in call.args[: index + 1]):
             parted[traced].append(call.args[index])
     return list(_elements(parted[True])), list(_elements(parted[False]))
-
-
-def _built_from_python_values(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> bool:
-    """A 0-d tensor made from Python numbers and shapes alone, which Dynamo can use as a size without a break.
-
-    Measured on torch 2.13 with every size operator of this module:
-    ``torch.tensor(3)``, ``torch.tensor(h.size(1))``, ``torch.as_tensor(...)``,
-    then ``torch.div``/``floor_divide``/``mul``/``clamp``, ``+ - * // **``
-    and ``.to(device)`` over them: no break. ``torch.tensor([2, 3]).max()``,
-    ``torch.randint(1, 4, ())`` and anything computed from tensor data break.
-    As a slice bound or in a branch such a tensor breaks all the same, so only
-    the size check asks this.
-    """
-    if depth > 8:
-        return False
-    if isinstance(node, nodes.Name):
-        try:
-            bindings = reaching_bindings(node)
-        except Exception:  # astroid lookups can fail on odd code; then nothing is proven
-            return False
-        if len(bindings) != 1:
-            return False
-        statement = bindings[0].parent
-        return (
-            isinstance(statement, nodes.Assign)
-            and statement.targets == [bindings[0]]
-            and _built_from_python_values(values, statement.value, depth + 1)
-        )
-    if isinstance(node, nodes.BinOp):
-        operands = (node.left, node.right)
-        return node.op in _ELEMENTWISE_OPERATORS and all(
-            _python_value(values, operand) or _built_from_python_values(values, operand, depth + 1) for operand in operands
-        ) and not all(_python_value(values, operand) for operand in operands)
-    if not isinstance(node, nodes.Call) or any(isinstance(arg, nodes.Starred) for arg in node.args):
-        return False
-    if isinstance(node.func, nodes.Attribute) and node.func.attrname == "to" and values.qualified_name(node.func) is None:
-        return _built_from_python_values(values, node.func.expr, depth + 1)  # ``.to(device)`` keeps the value
-    name = values.qualified_name(node.func) or ""
-    operation = name[len("torch.") :] if name.startswith("torch.") else ""
-    if any(kw.arg not in _OPTION_KEYWORDS for kw in node.keywords or []):
-        return False
-    if operation in _FROM_NUMBER:
-        return len(node.args) == 1 and not isinstance(node.args[0], (nodes.List, nodes.Tuple)) and _python_value(values, node.args[0])
-    if operation in _ELEMENTWISE and node.args:
-        return all(_python_value(values, arg) or _built_from_python_values(values, arg, depth + 1) for arg in node.args)
-    return False
-
-
-def _python_value(values: ValueOracle, node: nodes.NodeNG) -> bool:
-    """A Python value: static to the oracle, or a provable number (``batch, seq_len, d = x.size()``)."""
-    return values.kind(node) is Kind.STATIC or is_python_number(values, node)
 
 
 def module_state(node: nodes.NodeNG) -> bool:

@@ -20,6 +20,7 @@ from graphmend_lint.analysis.host_values import (
     unhandled_builtin,
     tensor_check,
 )
+from graphmend_lint.analysis.known_tensors import known_value_tensor
 from graphmend_lint.analysis.tensor_sizes import frame_input
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
@@ -117,8 +118,9 @@ class TensorToPythonScalar(Rule):
     name read after an earlier break, in an earlier statement or an earlier
     argument of the same call, which the resumed frame receives), or a 0-d
     tensor built from Python numbers and shapes alone
-    (`torch.tensor(x.shape[1]) // 2`, `torch.div(n, 2)`), is not reported as
-    a size: Dynamo knows its value (measured on torch 2.13); nor is a
+    (`torch.tensor(x.shape[1]) // 2`, `torch.div(n, 2)`, DeBERTa's attention
+    span), is not reported as a size, a clamp bound, a repetition count or a
+    `math` argument: Dynamo knows its value (measured on torch 2.13); nor is a
     buffer or tensor attribute of the module (`torch.arange(self.n)`) that
     the function does not update first, which Dynamo reads like an argument
     (measured: no break).
@@ -247,6 +249,7 @@ class TensorToPythonScalar(Rule):
     | `min(t, u)`, `max(3, t)`, `abs(t)` | no break | | none |
     | `torch.clamp(x, 0, t)`, `x.clamp(min=0.0, max=t)`, `torch.clip(x, -1.0, t)`, `y.clamp_(0, t)`, also with `t` a frame input | GB0033 | Dynamo fails | GM301 (default mode) |
     | `torch.clamp(x, t0, t1)`, `x.clamp(max=t)`, `torch.clamp(x, t, None)`, `torch.clamp_min(x, t)` | no break | | none |
+    | `torch.clamp(x, 0, s)`, `[w] * s`, `math.sqrt(s)`, `torch.zeros(s)` with `s = torch.tensor(n)` (a Python number) | no break | | none |
     | `t.tolist()`, integer / float `t` | GB0033 / GB0109 | no break / GB0109 | GM302 |
     | `torch.equal(a, b)`, `torch.allclose(a, b)` | GB0033 | GB0033 | GM303 |
     | `torch.is_nonzero(t)`, `t.is_nonzero()` | GB0033 | guard | GM303 |
@@ -330,6 +333,11 @@ class TensorToPythonScalar(Rule):
         _HEADER + "    return torch.tensor([4] * lengths), torch.tensor([1] * x.shape[0] + (0,) * n)\n",
         # clamp bounds that are both tensors, or one tensor alone, are traced (measured)
         _HEADER + "    return torch.clamp(x, x.min(), lengths.max()), x.clamp(max=x.max()), torch.clamp(x, n, None)\n",
+        # Dynamo knows a 0-d tensor made from Python numbers (DeBERTa's attention span) and reads it in the
+        # graph: no break as a clamp bound, a repetition count or a `math` argument (measured)
+        "import math\nimport torch\n\n\ndef span(q, k, m: int):\n    return torch.tensor(min(q.size(-2), k.size(-2), m))\n\n\n"
+        "@torch.compile\ndef f(q: torch.Tensor, k: torch.Tensor):\n    s = span(q, k, 4)\n    n = torch.tensor(2)\n"
+        "    return torch.clamp(q, 0, s * 2 - 1), [q] * n, math.sqrt(torch.tensor(4.0))\n",
         # `operator.index` of a Python int
         "import operator\n" + _HEADER + "    return x * operator.index(x.shape[0])\n",
         _CAPTURE + "    import operator\n    return x * operator.index((x > 0).sum())\n",
@@ -443,8 +451,8 @@ class TensorToPythonScalar(Rule):
             yield ctx.report(call, message, traced, RANGE_BOUND)
         breaks = break_finder(ctx)
         for call, traced, conversion in ctx.recognised(math_conversion, nodes.Call):  # breaks in either mode
-            if frame_input(ctx.values, conversion.tensor) or breaks.resumed_input(conversion.tensor):
-                continue  # a 0-d tensor the frame receives: no break when it is an integer one (measured)
+            if self._specialised(ctx, breaks, conversion.tensor):
+                continue
             message = (
                 f"`{conversion.spelling}()` converts `{snippet(conversion.tensor)}`, a tensor, to a Python number: "
                 "graph break and host sync"
@@ -459,8 +467,8 @@ class TensorToPythonScalar(Rule):
             )
             yield ctx.report(operation, message, traced, PERCENT_FORMAT)
         for operation, traced, repeated in ctx.recognised(sequence_repetition, nodes.BinOp):  # breaks in either mode
-            if frame_input(ctx.values, repeated.tensor) or breaks.resumed_input(repeated.tensor):
-                continue  # an integer 0-d tensor the frame receives is specialised on (measured)
+            if self._specialised(ctx, breaks, repeated.tensor):
+                continue
             message = (
                 f"repeating a Python sequence `{snippet(repeated.tensor)}` times, a tensor, converts it to a Python int: "
                 "graph break and host sync"
@@ -483,6 +491,8 @@ class TensorToPythonScalar(Rule):
             yield ctx.report(call, message, traced, scalar_fix(ctx.analysis, conversion))
         yield from self._tensor_sizes(ctx, breaks, captured=False)
         for call, traced, clamp in ctx.recognised(mixed_clamp_bound, nodes.Call):
+            if known_value_tensor(ctx.values, clamp.tensor):
+                continue  # Dynamo knows the bound: `torch.tensor(n)` (DeBERTa's attention span)
             message = (
                 f"`{snippet(call.func)}` mixes the tensor bound `{snippet(clamp.tensor)}` with the Python number "
                 f"`{snippet(clamp.number)}`: the tensor is copied to a Python number, graph break and host sync"
@@ -494,6 +504,13 @@ class TensorToPythonScalar(Rule):
                 "graph break and host sync"
             )
             yield ctx.report(call, message, traced, scalar_capture_fix(ctx.analysis) or TENSOR_CHECK)
+
+    @staticmethod
+    def _specialised(ctx: RuleContext, breaks: BreakFinder, tensor: nodes.NodeNG) -> bool:
+        """Whether Dynamo knows *tensor*'s value while tracing, so that an in-graph read of it does not break:
+        a 0-d tensor the frame (or a resumed frame) receives, which is specialised on when it is an integer
+        one (measured), or one made from Python numbers (:mod:`~graphmend_lint.analysis.known_tensors`)."""
+        return frame_input(ctx.values, tensor) or breaks.resumed_input(tensor) or known_value_tensor(ctx.values, tensor)
 
     def _tensor_sizes(self, ctx: RuleContext, breaks: BreakFinder, *, captured: bool) -> Iterator[Diagnostic]:
         """Tensors given as sizes or integer arguments; with *captured* (``capture_scalar_outputs`` on) only
