@@ -4,7 +4,7 @@ astroid costs about 5k lines/s on this project's 2-core machines, roughly ten
 times the stdlib parser. Scope analysis already knows which functions
 torch.compile traces, so astroid only sees those bodies (plus the
 ``__init__`` of their classes and of those classes' bases in the file, where
-attributes get their values, and of the classes traced code builds, and every method of a class with a
+attributes get their values, with the methods it calls on ``self``, and of the classes traced code builds, and every method of a class with a
 ``functools.cached_property``: GM509 reads the getter, and looks for a
 ``self.<name> = ...`` that fills the cache). Every other
 function body becomes ``...`` at its original line, so positions still match
@@ -84,6 +84,7 @@ def _functions_to_keep(tree: ast.Module, scope: ScopeFacts, imports: ImportTable
     traced = {(f.line, f.col) for f in scope.functions}
     constructed = _constructed_classes(tree, traced, _duck_typed_classes(scope))
     keep: set[int] = set()
+    initialised: list[list[ast.FunctionDef | ast.AsyncFunctionDef]] = []  # methods of classes whose __init__ is kept
 
     def visit(node: ast.AST, owner_has_traced: bool) -> bool:
         """Return whether *node* contains a traced function."""
@@ -94,6 +95,8 @@ def _functions_to_keep(tree: ast.Module, scope: ScopeFacts, imports: ImportTable
                 has_traced = any((m.lineno, m.col_offset) in traced for m in methods)
                 if any(_is_cached_property(m, imports) for m in methods):
                     keep.update(id(m) for m in methods)  # the getters, and every `self.<name> = ...`
+                if has_traced or child.name in constructed:
+                    initialised.append(methods)
                 contains |= visit(child, has_traced or child.name in constructed)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 inner = visit(child, False)
@@ -106,7 +109,35 @@ def _functions_to_keep(tree: ast.Module, scope: ScopeFacts, imports: ImportTable
         return contains
 
     visit(tree, False)
+    keep |= _init_helpers(initialised)
     return keep
+
+
+def _init_helpers(classes: list[list[ast.FunctionDef | ast.AsyncFunctionDef]]) -> set[int]:
+    """ids of the methods a kept ``__init__`` calls on ``self``, and those they call in turn.
+
+    Attributes often get their values there: snntorch's ``SpikingNeuron.__init__`` calls
+    ``self._snn_register_buffer(...)``, which registers the ``reset_mechanism_val`` buffer that
+    ``Leaky`` branches on (GB0170). A helper is matched by name among the methods of every class
+    whose ``__init__`` is kept, so one a subclass's ``__init__`` calls on its base is found too.
+    """
+    by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for methods in classes:
+        for method in methods:
+            by_name.setdefault(method.name, []).append(method)
+    found: set[int] = set()
+    pending = list(by_name.get("__init__", []))
+    while pending:
+        method = pending.pop()
+        for call in ast.walk(method):
+            func = call.func if isinstance(call, ast.Call) else None
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+                continue
+            for helper in by_name.get(func.attr, []):
+                if id(helper) not in found and helper.name != "__init__":
+                    found.add(id(helper))
+                    pending.append(helper)
+    return found
 
 
 def _prune(tree: ast.Module, keep: set[int]) -> ast.Module:
