@@ -938,6 +938,32 @@ def test_self_attributes_come_from_the_bases_this_file_defines() -> None:
     assert kinds == {"self.mode": T, "self.k": S, "self.scale": T, "self.other": U}
 
 
+def test_self_attributes_assigned_by_methods_init_calls_count() -> None:
+    """snntorch's ``SpikingNeuron.__init__`` calls ``self._snn_register_buffer(...)``, which calls
+    ``self._reset_mechanism_buffer(...)``, which registers the buffer a subclass branches on. A method
+    ``__init__`` never calls (``reset``) is not where the instance gets its attributes."""
+    kinds = kinds_of(
+        "import torch\nfrom torch import nn\n"
+        "class Base(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self._register(0)\n"
+        "    def _register(self, mode):\n"
+        "        self._mode_buffer(mode)\n"
+        "        self.k = 2\n"
+        "    def _mode_buffer(self, mode):\n"
+        "        self.register_buffer('mode', torch.as_tensor(mode))\n"
+        "    def reset(self):\n"
+        "        self.other = torch.zeros(1)\n"
+        "class Leaf(Base):\n"
+        "    def forward(self, h):\n"
+        "        probe(self.mode, self.k, self.other)\n"
+        "        return h\n"
+        "model = torch.compile(Leaf())\n"
+    )
+    assert kinds == {"self.mode": T, "self.k": S, "self.other": U}
+
+
 def test_items_a_class_stores_in_its_literal_container_have_the_stored_kinds() -> None:
     """audiocraft's ``StreamingModule``: ``self._streaming_state = {}`` in a base class, tensors stored under
     keys by a subclass (``int(self._streaming_state['offset'].item())`` breaks, GB0124). A key stored

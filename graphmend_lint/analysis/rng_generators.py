@@ -15,7 +15,8 @@ random-number generator:
 
 ``generator=None`` traces. An object counts as a generator only when that is
 provable: a call of ``torch.Generator`` (optionally ``.manual_seed(...)``
-chained), a name or ``self`` attribute every assignment of which is one, or a
+chained), a name or ``self`` attribute every assignment of which is one, a
+parameter annotated ``torch.Generator`` with no default, or a
 parameter of a helper some traced call of which passes one (that call breaks
 at the helper's op). A call of a function of the file is not the random op:
 Dynamo logs the break where the helper passes the generator on.
@@ -80,6 +81,8 @@ def _parameter_given_generator(values: ValueOracle, name: nodes.Name, depth: int
         return False
     if len(bindings) != 1 or not isinstance(bindings[0].parent, nodes.Arguments):
         return False
+    if _declared_generator(values, bindings[0]):
+        return True
     function = bindings[0].parent.parent
     if not isinstance(function, nodes.FunctionDef):
         return False
@@ -91,6 +94,20 @@ def _parameter_given_generator(values: ValueOracle, name: nodes.Name, depth: int
         if argument is not None and is_generator(values, argument, depth + 1):
             return True
     return False
+
+
+def _declared_generator(values: ValueOracle, parameter: nodes.AssignName) -> bool:
+    """*parameter* is annotated plainly ``torch.Generator`` and has no default, so every call passes one.
+
+    Composer's ``_sample_bernoulli(..., generator: torch.Generator, ...)`` draws ``torch.randint(...,
+    generator=generator)`` (GB0055, measured). ``Optional[torch.Generator] = None``, diffusers' spelling,
+    may hold ``None``, which traces: only a bare name or attribute as the annotation counts.
+    """
+    arguments = parameter.parent
+    annotation = ValueOracle._annotation_of(parameter, arguments)
+    if not isinstance(annotation, (nodes.Name, nodes.Attribute)) or ValueOracle._default_of(parameter, arguments) is not None:
+        return False
+    return values.annotated_types(annotation) == {GENERATOR_CLASS}
 
 
 def _positional_index(function: nodes.FunctionDef, parameter: str) -> int | None:

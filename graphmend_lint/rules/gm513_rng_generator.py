@@ -101,10 +101,19 @@ class RngGenerator(Rule):
         # a parameter of the compiled function: what callers pass is unknown
         "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, generator=None):\n"
         "    return x + torch.randn(x.shape, generator=generator)\n",
+        # an optional generator may be None, which traces (diffusers' spelling)
+        "from typing import Optional\n\nimport torch\n\n\n@torch.compile\n"
+        "def f(x: torch.Tensor, generator: Optional[torch.Generator] = None):\n"
+        "    return x + torch.randn(x.shape, generator=generator)\n",
         "import torch\n\ngen = torch.Generator().manual_seed(0)\n\n\ndef f(x):\n"
         "    return x + torch.randn(x.shape, generator=gen)\n",
     )
     invalid = (
+        # a parameter declared a generator, with no default: every call passes one (composer's Bernoulli sample)
+        Example(
+            "import torch\n\n\n@torch.compile\ndef f(p: torch.Tensor, generator: torch.Generator):\n"
+            "    return torch.bernoulli(p, generator=generator)\n"
+        ),
         Example(_HEADER + "    return x + torch.randn(x.shape, generator=gen)\n"),
         Example(_HEADER + "    noise = torch.empty_like(x).uniform_(generator=gen)\n    return x + noise\n"),
         Example(_HEADER + "    gen.manual_seed(3)\n    return x * 2\n"),
