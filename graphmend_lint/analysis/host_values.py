@@ -26,7 +26,7 @@ from astroid import nodes
 from graphmend_lint.analysis.assigned_values import appended_items, bound_values
 from graphmend_lint.analysis.annotations import BOOL_TENSOR, TENSOR
 from graphmend_lint.analysis.numpy_values import is_numpy_value
-from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
+from graphmend_lint.analysis.lookup import is_builtin_call, loops_binding, reaching_bindings
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.analysis.values import ITEM_COPIES, Kind, ValueOracle, is_elementwise_comparison
 
@@ -1078,11 +1078,25 @@ def _is_number_name(values: ValueOracle, name: nodes.Name, depth: int, allow_flo
     bound = bound_values(name)
     if bound is not None:
         return all(_is_number(values, value, depth + 1, allow_float) for value in bound)
+    if _counts_a_range(name):
+        return True
     unpacked = unpacked_from(name)
     if unpacked is not None:
         return all(_is_shape(values, source) or _is_shape_slice(values, source) for source in unpacked)
     types = _annotated_parameter(values, name)
     return bool(types) and types <= ({"int", "float"} if allow_float else {"int"})
+
+
+def _counts_a_range(name: nodes.Name) -> bool:
+    """*name* is bound only as the target of ``for name in range(...)`` (a loop or a comprehension): each
+    step is a Python int (OSTrack's ``for i in range(gt_class.shape[0]): gt_class[i]``)."""
+    loops = loops_binding(name)
+    return bool(loops) and all(
+        isinstance(loop.target, nodes.AssignName)
+        and isinstance(loop.iter, nodes.Call)
+        and is_builtin_call(loop.iter, "range")
+        for loop in loops
+    )
 
 
 def _is_shape_slice(values: ValueOracle, node: nodes.NodeNG) -> bool:

@@ -12,6 +12,8 @@ the timesteps an ``arange(...).flip(0)``; measured, GB0033 at the read).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from astroid import nodes
 
 from graphmend_lint.analysis.assigned_values import bound_values
@@ -96,8 +98,8 @@ def zero_dim_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> b
         if loops:  # every binding is a loop's: a step of it, or unpacked from one
             return _unpacked_from_nonzero_rows(values, node, loops, depth + 1) or _steps_through_vector(values, node, loops)
         bound = bound_values(node)
-        if bound is None:
-            return _passed_zero_dim(values, node, depth + 1)
+        if bound is None:  # diffusers' ``scheduler.step(model_output, t, sample)`` in the loop over ``timesteps``
+            return _every_call_passes(values, node, lambda passed: zero_dim_index(values, passed, depth + 1))
         return bool(bound) and all(zero_dim_index(values, value, depth + 1) for value in bound)
     return False
 
@@ -135,6 +137,8 @@ def _vector(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
         if _nonzero_row(values, node, 0):
             return True
         bound = bound_values(node)
+        if bound is None:  # OSTrack's ``generate_score_map(fmap, gt_class, ...)`` given ``torch.arange(bs)``
+            return _every_call_passes(values, node, again)
         return bool(bound) and all(again(value) for value in bound)
     if isinstance(node, nodes.Attribute):
         held = _held_values(values, node)
@@ -266,9 +270,9 @@ def _passes_items_through(values: ValueOracle, call: nodes.Call) -> bool:
     return (values.qualified_name(call.func) or "") in PROGRESS_BARS
 
 
-def _passed_zero_dim(values: ValueOracle, node: nodes.Name, depth: int) -> bool:
-    """*node* is a parameter every call of its function in this module passes a 0-d tensor for (diffusers'
-    ``scheduler.step(model_output, t, sample)`` in the sampling loop over ``timesteps``)."""
+def _every_call_passes(values: ValueOracle, node: nodes.Name, holds: Callable[[nodes.NodeNG], bool]) -> bool:
+    """*node* is a parameter, not rebound before this read, and every call of its function in this module
+    passes a value for it that *holds* (a 0-d tensor, a 1-d one)."""
     function = node.scope()
     if not isinstance(function, (nodes.FunctionDef, nodes.Lambda)) or node.name not in {a.name for a in function.args.args or []}:
         return False
@@ -280,7 +284,7 @@ def _passed_zero_dim(values: ValueOracle, node: nodes.Name, depth: int) -> bool:
         return False  # rebound in the body before this read
     calls = values.calls_of(function)
     passed = values.call_site_arguments(function, node.name)
-    return bool(calls) and len(passed) == len(calls) and all(zero_dim_index(values, arg, depth) for arg in passed)
+    return bool(calls) and len(passed) == len(calls) and all(holds(argument) for argument in passed)
 
 
 def zero_dim_element(values: ValueOracle, index: nodes.NodeNG) -> nodes.NodeNG | None:
