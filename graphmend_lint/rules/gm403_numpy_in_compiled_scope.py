@@ -112,13 +112,29 @@ def _module_numpy_sizes(values: ValueOracle, call: nodes.Call) -> list[nodes.Nod
     the module (``x.view(b, x.shape[1] // self.total, -1)`` with ``self.total = np.prod(scales)``: Dynamo holds
     the attribute as a tensor input, GB0033, measured on torch 2.13). A NumPy value traced code computes from
     Python values alone may be known to fake tensors (``x.reshape(-1, np.lcm(k, 4))`` traces); that case is
-    the sequence reductions' above. A NumPy slice bound, ``x[: self.n]``, traces and is no size here."""
-    return [
-        size
-        for size in size_arguments(values, call)
-        if numpy_origins(values, size) is not None
-        and any(held_on_module(values, attribute) for attribute in descendants(size, nodes.Attribute))
-    ]
+    the sequence reductions' above. A NumPy slice bound is :func:`_module_numpy_bound`'s."""
+    return [size for size in size_arguments(values, call) if _computed_from_module_numpy(values, size)]
+
+
+def _module_numpy_bound(values: ValueOracle, subscript: nodes.Subscript) -> nodes.NodeNG | None:
+    """A slice bound of *subscript* that arithmetic computes from a NumPy value kept on the module: WaveRNN's
+    upsampler trims ``m[:, :, self.indent:-self.indent]`` with ``self.indent = pad * np.cumprod(scales)[-1]``,
+    and Dynamo breaks at the negated stop (GB0033, measured on torch 2.13). The attribute itself as a bound
+    (``x[self.indent:]``) is specialised on and traces."""
+    parts = subscript.slice.elts if isinstance(subscript.slice, nodes.Tuple) else [subscript.slice]
+    for part in parts:
+        if not isinstance(part, nodes.Slice):
+            continue
+        for bound in (part.lower, part.upper, part.step):
+            if isinstance(bound, (nodes.BinOp, nodes.UnaryOp)) and _computed_from_module_numpy(values, bound):
+                return bound
+    return None
+
+
+def _computed_from_module_numpy(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    return numpy_origins(values, node) is not None and any(
+        held_on_module(values, attribute) for attribute in descendants(node, nodes.Attribute)
+    )
 
 
 class NumpyInCompiledScope(Rule):
@@ -190,8 +206,10 @@ class NumpyInCompiledScope(Rule):
     in `__init__`, then `x.view(b, x.shape[1] // self.total, -1)` (GB0033),
     a branch on `self.w = np.float64(0.5)` or on an item of `self.weights =
     tuple(weights)` given an array, also in a comprehension's `if` (nnU-Net's
-    deep-supervision weights; GB0170, measured); multiplying by one or
-    slicing with one traces and is not reported.
+    deep-supervision weights; GB0170, measured), and a slice bound computed
+    from one (WaveRNN's `m[:, :, self.indent:-self.indent]`, GB0033 at the
+    negated stop, measured); multiplying by one or slicing with the bare
+    attribute traces and is not reported.
     Reading `dtype`, `flags` or `base`, or calling `tobytes()`, on an array
     traced code computes (`value = np.asarray(value)`, then a cache key
     `(value.shape, value.dtype, value.tobytes())`, as NVlabs' EDM2 builds its
@@ -272,8 +290,18 @@ class NumpyInCompiledScope(Rule):
         # float casts, a plain ``.item()`` and ``.tolist()`` trace (measured); arrays made from tensors are GM302's
         _HEADER + "    n = x.size(1)\n    a = float(np.log1p(n).astype(np.float32)) + np.ceil(np.log1p(n)).item()\n"
         "    return x * a, np.ceil(np.log1p(n)).astype(int).tolist(), x.numpy().max().astype(int).item()\n",
+        # a NumPy value kept on the module, bare as a slice bound, is specialised on (measured: no break)
+        "import numpy as np\nimport torch\nfrom torch import nn\n\n\nclass Trim(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.indent = 2 * np.cumprod([1, 2])[-1]\n\n    def forward(self, m):\n"
+        "        return m[:, self.indent:] * 2\n\n\ntrim = torch.compile(Trim())\n",
     )
     invalid = (
+        # WaveRNN's upsampler: a slice bound computed from a NumPy value kept on the module (GB0033, measured)
+        Example(
+            "import numpy as np\nimport torch\nfrom torch import nn\n\n\nclass Trim(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.indent = 2 * np.cumprod([1, 2])[-1]\n\n    def forward(self, m):\n"
+            "        return m[:, self.indent:-self.indent] * 2\n\n\ntrim = torch.compile(Trim())\n"
+        ),
         # EDM2's constant cache keys an array by its dtype and bytes (GB0157 at the first read, measured)
         Example(_HEADER + "    value = np.asarray([1.0, 2.0])\n    key = (value.shape, value.dtype, value.tobytes())\n    return x, key\n"),
         Example(_LCM.format(call="np.lcm"), fixed="import math\n" + _LCM.format(call="math.lcm")),
@@ -358,6 +386,14 @@ class NumpyInCompiledScope(Rule):
                     )
                     yield ctx.report(call, message, traced, NUMPY_SIZE)
                     break
+        for subscript, traced in ctx.traced_nodes(nodes.Subscript):
+            bound = None if captured else _module_numpy_bound(ctx.values, subscript)
+            if bound is not None:
+                message = (
+                    f"slice bound `{snippet(bound)}` is computed from a NumPy value the module keeps: Dynamo holds "
+                    "it as a tensor, and a slice needs a Python int: graph break"
+                )
+                yield ctx.report(subscript, message, traced, NUMPY_SIZE)
         for branch, traced in ctx.traced_nodes(nodes.If, nodes.While, nodes.IfExp, nodes.Comprehension):
             tests = branch.ifs if isinstance(branch, nodes.Comprehension) else [branch.test]
             for operand in (operand for test in tests for operand in condition_operands(test)):
