@@ -148,6 +148,12 @@ class ZeroDimTensorIndex(Rule):
             "decoder = torch.compile(Decoder(labels=LABELS))\n"
         ),
         Example(_HEADER + "    sizes = [2, 3, 4]\n    return x * sizes[table[0]]\n"),
+        # OSTrack's heatmap: a helper given torch.arange(n) steps through it with range (GB0033, measured)
+        Example(
+            "import torch\n\n\ndef paint(fmap, classes):\n    for i in range(classes.shape[0]):\n"
+            "        channel = classes[i]\n        fmap[channel].add_(1.0)\n\n\n@torch.compile\n"
+            "def f(x: torch.Tensor):\n    paint(x, torch.arange(x.shape[0]).to(torch.long))\n    return x\n"
+        ),
         # Autoformer's delay aggregation: each of the top-k positions along the last dim (GB0033, measured)
         Example(
             _HEADER + "    k = 2\n    index = torch.topk(x.mean(0), k, dim=-1)[1]\n"
