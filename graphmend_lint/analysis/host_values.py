@@ -761,6 +761,8 @@ def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int, lenien
     if iterable is not None:
         return _yields_masks(values, iterable, depth + 1, lenient)
     sources = values.binding_sources(binding)
+    if sources:  # ``(mask, ids) = helper(x) if ... else (None, None)``: the None arm is tested before use (Hiera)
+        sources = [source for source in sources if not (isinstance(source, nodes.Const) and source.value is None)] or sources
     return bool(sources) and all(
         is_elementwise_comparison(source) or is_bool_tensor(values, source, depth + 1, lenient=lenient) for source in sources
     )

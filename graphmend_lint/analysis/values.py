@@ -1956,20 +1956,26 @@ class ValueOracle:
     def _element(self, value: nodes.NodeNG, index: int | str, arity: int | None = None) -> Kind | None:
         """The kind of ``value[index]`` when *value* is a tuple, list or dict built in this module; ``None`` when unsure.
 
-        Follows names to their assignments and calls of project functions
+        A ``None`` element counts only when every element is one. Follows names to their assignments and calls of project functions
         and methods to their ``return`` statements, so that a helper returning
         ``padding_len, input_ids, attention_mask`` types each of them.
         """
         elements = self.element_values(value, index, arity=arity)
-        return None if elements is None else join(self._kind(element) for element in elements)
+        if elements is None:
+            return None
+        # a ``None`` on some paths (``return x, None``, ``... else (None, None)``) is what code tests before use
+        # (Hiera's ``if bool_masked_pos is not None:``); the other elements say what the value is
+        given = [element for element in elements if not (isinstance(element, nodes.Const) and element.value is None)]
+        return join(self._kind(element) for element in given or elements)
 
     def element_values(
         self, value: nodes.NodeNG, index: int | str, depth: int = 0, arity: int | None = None
     ) -> list[nodes.NodeNG] | None:
         """The expressions ``value[index]`` can be when *value* is a tuple or list literal (an ``int``
         *index*) or a dict literal with constant keys (a key) of this module, reached through names,
-        parameters (what every call passes) and calls of this module's functions, methods and submodules
-        (their ``return`` values); ``None`` when one path leads elsewhere.
+        parameters (what every call passes), both arms of a conditional expression and calls of this
+        module's functions, methods and submodules (their ``return`` values); ``None`` when one path leads
+        elsewhere.
 
         *arity* is the number of targets an unpacking assigns: a tuple literal of another length cannot be
         what it unpacks (it would raise), so it is passed over. GeoDiff's ``forward`` returns six values
@@ -2005,7 +2011,11 @@ class ValueOracle:
             found = [keyword.value for keyword in keywords if keyword.arg == index]
             return found or None
         sources: list[nodes.NodeNG | None] | None
-        if isinstance(value, nodes.Name):
+        if isinstance(value, nodes.IfExp):
+            # ``(mask, ids) = self.random_masking(x) if self.is_mae else (None, None)`` (Hiera): either arm's element
+            folded = self.compiled_constant(value.test)
+            sources = [value.body, value.orelse] if folded is None else [value.body if folded else value.orelse]
+        elif isinstance(value, nodes.Name):
             # ``padding_left, padding_right = paddings``: a parameter holds what every call passes (EnCodec's ``_pad1d``)
             sources = self.value_sources(value, depth + 1)
         elif isinstance(value, nodes.Call):
