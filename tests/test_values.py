@@ -938,6 +938,21 @@ def test_self_attributes_come_from_the_bases_this_file_defines() -> None:
     assert kinds == {"self.mode": T, "self.k": S, "self.scale": T, "self.other": U}
 
 
+def test_an_unpacking_of_a_conditional_takes_the_elements_of_both_arms() -> None:
+    """Hiera's ``(bool_masked_pos, ids_restore) = self.random_masking(...) if self.is_mae else (None, None)``:
+    the masking arm's elements say what the names are; the ``None`` arm is tested before use."""
+    kinds = kinds_of(
+        "import torch\n"
+        "def masking(x):\n    return x > 0, x.argsort()\n"
+        "@torch.compile\n"
+        "def f(x: torch.Tensor, mae: bool):\n"
+        "    (mask, ids) = masking(x) if mae else (None, None)\n"
+        "    (a, b) = (None, None) if mae else (None, 2)\n"
+        "    probe(mask, ids, a, b)\n"
+    )
+    assert kinds == {"mask": T, "ids": T, "a": S, "b": S}
+
+
 def test_self_attributes_assigned_by_methods_init_calls_count() -> None:
     """snntorch's ``SpikingNeuron.__init__`` calls ``self._snn_register_buffer(...)``, which calls
     ``self._reset_mechanism_buffer(...)``, which registers the buffer a subclass branches on. A method

@@ -308,21 +308,42 @@ class SideEffectFinder:
         types = self.values.annotated_types(annotation)
         return bool(types) and types <= LOGGER_TYPES
 
-    def _is_numpy_generator(self, receiver: nodes.NodeNG) -> bool:
+    def _is_numpy_generator(self, receiver: nodes.NodeNG, depth: int = 0) -> bool:
         """``rng`` bound by ``rng = np.random.default_rng(...)`` / ``RandomState(...)``, ``self.rng`` assigned one,
-        or ``obj.rng`` where every ``<anything>.rng = ...`` of the file assigns one (sgm's ``embedder.ucg_prng``)."""
-        if isinstance(receiver, nodes.Name):
-            bindings = name_bindings(receiver)
-            return bool(bindings) and all(
-                isinstance(b.parent, nodes.Assign) and self._builds_numpy_generator(b.parent.value) for b in bindings
-            )
-        if not isinstance(receiver, nodes.Attribute):
+        ``obj.rng`` where every ``<anything>.rng = ...`` of the file assigns one (sgm's ``embedder.ucg_prng``), a
+        parameter every call passes one for, or ``given or np.random.RandomState()`` over such values (Spotlight's
+        ``self._random_state = random_state or np.random.RandomState()``, then ``random_state.randint(...)`` in
+        the sampling helper it is passed to: GB0156, measured)."""
+        if depth > _MAX_ALIAS_DEPTH:
             return False
-        if isinstance(receiver.expr, nodes.Name) and receiver.expr.name == "self":
-            assigned = list(_self_assignments(receiver))
-        else:
+        if self._builds_numpy_generator(receiver):
+            return True
+        if isinstance(receiver, nodes.BoolOp) and receiver.op == "or":
+            # ``given or np.random.RandomState()``: a given value is one too, or an argument no call here shows
+            # (the model is built in another file, or in a function the linter does not read): a generator
+            # method called on the result says it is a generator (an int seed would fail eagerly)
+            *given, fallback = receiver.values
+            return self._is_numpy_generator(fallback, depth + 1) and all(
+                self._is_numpy_generator(value, depth + 1) or self._unshown_argument(value) for value in given
+            )
+        if isinstance(receiver, nodes.Attribute) and not (isinstance(receiver.expr, nodes.Name) and receiver.expr.name == "self"):
             assigned = self._attribute_assignments(receiver.attrname)
-        return bool(assigned) and all(self._builds_numpy_generator(value) for value in assigned)
+        elif isinstance(receiver, (nodes.Name, nodes.Attribute)):
+            assigned = self.values.value_sources(receiver) or []
+        else:
+            return False
+        return bool(assigned) and all(self._is_numpy_generator(value, depth + 1) for value in assigned)
+
+    def _unshown_argument(self, value: nodes.NodeNG) -> bool:
+        """*value* is a parameter of its function, and no call of it in what the linter reads passes it."""
+        if not isinstance(value, nodes.Name):
+            return False
+        bindings = name_bindings(value)
+        return (
+            bool(bindings)
+            and all(isinstance(binding.parent, nodes.Arguments) for binding in bindings)
+            and self.values.value_sources(value) is None
+        )
 
     @cached_property
     def _builds_numpy_generators(self) -> bool:

@@ -70,7 +70,10 @@ class UntraceableStdlibCall(SideEffectRule):
     (`rng = np.random.default_rng(seed)` or `np.random.RandomState(seed)`,
     also kept as `self.rng` or as an attribute every assignment of the file
     gives one: `rng.integers(n)`, `self.random_state.beta(a, a)`,
-    `embedder.ucg_prng.choice(2, p=...)`; GB0156, measured),
+    `embedder.ucg_prng.choice(2, p=...)`; also a parameter every call
+    passes one for, and `given or np.random.RandomState()` as Spotlight
+    keeps it, with `given` an argument no call in the file shows; GB0156,
+    measured),
     seeding torch's RNG (`torch.manual_seed(...)`),
     `datetime.now()`/`utcnow()`/`today()`, `uuid.uuid1()`...`uuid5()` and
     changes of the warning filters (`warnings.simplefilter(...)`,
@@ -194,6 +197,14 @@ class UntraceableStdlibCall(SideEffectRule):
         "    return x * torch.from_numpy(np.random.normal(size=3))\n",
     )
     invalid = (
+        # Spotlight's sampler: the generator a model keeps, handed to a helper (GB0156, measured)
+        Example(
+            "import numpy as np\nimport torch\n\n\ndef sample(n, random_state):\n"
+            "    return random_state.randint(0, n, (2,))\n\n\nclass Model(torch.nn.Module):\n"
+            "    def __init__(self, random_state=None):\n        super().__init__()\n"
+            "        self._random_state = random_state or np.random.RandomState()\n\n    def forward(self, x):\n"
+            "        return x + torch.from_numpy(sample(5, self._random_state))\n\n\nmodel = torch.compile(Model())\n"
+        ),
         # a NumPy generator's methods (GB0156, measured)
         Example(
             "import numpy as np\nimport torch\n\nrng = np.random.default_rng(0)\n\n@torch.compile\ndef f(x):\n"

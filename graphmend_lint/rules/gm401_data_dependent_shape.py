@@ -86,6 +86,11 @@ CAPTURED_SIZE_BRANCH = Fix.advice(
     "or decide outside the compiled function",
 )
 _HEADER = "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor, r: torch.Tensor):\n"
+_MAE_MASKING = (
+    "\n\ndef random_masking(x):\n    return x.sum(-1) > 0, x.argsort(-1)\n\n\n@torch.compile\n"
+    "def f(x: torch.Tensor, is_mae: bool):\n    (mask, ids) = random_masking(x) if is_mae else (None, None)\n"
+    "    if mask is not None:\n        x = x[mask.unsqueeze(-1).tile(1, 1, x.shape[2])]\n    return x\n"
+)
 _CAPTURE = with_switch(_HEADER, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS)
 
 
@@ -593,6 +598,12 @@ class DataDependentOutputShape(Rule):
             "    return x[mask[..., None].tile(1, 1, x.shape[2])]\n",
             fixed="import torch\n\ntorch._dynamo.config.capture_dynamic_output_shape_ops = True\n\n\n@torch.compile\n"
             "def f(x: torch.Tensor):\n    mask = (x.sum(-1) > 0).bool()\n    return x[mask[..., None].tile(1, 1, x.shape[2])]\n",
+            unsafe=True,
+        ),
+        # ... with the mask from a helper only the MAE variant calls, `None` otherwise, tested before use
+        Example(
+            "import torch\n" + _MAE_MASKING,
+            fixed="import torch\n\ntorch._dynamo.config.capture_dynamic_output_shape_ops = True\n" + _MAE_MASKING,
             unsafe=True,
         ),
         # DUSt3R's losses read points through the batch's `valid_mask`: a key that names a mask selects (GB0036)
