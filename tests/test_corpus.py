@@ -38,9 +38,9 @@ CORPUS_SIZE_FLOOR = 300
 #: Dynamo fail on their size lists, which counted as no site), and a margin for the programs whose logged lines vary
 #: between runs; plus 79 of 97 on 2026-12-01 01:20 UTC over the 62 blind dev programs of the s24 batches (77, and
 #: VQ-Diffusion's 2 once its `torch.cond` fix was declined), plus 8 for the harness now restoring torch's default
-#: device after each program (programs measured after one that set it could log fewer sites before). Reset only when
-#: the corpus grows.
-UNSAFE_SITES_AFTER_CEILING = 1331
+#: device after each program (programs measured after one that set it could log fewer sites before); plus 65 of 89
+#: on 2026-12-01 05:15 UTC over the 62 blind dev programs of the s25 batches. Reset only when the corpus grows.
+UNSAFE_SITES_AFTER_CEILING = 1396
 #: Precision/recall floors per split and scope: the values measured by the CI run of `c8bd6c0` (2026-11-30 15:01 UTC,
 #: 1530 programs; docs/corpus.md "Current") minus 0.03, so a change that loses detection fails here. "precision" is
 #: strict (a finding on a line Dynamo never traced counts as wrong); "precision_observed" leaves those lines out.
