@@ -28,7 +28,7 @@ from graphmend_lint.analysis.annotations import BOOL_TENSOR, TENSOR
 from graphmend_lint.analysis.numpy_values import is_numpy_value
 from graphmend_lint.analysis.lookup import is_builtin_call, loops_binding, reaching_bindings
 from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
-from graphmend_lint.analysis.values import ITEM_COPIES, Kind, ValueOracle, is_elementwise_comparison
+from graphmend_lint.analysis.values import ITEM_COPIES, Kind, ValueOracle, is_elementwise_comparison, without_none
 
 #: Builtins that copy one tensor element to a Python scalar (``int(t)`` is ``t.item()``).
 SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
@@ -760,9 +760,7 @@ def _bool_binding(values: ValueOracle, binding: nodes.NodeNG, depth: int, lenien
     iterable = values.loop_iterable(binding)
     if iterable is not None:
         return _yields_masks(values, iterable, depth + 1, lenient)
-    sources = values.binding_sources(binding)
-    if sources:  # ``(mask, ids) = helper(x) if ... else (None, None)``: the None arm is tested before use (Hiera)
-        sources = [source for source in sources if not (isinstance(source, nodes.Const) and source.value is None)] or sources
+    sources = without_none(values.binding_sources(binding) or [])
     return bool(sources) and all(
         is_elementwise_comparison(source) or is_bool_tensor(values, source, depth + 1, lenient=lenient) for source in sources
     )

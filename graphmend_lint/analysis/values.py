@@ -309,6 +309,14 @@ def _compares_with_text(node: nodes.NodeNG) -> bool:
     return any(isinstance(operand, nodes.Const) and isinstance(operand.value, (str, bytes)) for operand in operands)
 
 
+def without_none(values: list[nodes.NodeNG]) -> list[nodes.NodeNG]:
+    """*values* less the ``None`` literals, unless that leaves nothing: a ``None`` on some paths (``return x,
+    None``, ``... else (None, None)``) is what code tests before use (Hiera's ``if bool_masked_pos is not
+    None:``), so the other values say what the name holds there."""
+    given = [value for value in values if not (isinstance(value, nodes.Const) and value.value is None)]
+    return given or values
+
+
 def _compares_with_none(node: nodes.Compare) -> bool:
     """``mask != None`` / ``mask == None``: a tensor compared with ``None`` answers a Python bool without
     reading data (Uformer's ``if mask != None:``; no break, measured on torch 2.13), like ``is not None``."""
@@ -1961,12 +1969,7 @@ class ValueOracle:
         ``padding_len, input_ids, attention_mask`` types each of them.
         """
         elements = self.element_values(value, index, arity=arity)
-        if elements is None:
-            return None
-        # a ``None`` on some paths (``return x, None``, ``... else (None, None)``) is what code tests before use
-        # (Hiera's ``if bool_masked_pos is not None:``); the other elements say what the value is
-        given = [element for element in elements if not (isinstance(element, nodes.Const) and element.value is None)]
-        return join(self._kind(element) for element in given or elements)
+        return None if elements is None else join(self._kind(element) for element in without_none(elements))
 
     def element_values(
         self, value: nodes.NodeNG, index: int | str, depth: int = 0, arity: int | None = None

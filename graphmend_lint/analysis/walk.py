@@ -51,3 +51,9 @@ def dotted(node: nodes.NodeNG) -> str | None:
         return None
     parts.append(node.name)
     return ".".join(reversed(parts))
+
+
+def slices_in(index: nodes.NodeNG) -> list[nodes.Slice]:
+    """The slices of a subscript's index: ``x[a:b]`` has one, ``x[:, :n, i]`` two."""
+    parts = index.elts if isinstance(index, nodes.Tuple) else [index]
+    return [part for part in parts if isinstance(part, nodes.Slice)]

@@ -11,6 +11,7 @@ from graphmend_lint.analysis.dynamo_settings import CAPTURE_SCALAR_OUTPUTS, sett
 from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.host_values import numpy_origin, scalar_conversion
 from graphmend_lint.analysis.values import ValueOracle, is_array_index
+from graphmend_lint.analysis.walk import slices_in
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.fixes.static_slice_bound import static_bound_fix
@@ -55,11 +56,6 @@ def data_dependent_bound(values: ValueOracle, bound: nodes.NodeNG | None, conver
         if conversions and None not in conversions:
             return f"{conversions[0].label} of a tensor (line {assigned[0].lineno})"
     return None
-
-
-def _slices(index: nodes.NodeNG) -> list[nodes.Slice]:
-    parts = index.elts if isinstance(index, nodes.Tuple) else [index]
-    return [part for part in parts if isinstance(part, nodes.Slice)]
 
 
 class TensorValuedSliceBound(Rule):
@@ -169,7 +165,7 @@ class TensorValuedSliceBound(Rule):
             # only an array takes ``x[i, :n]`` (Medusa's untyped ``retrieve_indices``); a tensor bound breaks in
             # any slice: a list, tuple or string asks the tensor's ``__index__`` (iBOT's ``x[start_idx:end_idx]``)
             array = ctx.values.is_tensor(subscript.value) or is_array_index(subscript.slice)
-            for part in _slices(subscript.slice):
+            for part in slices_in(subscript.slice):
                 for bound in (part.lower, part.upper, part.step):
                     why = data_dependent_bound(ctx.values, bound, converted=False)
                     if why is not None and (array or ctx.values.is_tensor(bound)):

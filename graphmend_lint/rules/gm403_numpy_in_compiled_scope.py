@@ -16,7 +16,7 @@ from graphmend_lint.analysis.untraced_numpy import untraced_numpy_function
 from graphmend_lint.context import RuleContext
 from graphmend_lint.diagnostics import Diagnostic, Fix
 from graphmend_lint.analysis.values import ValueOracle
-from graphmend_lint.analysis.walk import descendants
+from graphmend_lint.analysis.walk import descendants, slices_in
 from graphmend_lint.fixes.host_numpy import (
     StaticNumpyCall,
     numpy_twin_fix,
@@ -121,10 +121,7 @@ def _module_numpy_bound(values: ValueOracle, subscript: nodes.Subscript) -> node
     upsampler trims ``m[:, :, self.indent:-self.indent]`` with ``self.indent = pad * np.cumprod(scales)[-1]``,
     and Dynamo breaks at the negated stop (GB0033, measured on torch 2.13). The attribute itself as a bound
     (``x[self.indent:]``) is specialised on and traces."""
-    parts = subscript.slice.elts if isinstance(subscript.slice, nodes.Tuple) else [subscript.slice]
-    for part in parts:
-        if not isinstance(part, nodes.Slice):
-            continue
+    for part in slices_in(subscript.slice):
         for bound in (part.lower, part.upper, part.step):
             if isinstance(bound, (nodes.BinOp, nodes.UnaryOp)) and _computed_from_module_numpy(values, bound):
                 return bound
