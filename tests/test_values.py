@@ -706,6 +706,46 @@ def test_a_binding_under_an_is_none_test_no_call_takes_is_left_out() -> None:
     assert kinds_of(unfilled) == {"target_length": U}
 
 
+def test_a_tensor_annotation_every_call_contradicts_with_a_python_value_gives_way() -> None:
+    """Moonshine's ``_get_feat_extract_output_lengths(input_lengths: torch.LongTensor)`` called only with
+    ``attention_mask.shape[-1]``: Dynamo sees an int, so ``int(...)`` of it does not break."""
+    source = (
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def lengths(self, input_lengths: torch.LongTensor):\n"
+        "        probe(input_lengths)\n"
+        "        return int((input_lengths - 127) / 64 + 1)\n"
+        "    def forward(self, x, mask):\n"
+        "        return x[:, : self.lengths(mask.shape[-1])]\n"
+        "m = torch.compile(M())\n"
+    )
+    assert kinds_of(source) == {"input_lengths": S}
+    # a call passing a tensor leaves the annotation in charge, and so does an item of a container
+    assert kinds_of(source.replace("mask.shape[-1]", "mask.sum(-1)")) == {"input_lengths": T}
+    assert kinds_of(source.replace("mask.shape[-1]", "{'a': mask, 'b': mask}[self.key]")) == {"input_lengths": T}
+
+
+def test_the_default_arm_of_a_size_parameter_no_call_leaves_out_is_left_out() -> None:
+    """OpenNMT's ``max_len = max_len or lengths.max()`` and torch_scatter's ``dim_size if dim_size is not None
+    else int(index.max()) + 1``: every call passes a size, so only the parameter is the value."""
+    source = (
+        "import torch\n"
+        "def mask(lengths, max_len=None):\n"
+        "    n = max_len or lengths.max()\n"
+        "    m = max_len if max_len is not None else lengths.max()\n"
+        "    probe(n, m)\n"
+        "    return lengths\n"
+        "@torch.compile\n"
+        "def f(x, lengths):\n"
+        "    return mask(lengths, x.size(-1)), mask(lengths, max_len=x.shape[1]), mask(lengths, len(x)), mask(lengths, 4)\n"
+    )
+    assert kinds_of(source) == {"n": S, "m": S}
+    # a call without the size takes the default: both arms may run
+    assert kinds_of(source.replace("mask(lengths, 4)", "mask(lengths)")) == {"n": T, "m": U}
+    # a zero is falsy: ``or`` may take the tensor, while ``is not None`` still holds
+    assert kinds_of(source.replace("mask(lengths, 4)", "mask(lengths, 0)")) == {"n": T, "m": S}
+
+
 def test_a_for_loop_iterable_is_evaluated_once_so_nothing_is_carried_into_it() -> None:
     kinds = kinds_of(
         "import torch\n"

@@ -15,10 +15,19 @@ an argument for the parameter that is provably not ``None``: a literal other
 than ``None``, a ``torch`` call, arithmetic, or a name whose every binding
 reaching the call is one of those or a parameter that an earlier ``if <name>
 is None:`` of the same block always rebinds. No call at all proves nothing.
+
+The same proof settles the expression forms of the guard:
+``dim_size if dim_size is not None else int(index.max())`` runs only its first
+arm, and OpenNMT's ``max_len = max_len or lengths.max()`` only its first
+operand when every call passes a size (``align.size(-1)``) or a non-zero
+constant, so ``torch.arange(0, max_len)`` never sees the tensor. A size of
+zero would take the other operand; real callers pass none, and the rule is
+the one to stay quiet on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from astroid import nodes
@@ -29,6 +38,7 @@ if TYPE_CHECKING:
     from graphmend_lint.analysis.values import ValueOracle
 
 _MAX_DEPTH = 3
+_SIZE_METHODS = frozenset({"size", "dim", "numel"})
 
 
 def in_dead_none_branch(values: ValueOracle, binding: nodes.NodeNG) -> bool:
@@ -40,10 +50,28 @@ def in_dead_none_branch(values: ValueOracle, binding: nodes.NodeNG) -> bool:
             if tested is not None:
                 name, is_none = tested
                 in_none_branch = (child in parent.body) == is_none
-                if in_none_branch and _never_none_parameter(values, parent, name):
+                if in_none_branch and _parameter_always(values, parent.test.left, _never_none):
                     return True
         child, parent = parent, parent.parent
     return False
+
+
+def live_arm(values: ValueOracle, expression: nodes.IfExp) -> nodes.NodeNG | None:
+    """The only arm of ``p if p is not None else <other>`` (or of ``is None``) that runs, when every call
+    passes ``p`` a provably non-``None`` argument; else ``None``."""
+    tested = none_test(expression.test)
+    if tested is None or not _parameter_always(values, expression.test.left, _never_none):
+        return None
+    return expression.orelse if tested[1] else expression.body
+
+
+def live_operands(values: ValueOracle, expression: nodes.BoolOp) -> list[nodes.NodeNG]:
+    """The operands of *expression* that can be its value: just ``p`` of ``p or <default>`` when every call
+    passes ``p`` a size or a non-zero constant."""
+    first = expression.values[0]
+    if expression.op == "or" and isinstance(first, nodes.Name) and _parameter_always(values, first, _truthy):
+        return [first]
+    return list(expression.values)
 
 
 def none_test(test: nodes.NodeNG) -> tuple[str, bool] | None:
@@ -56,21 +84,27 @@ def none_test(test: nodes.NodeNG) -> tuple[str, bool] | None:
     return test.left.name, operator == "is"
 
 
-def _never_none_parameter(values: ValueOracle, branch: nodes.If, name: str) -> bool:
-    """*name* is a parameter of the function holding *branch*, unbound before it, that every call passes
-    a provably non-``None`` argument for."""
-    function = branch.frame()
-    if not isinstance(function, nodes.FunctionDef) or name not in {a.name for a in function.args.args or ()}:
+def _parameter_always(values: ValueOracle, use: nodes.Name, proof: Callable[[ValueOracle, nodes.NodeNG, int], bool]) -> bool:
+    """*use* reads a parameter of its function, unbound before it, for which every call passes an argument
+    that *proof* accepts."""
+    function = use.frame()
+    if not isinstance(function, nodes.FunctionDef) or use.name not in {a.name for a in function.args.args or ()}:
         return False
-    test = branch.test.left
     try:
-        if not all(isinstance(b.parent, nodes.Arguments) for b in reaching_bindings(test)):
+        if not all(isinstance(b.parent, nodes.Arguments) for b in reaching_bindings(use)):
             return False  # rebound before the test
     except Exception:  # astroid lookups can fail on odd code; then nothing is known
         return False
     calls = values.calls_of(function)
-    passed = values.call_site_arguments(function, name)
-    return bool(calls) and len(passed) == len(calls) and all(_never_none(values, argument, 0) for argument in passed)
+    passed = values.call_site_arguments(function, use.name)
+    return bool(calls) and len(passed) == len(calls) and all(proof(values, argument, 0) for argument in passed)
+
+
+def _truthy(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
+    """A non-zero constant or a size: ``x.size(-1)``, ``x.shape[1]``, ``len(x)``."""
+    if isinstance(node, nodes.Const):
+        return bool(node.value)
+    return isinstance(node, nodes.Call) and _is_size(node) or isinstance(node, nodes.Subscript) and is_sizes(node.value)
 
 
 def _never_none(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
@@ -81,7 +115,9 @@ def _never_none(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
     if isinstance(node, (nodes.BinOp, nodes.List, nodes.Tuple, nodes.Dict)):
         return True
     if isinstance(node, nodes.Call):
-        return (values.qualified_name(node.func) or "").startswith("torch.")
+        return _is_size(node) or (values.qualified_name(node.func) or "").startswith("torch.")
+    if isinstance(node, nodes.Subscript):
+        return is_sizes(node.value)
     if not isinstance(node, nodes.Name):
         return False
     try:
@@ -98,6 +134,21 @@ def _binds_non_none(values: ValueOracle, binding: nodes.NodeNG, use: nodes.Name,
     if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is not None:
         return _never_none(values, parent.value, depth + 1)
     return False
+
+
+def is_sizes(node: nodes.NodeNG) -> bool:
+    """``x.shape`` or ``x.size()``: numbers, one per dimension."""
+    return (isinstance(node, nodes.Attribute) and node.attrname == "shape") or (
+        isinstance(node, nodes.Call) and not node.args and _is_size(node)
+    )
+
+
+def _is_size(call: nodes.Call) -> bool:
+    """``x.size(...)``, ``x.dim()``, ``x.numel()`` or the builtin ``len(x)``: a number, never ``None``."""
+    func = call.func
+    if isinstance(func, nodes.Attribute):
+        return func.attrname in _SIZE_METHODS
+    return isinstance(func, nodes.Name) and func.name == "len" and "len" not in call.root().locals
 
 
 def _filled_in_before(parameter: nodes.AssignName, use: nodes.Name) -> bool:

@@ -29,7 +29,7 @@ from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.duck_typing import ARRAY_ATTRIBUTES, opaque_argument
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
-from graphmend_lint.analysis.none_guards import in_dead_none_branch, none_test
+from graphmend_lint.analysis.none_guards import in_dead_none_branch, is_sizes, live_arm, live_operands, none_test
 from graphmend_lint.analysis.scope import COMPILING_PREDICATES, SCRIPTING_PREDICATES, ScopeFacts
 from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts, split_kind
 from graphmend_lint.analysis.walk import descendants, dotted
@@ -520,7 +520,7 @@ class ValueOracle:
         if isinstance(node, nodes.UnaryOp):
             return self._kind(node.operand)
         if isinstance(node, nodes.BoolOp):
-            return self._operands(*node.values)
+            return self._operands(*live_operands(self, node))
         if isinstance(node, nodes.Compare):
             if any(op in _IDENTITY_OPS for op, _ in node.ops) or _compares_with_none(node):
                 return Kind.STATIC
@@ -529,6 +529,9 @@ class ValueOracle:
             folded = self.compiled_constant(node.test)
             if folded is not None:  # ``torch.min(...) if torch.jit.is_tracing() else min(...)``: one arm runs compiled
                 return self._kind(node.body if folded else node.orelse)
+            arm = live_arm(self, node)  # ``size if size is not None else int(index.max())``, every call passing a size
+            if arm is not None:
+                return self._kind(arm)
             return join([self._kind(node.body), self._kind(node.orelse)])
         if isinstance(node, nodes.NamedExpr):
             return self._kind(node.value)
@@ -995,6 +998,10 @@ class ValueOracle:
                 # ``this_peer_finished: bool`` that every call passes a tensor (transformers' generate loop):
                 # Dynamo sees the tensor, whatever the annotation says
                 return Kind.TENSOR
+            if declared is Kind.TENSOR and self._every_call_passes_a_python_value(function, name.name):
+                # ``input_lengths: torch.LongTensor`` that every call passes a shape (Moonshine's
+                # ``_get_feat_extract_output_lengths(attention_mask.shape[-1])``): Dynamo sees the Python value
+                return Kind.STATIC
             if declared is Kind.TENSOR and _python_literal(self._default_of(name, arguments)):
                 # ``output_attentions: torch.Tensor | None = False`` (FastSpeech2-Conformer): the default is a
                 # Python flag, and only calls that pass tensors make it one (measured: no break on the default)
@@ -1028,6 +1035,23 @@ class ValueOracle:
         ):
             return Kind.TENSOR
         return Kind.UNKNOWN
+
+    def _every_call_passes_a_python_value(self, function: nodes.NodeNG, parameter: str) -> bool:
+        """Every call passes *parameter* a Python value other than ``None`` (which an optional tensor takes).
+
+        An item read from a container (``cu_seqlens_mapping[layer_type]`` of a dict of tensors, muse_glimmer)
+        is static only as far as this module can tell, which is not enough to overrule an annotation; a
+        size read from a shape (``mask.shape[-1]``) is."""
+        passed = self.call_site_arguments(function, parameter)
+        return (
+            len(passed) == len(self.calls_of(function))
+            and not any(
+                isinstance(argument, nodes.Const) and argument.value is None
+                or isinstance(argument, nodes.Subscript) and not is_sizes(argument.value)
+                for argument in passed
+            )
+            and self._argument_kinds(function, parameter) == {Kind.STATIC}
+        )
 
     def _tensor_passed_by_traced_call(self, function: nodes.NodeNG, parameter: str) -> bool:
         """A call in traced code passes *parameter* a tensor, though another call passes a Python value.
