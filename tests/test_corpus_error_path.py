@@ -86,7 +86,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, An
     tasks = []
     for name, text in (("guarded", GUARDED), ("data_ptr", DATA_PTR), ("raise_only", RAISE_ONLY)):
         (root / f"{name}.py").write_text(text.lstrip(), encoding="utf-8")
-        # a variant is always compiled with fullgraph=True (an original without breaks is trusted to pass)
+        # measured as a fixed copy too: the worker judges a variant's fullgraph verdict apart from the original's
         variants = {"same": str(root / f"{name}.py")} if name == "raise_only" else {}
         tasks.append({"name": name, "path": str(root / f"{name}.py"), "lint": False, "behaviour": True,
                       "variants": variants})

@@ -11,8 +11,9 @@ Every call imports the program afresh, builds its callable with ``make()`` and
 seeds every RNG first (and again right before the call), so module state
 (warn-once caches, running stats) cannot leak from one call into the next, and
 the original and the fixed file see the same numbers, dropout masks included.
-Eager outcomes are taken first, then the logged compiled run, then
-``fullgraph=True``.
+Eager outcomes are taken first (with behaviour), then the logged compiled
+run, then ``fullgraph=True`` for the input sets whose logged run leaves the
+verdict open (``_logged_then_whole_graph``).
 
 A program whose callable is an ``nn.Module`` with any submodule in eval mode
 (``Model(cfg).eval()``) is measured twice: as ``make()`` builds it, then, from
@@ -311,15 +312,33 @@ def _traced_lines_of(target: str) -> Iterator[_TracedLines]:
         yield handler
 
 
-def _logged_call(
-    fn: Callable[..., Any], args: tuple[Any, ...], target: str
-) -> tuple[set[Site], set[tuple[str, int, str]], Outcome, set[int]]:
+@dataclass
+class _CompiledCall:
+    """One compiled call of one input set: its logged sites, outcome and traced lines, and what it raised."""
+
+    sites: set[Site]
+    foreign_sites: set[tuple[str, int, str]]
+    outcome: Outcome
+    traced_lines: set[int]
+    raised: Exception | None
+
+
+def _compiled_call(fn: Callable[..., Any], args: tuple[Any, ...], target: str, fullgraph: bool) -> _CompiledCall:
     """Compile ``fn`` afresh, call it once, and parse the graph_breaks log of that call (and the lines it traced)."""
     torch._dynamo.reset()
-    compiled = torch.compile(fn, backend=BACKEND)
+    compiled = torch.compile(fn, fullgraph=fullgraph, backend=BACKEND)
+    raised: list[Exception] = []
+
+    def call(*call_args: Any) -> Any:
+        try:
+            return compiled(*call_args)
+        except Exception as error:  # kept whole: a fullgraph failure is judged by the user exception inside it
+            raised.append(error)
+            raise
+
     with breaks._captured_graph_break_log() as collector, breaks._fresh_compilation_metrics(), \
             _traced_lines_of(target) as traced:
-        outcome = observe(compiled, args)
+        outcome = observe(call, args)
     occurrences = breaks._occurrences_from_log(collector.messages, collector.positions)
     local = {
         Site(site.line, site.gb_id or "GB????", site.reason)
@@ -331,25 +350,18 @@ def _logged_call(
         for site, _ in occurrences
         if not _is_program_file(site.filename, target)
     }
-    return local, foreign, outcome, traced.lines
+    return _CompiledCall(local, foreign, outcome, traced.lines, raised[0] if raised else None)
 
 
-def _fullgraph_failure(fn: Callable[..., Any], args: tuple[Any, ...], eager: Outcome | None) -> str | None:
-    """``None`` when ``torch.compile(fn, fullgraph=True)`` traces and runs this input set.
+def _fullgraph_failure(raised: Exception | None, eager: Outcome) -> str | None:
+    """``None`` when a ``fullgraph=True`` call raised nothing, or only what the eager call raises too.
 
     An exception of the program's own (the type eager raises too) is behaviour,
     not a tracing failure.
     """
-    torch._dynamo.reset()
-    compiled = torch.compile(fn, fullgraph=True, backend=BACKEND)
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            compiled(*args)
-    except Exception as error:
-        if eager is not None and eager.error is not None and eager.error[0] in _raised_types(error):
-            return None
-        return _first_line(error, 200)
-    return None
+    if raised is None or (eager.error is not None and eager.error[0] in _raised_types(raised)):
+        return None
+    return _first_line(raised, 200)
 
 
 def _raised_types(error: BaseException) -> set[str]:
@@ -368,42 +380,61 @@ def _raised_types(error: BaseException) -> set[str]:
     return names
 
 
-def _measure_run(
-    run: Run, path: Path, module_name: str, behaviour: bool, skip_clean_fullgraph: bool, declared: dict[int, str]
-) -> None:
+def _measure_run(run: Run, path: Path, module_name: str, behaviour: bool, declared: dict[int, str]) -> None:
     """Fill ``run`` with one pass over every input set: as built, or after ``.train()`` for a ``TrainRun``."""
-    target = os.path.realpath(path)
     train = isinstance(run, TrainRun)
     if behaviour:
         run.eager, _ = _per_input(path, module_name, observe, train)
-    logged, _ = _per_input(path, module_name, lambda fn, args: _logged_call(fn, args, target), train)
-    unrunnable = _unrunnable_in_training(run, path, module_name, logged, declared) if train else {}
-    for index, (sites, foreign, compiled, traced_lines) in enumerate(logged):
-        run.compiled.append(compiled)
+        calls, run.fullgraph = _logged_then_whole_graph(path, module_name, run.eager, train)
+    else:
+        target = os.path.realpath(path)
+        calls, _ = _per_input(path, module_name, lambda fn, args: _compiled_call(fn, args, target, False), train)
+    unrunnable = _unrunnable_in_training(run, path, module_name, calls, declared) if train else {}
+    for index, call in enumerate(calls):
+        run.compiled.append(call.outcome)
         if index in unrunnable:
             continue
-        error_path = error_path_sites(sites, compiled, declared.get(index))
+        error_path = error_path_sites(call.sites, call.outcome, declared.get(index))
         run.error_path_sites |= error_path
-        run.sites |= sites - error_path
-        run.foreign_sites |= foreign
-        run.traced_lines |= traced_lines
+        run.sites |= call.sites - error_path
+        run.foreign_sites |= call.foreign_sites
+        run.traced_lines |= call.traced_lines
     run.error_path_sites -= run.sites  # logged by an input set that does not raise too: a break
     if train:
         run.unrunnable = unrunnable
-    if behaviour and (run.sites or run.foreign_sites or not skip_clean_fullgraph):
-        eager = iter(run.eager)
-        run.fullgraph, _ = _per_input(
-            path, module_name, lambda fn, args: _fullgraph_failure(fn, args, next(eager)), train
+    for index in unrunnable if behaviour else ():
+        run.fullgraph[index] = None  # not a path anyone runs: not held against the program
+
+
+def _logged_then_whole_graph(
+    path: Path, module_name: str, eager: list[Outcome], train: bool
+) -> tuple[list[_CompiledCall], list[str | None]]:
+    """Per input set, the logged compiled call, and the ``fullgraph=True`` verdict where the logged call leaves one open.
+
+    An input set whose logged call logged no break (here or in library code),
+    raised nothing and traced the program traced as one graph, so
+    ``fullgraph=True`` has nothing to refuse and is not compiled again (most of
+    a fixed copy's input sets; 453 s -> 356 s on every 20th corpus program). The converse does
+    not hold, so the logged call cannot be skipped instead: torch 2.13's
+    ``fullgraph=True`` traces data-dependent operators (``nonzero``, ``.item()``,
+    a boolean mask) that the same call without it logs as breaks (GB0036,
+    GB0124, GB0033; measured 2026-12-02 on eight dev programs).
+    """
+    target = os.path.realpath(path)
+    calls, _ = _per_input(path, module_name, lambda fn, args: _compiled_call(fn, args, target, False), train)
+    verdicts = [
+        None if call.traced_lines and not (call.sites or call.foreign_sites or call.raised)
+        else _fullgraph_failure(
+            _call_at(path, module_name, index, lambda fn, args: _compiled_call(fn, args, target, True), train)[0].raised,
+            eager[index],
         )
-        for index in unrunnable:
-            run.fullgraph[index] = None  # not a path anyone runs: not held against the program
-    elif behaviour:
-        # Dynamo logged no break anywhere: nothing for fullgraph=True to refuse.
-        run.fullgraph = [None] * len(run.eager)
+        for index, call in enumerate(calls)
+    ]
+    return calls, verdicts
 
 
 def _unrunnable_in_training(
-    run: Run, path: Path, module_name: str, logged: list[Any], declared: dict[int, str]
+    run: Run, path: Path, module_name: str, calls: list[_CompiledCall], declared: dict[int, str]
 ) -> dict[int, str]:
     """Input sets whose eager run in training mode raises an exception the program does not declare there.
 
@@ -412,8 +443,8 @@ def _unrunnable_in_training(
     that runs means eager runs too: the eager backend executes the same ops).
     """
     unrunnable = {}
-    for index, (_, _, compiled, _) in enumerate(logged):
-        if compiled.error is None:
+    for index, call in enumerate(calls):
+        if call.outcome.error is None:
             continue
         if run.eager:
             eager = run.eager[index]
@@ -424,28 +455,25 @@ def _unrunnable_in_training(
     return unrunnable
 
 
-def measure(path: Path, module_name: str, behaviour: bool, skip_clean_fullgraph: bool = False) -> Measurement:
+def measure(path: Path, module_name: str, behaviour: bool) -> Measurement:
     """Logged break sites of ``path`` over all its input sets; with ``behaviour``, also eager outcomes and fullgraph.
 
     A module with a submodule in eval mode is measured again after ``.train()``
     (``Measurement.train``); its sites and traced lines join the union.
-    ``skip_clean_fullgraph`` trusts a run that logged no break at all to pass
-    ``fullgraph=True`` instead of compiling it again (used for unchanged originals;
-    fixed files are always compiled with ``fullgraph=True``).
     """
     result = Measurement()
     with _dynamo_state_restored():
         try:
             module, result.import_stdout = load_program(path, module_name)
             result.declared_raises = {int(k): str(v) for k, v in getattr(module, "RAISING_INPUTS", {}).items()}
-            _measure_run(result, path, module_name, behaviour, skip_clean_fullgraph, result.declared_raises)
+            _measure_run(result, path, module_name, behaviour, result.declared_raises)
             result.built_sites = set(result.sites)
             seed_everything()
             fn, input_sets = module.make()
             result.float_dtypes = float_dtypes(fn, input_sets)
             result.train.skipped = train_skip_reason(fn)
             if result.train.skipped is None:
-                _measure_train(result, path, module_name, behaviour, skip_clean_fullgraph)
+                _measure_train(result, path, module_name, behaviour)
         except Exception as error:
             result.error = _first_line(error, 300) + _raised_at(error)
         finally:
@@ -453,10 +481,10 @@ def measure(path: Path, module_name: str, behaviour: bool, skip_clean_fullgraph:
     return result
 
 
-def _measure_train(result: Measurement, path: Path, module_name: str, behaviour: bool, skip_clean_fullgraph: bool) -> None:
+def _measure_train(result: Measurement, path: Path, module_name: str, behaviour: bool) -> None:
     """The training-mode run; a failure is recorded in ``result.train.error``, never raised."""
     try:
-        _measure_run(result.train, path, module_name, behaviour, skip_clean_fullgraph, result.declared_raises)
+        _measure_run(result.train, path, module_name, behaviour, result.declared_raises)
     except Exception as error:
         result.train = TrainRun(error=_first_line(error, 300))
         return
