@@ -28,6 +28,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="detect: findings vs logged breaks; fix: also --fix and --fix --unsafe-fixes on copies; "
                              "truth: logged breaks only, no linter")
     parser.add_argument("--only", nargs="+", default=(), metavar="SUBSTRING", help="programs whose name contains one")
+    parser.add_argument("--gate-sample", action="store_true",
+                        help="only the half of each split the test suite's gate measures (layout.in_gate_sample)")
     parser.add_argument("--details", action="store_true", help="list each dev FP/FN and fix problem")
     parser.add_argument("--show-heldout-details", action="store_true",
                         help="list held-out FP/FN and fix problems: for the final report only; never while developing")
@@ -99,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.where:
             print(f"{name}: {layout.split_of(Path(name).stem)}")
         return 0
-    programs = layout.discover(args.split, tuple(args.only))
+    programs = layout.discover(args.split, tuple(args.only), args.gate_sample)
     if not programs:
         print("no programs selected", file=sys.stderr)
         return 2
@@ -139,7 +141,8 @@ def summarize(args: argparse.Namespace, programs: list[layout.Program], answers:
               fix_runs: dict[str, fixing.FixRun], elapsed: float) -> dict[str, Any]:
     """Print the tables (and allowed details); return everything for ``--json``."""
     rule_claims = claims()
-    result: dict[str, Any] = {"mode": args.mode, "seconds": round(elapsed, 1), "splits": {}, "answers": answers,
+    result: dict[str, Any] = {"mode": args.mode, "seconds": round(elapsed, 1), "gate_sample": args.gate_sample,
+                              "splits": {}, "answers": answers,
                               "fix_cli": {m: {"exit_code": r.exit_code, "stderr": r.stderr[-2000:]} for m, r in fix_runs.items()}}
     unmeasured = [name for name, answer in answers.items() if not score.measured(answer) or answer.get("lint_error")]
     # Fix and truth modes run the eager phase; a program whose eager run raises undeclared is broken.
