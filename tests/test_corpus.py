@@ -34,26 +34,26 @@ from tests.corpus.acid import acid  # noqa: E402
 
 #: The size issue 14 asks for.
 CORPUS_SIZE_FLOOR = 300
-#: Dev logged sites of the gate sample left after ``--fix --unsafe-fixes``: 685 of 853 in the CI run of 2026-12-02
-#: 05:37 UTC (the whole dev split: 1379 of 1780), plus a margin of 9 for the programs whose logged lines vary
-#: between runs (the whole split's ceiling had 17). Reset only when the corpus grows.
+#: Dev logged sites of the gate sample left after ``--fix --unsafe-fixes``: 685 of 853 in both CI rehearsals
+#: of 2026-12-02 (05:32 UTC, the whole corpus re-scored, whose dev split kept 1379 of 1780; 06:41 UTC, the
+#: sample itself), plus a margin of 9 for the programs whose logged lines vary between runs (the whole
+#: split's ceiling had 17). Reset only when the corpus grows.
 UNSAFE_SITES_AFTER_CEILING = 694
 #: Precision/recall floors per split and scope: the gate sample's values minus 0.03, so a change that loses
-#: detection fails here. Dev: measured on the run of 2026-12-02 05:37 UTC (its half of 1254 programs, 617).
-#: Held-out: the whole split's floors of 2026-11-30, until the gate sample's own aggregate is measured.
-#: "precision" is strict (a finding on a line Dynamo never traced counts as wrong); "precision_observed"
-#: leaves those lines out. Truth counts breaks in eval and train mode.
+#: detection fails here, measured by the CI rehearsal of 2026-12-02 06:41 UTC (617 dev and 314 held-out
+#: programs). "precision" is strict (a finding on a line Dynamo never traced counts as wrong);
+#: "precision_observed" leaves those lines out. Truth counts breaks in eval and train mode.
 DETECTION_FLOORS: dict[tuple[str, str], dict[str, float]] = {
     ("dev", "compiled"): {"precision": 0.63, "precision_observed": 0.95, "recall": 0.87},  # 0.66 (750/1128) / 0.98 / 0.91 (750/826)
     ("dev", "modules"): {"precision": 0.62, "precision_observed": 0.95, "recall": 0.88},  # 0.66 (753/1149) / 0.98 / 0.91 (753/826)
-    ("heldout", "compiled"): {"precision": 0.59, "precision_observed": 0.93, "recall": 0.77},
-    ("heldout", "modules"): {"precision": 0.59, "precision_observed": 0.93, "recall": 0.80},
+    ("heldout", "compiled"): {"precision": 0.60, "precision_observed": 0.93, "recall": 0.79},  # 0.63 (381/604) / 0.965 / 0.82 (381/464)
+    ("heldout", "modules"): {"precision": 0.59, "precision_observed": 0.93, "recall": 0.81},  # 0.63 (391/621) / 0.963 / 0.84 (391/464)
 }
 #: Modules that make() builds with a submodule in eval mode are measured again after .train()
-#: (docs/corpus.md "Both modes"). In the gate sample's dev half: 122 such programs, 16 lines logged only in
-#: training (run of 2026-12-02 05:37 UTC); held-out adds its own, counted here as none until measured.
-TRAINING_RUNS_FLOOR = 120
-TRAINING_ONLY_LINES_FLOOR = 15
+#: (docs/corpus.md "Both modes"). In the gate sample (same run): 122 dev + 66 held-out such programs, which
+#: logged 16 + 7 lines only in training.
+TRAINING_RUNS_FLOOR = 185
+TRAINING_ONLY_LINES_FLOOR = 20
 #: Known wrong outputs after a fix, per (split, mode): none. (GM104's old `torch._assert_async`
 #: rewrite changed torchvision normalize's ValueError into a RuntimeError eagerly; GM104 now keeps
 #: the eager `if` untouched and offers its compiled check only as an opt-in.)
@@ -158,9 +158,9 @@ REPORT_DIR_VARIABLE = "GRAPHMEND_CORPUS_REPORT_DIR"
 
 @pytest.fixture(scope="module")
 def corpus_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One detect+fix measurement of the gate sample (931 programs: about 27 minutes on 2 cores, 2026-12-02).
+    """One detect+fix measurement of the gate sample (931 programs: 1970 s on 2 cores, 2026-12-02 06:46 UTC).
 
-    The limit (45 minutes) leaves a margin for a slow machine inside the whole CI run's 90 minutes.
+    The limit (50 minutes) leaves a margin for a slow machine inside the whole CI run's 90 minutes.
     """
     kept = os.environ.get(REPORT_DIR_VARIABLE)
     report_dir = Path(kept) if kept else tmp_path_factory.mktemp("corpus")
@@ -172,7 +172,7 @@ def corpus_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=2700,
+        timeout=3000,
     )
     (report_dir / "corpus.txt").write_text(completed.stdout + completed.stderr)
     assert completed.returncode == 0, completed.stderr[-3000:]
