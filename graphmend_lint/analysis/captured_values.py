@@ -18,13 +18,12 @@ from astroid import nodes
 
 from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.host_values import condition_operands, unpacked_from
+from graphmend_lint.analysis.walk import size_receiver
 
 if TYPE_CHECKING:
     from graphmend_lint.analysis.scope import TracedFunction
     from graphmend_lint.context import FileAnalysis
 
-#: Reads of a tensor's size: ``len(v)``, ``v.shape``, ``v.size()``, ``v.numel()``.
-SIZE_METHODS = frozenset({"size", "numel", "nelement", "dim"})
 _MAX_DEPTH = 4
 
 
@@ -70,7 +69,7 @@ def _unpacked_sizes(name: nodes.Name) -> list[nodes.NodeNG]:
     ``assert seq_len == N_txt + N_img, f"..."``, still breaks with ``capture_dynamic_output_shape_ops`` on
     (GB0170: an assert with a formatted message is not turned into a runtime check, measured). Other
     unpacked values are not followed: which element a name takes is not known."""
-    return [value for value in unpacked_from(name) or () if _size_receiver(value) is not None]
+    return [value for value in unpacked_from(name) or () if size_receiver(value) is not None]
 
 
 def captured_origin(
@@ -83,23 +82,12 @@ def captured_origin(
     return _origin(expression, is_capture, 0, memo)
 
 
-def _size_receiver(node: nodes.NodeNG) -> nodes.NodeNG | None:
-    """``v`` in ``len(v)``, ``v.shape``, ``v.size(...)``, ``v.numel()``."""
-    if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Name) and node.func.name == "len" and node.args:
-        return node.args[0]
-    if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) and node.func.attrname in SIZE_METHODS:
-        return node.func.expr
-    if isinstance(node, nodes.Attribute) and node.attrname == "shape":
-        return node.expr
-    return None
-
-
 def dynamic_size_origin(
     expression: nodes.NodeNG, is_dynamic: Callable[[nodes.NodeNG], bool]
 ) -> nodes.NodeNG | None:
     """The data-dependent-shape result whose *size* *expression* reads (``len(idx)`` with ``idx = x.nonzero()``)."""
     for node in [expression, *expression.nodes_of_class((nodes.Call, nodes.Attribute))]:
-        receiver = _size_receiver(node)
+        receiver = size_receiver(node)
         if receiver is not None:
             found = _origin(receiver, is_dynamic, 0)
             if found is not None:

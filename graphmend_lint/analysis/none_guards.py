@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING
 from astroid import nodes
 
 from graphmend_lint.analysis.lookup import reaching_bindings, runs_before
+from graphmend_lint.analysis.walk import size_receiver
 
 if TYPE_CHECKING:
     from graphmend_lint.analysis.values import ValueOracle
 
 _MAX_DEPTH = 3
-_SIZE_METHODS = frozenset({"size", "dim", "numel"})
 
 
 def in_dead_none_branch(values: ValueOracle, binding: nodes.NodeNG) -> bool:
@@ -104,7 +104,9 @@ def _truthy(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
     """A non-zero constant or a size: ``x.size(-1)``, ``x.shape[1]``, ``len(x)``."""
     if isinstance(node, nodes.Const):
         return bool(node.value)
-    return isinstance(node, nodes.Call) and _is_size(node) or isinstance(node, nodes.Subscript) and is_sizes(node.value)
+    if isinstance(node, nodes.Call):
+        return size_receiver(node) is not None
+    return isinstance(node, nodes.Subscript) and is_sizes(node.value)
 
 
 def _never_none(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
@@ -115,7 +117,7 @@ def _never_none(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
     if isinstance(node, (nodes.BinOp, nodes.List, nodes.Tuple, nodes.Dict)):
         return True
     if isinstance(node, nodes.Call):
-        return _is_size(node) or (values.qualified_name(node.func) or "").startswith("torch.")
+        return size_receiver(node) is not None or (values.qualified_name(node.func) or "").startswith("torch.")
     if isinstance(node, nodes.Subscript):
         return is_sizes(node.value)
     if not isinstance(node, nodes.Name):
@@ -139,16 +141,9 @@ def _binds_non_none(values: ValueOracle, binding: nodes.NodeNG, use: nodes.Name,
 def is_sizes(node: nodes.NodeNG) -> bool:
     """``x.shape`` or ``x.size()``: numbers, one per dimension."""
     return (isinstance(node, nodes.Attribute) and node.attrname == "shape") or (
-        isinstance(node, nodes.Call) and not node.args and _is_size(node)
+        isinstance(node, nodes.Call) and not node.args and isinstance(node.func, nodes.Attribute)
+        and node.func.attrname == "size"
     )
-
-
-def _is_size(call: nodes.Call) -> bool:
-    """``x.size(...)``, ``x.dim()``, ``x.numel()`` or the builtin ``len(x)``: a number, never ``None``."""
-    func = call.func
-    if isinstance(func, nodes.Attribute):
-        return func.attrname in _SIZE_METHODS
-    return isinstance(func, nodes.Name) and func.name == "len" and "len" not in call.root().locals
 
 
 def _filled_in_before(parameter: nodes.AssignName, use: nodes.Name) -> bool:

@@ -16,6 +16,8 @@ from typing import TypeVar
 from astroid import nodes
 
 NodeT = TypeVar("NodeT", bound=nodes.NodeNG)
+#: Methods that read a tensor's size: ``v.size()``, ``v.numel()``, ``v.nelement()``, ``v.dim()``.
+SIZE_METHODS = frozenset({"size", "numel", "nelement", "dim"})
 
 
 def descendants(
@@ -57,3 +59,15 @@ def slices_in(index: nodes.NodeNG) -> list[nodes.Slice]:
     """The slices of a subscript's index: ``x[a:b]`` has one, ``x[:, :n, i]`` two."""
     parts = index.elts if isinstance(index, nodes.Tuple) else [index]
     return [part for part in parts if isinstance(part, nodes.Slice)]
+
+
+def size_receiver(node: nodes.NodeNG) -> nodes.NodeNG | None:
+    """``v`` in ``len(v)``, ``v.shape``, ``v.size(...)``, ``v.numel()``: a size read, which is a Python number
+    (or tuple of them) whatever ``v`` is; ``None`` for anything else."""
+    if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Name) and node.func.name == "len" and node.args:
+        return node.args[0]
+    if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) and node.func.attrname in SIZE_METHODS:
+        return node.func.expr
+    if isinstance(node, nodes.Attribute) and node.attrname == "shape":
+        return node.expr
+    return None
