@@ -405,7 +405,7 @@ def _route_seeds(
                 continue
             local = seed.qualname.removeprefix(module_of[target] + ".")
             target_outcome = outcomes.get(target)
-            if target_outcome is not None and local in target_outcome.traced and not seed.via_decorator:
+            if target_outcome is not None and not target_outcome.seed_sinks.takes(local, seed.via_decorator):
                 continue
             if seed not in known.get(target, set()):
                 fresh.setdefault(target, set()).add(seed)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from graphmend_lint.analysis.imports import ImportTable, module_name_for
-from graphmend_lint.analysis.scope import ScopeFacts, Seed, analyze_scope
+from graphmend_lint.analysis.scope import ScopeFacts, Seed, SeedSinks, analyze_scope
 from graphmend_lint.config import Settings
 from graphmend_lint.context import FileAnalysis, RuleContext
 from graphmend_lint.diagnostics import Diagnostic, FixResult, Position
@@ -40,7 +40,7 @@ class FileOutcome:
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     seeds: tuple[Seed, ...] = ()
-    traced: frozenset[str] = frozenset()
+    seed_sinks: SeedSinks = SeedSinks()
     internal_errors: list[str] = field(default_factory=list)
 
 
@@ -102,7 +102,7 @@ def _analyze(source: SourceFile, path: str, settings: Settings, seeds: Sequence[
     imports = ImportTable.from_tree(tree, module_name, is_package)
     scope = analyze_scope(tree, imports, path, settings.scope, seeds, settings.extra_compile_functions, source.text)
     outcome.seeds = scope.seeds
-    outcome.traced = frozenset(f.qualname for f in scope.functions)
+    outcome.seed_sinks = scope.seed_sinks
     if not scope.functions or not rules:
         return outcome
     try:

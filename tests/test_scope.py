@@ -283,6 +283,62 @@ def test_helper_in_another_file_is_reached(tmp_path: Path) -> None:
     assert report.diagnostics[0].scope_chain[-1] == "shrink"
 
 
+
+def test_seed_sinks_name_what_a_later_seed_can_still_reach() -> None:
+    source = """
+import torch
+from torch import nn
+from transformers.utils import ModelOutput
+from .shared import rotate
+
+class Block(nn.Module):
+    def forward(self, x):
+        return self.dropout(x)
+
+class Out(ModelOutput):
+    pass
+
+def helper(x):
+    return x
+"""
+    sinks = scope_of(source, "modules").seed_sinks
+    assert sinks.takes("helper", False)  # an untraced function
+    assert sinks.takes("Out", False)  # its base's __call__ is a seed this run did not make
+    assert sinks.takes("rotate", False)  # a re-export forwards the seed
+    assert sinks.takes("Block.forward", True)  # a decorator seed may reach the wrappers it returns
+    assert not sinks.takes("Block.forward", False)  # traced already
+    assert not sinks.takes("Block", False)  # calling it runs the traced forward (nn.Module is torch's)
+    assert not sinks.takes("Block.dropout", False)  # an attribute, no function of this file
+
+
+def test_a_file_is_linted_again_only_for_seeds_that_reach_more(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``self.dropout(x)`` in a subclass seeds the base's attribute: nothing for the base's file to re-lint."""
+    import graphmend_lint.engine as engine
+
+    package = tmp_path / "proj"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text(
+        "import torch\nfrom torch import nn\n\nclass Base(nn.Module):\n    def forward(self, x):\n"
+        "        return self.dropout(x)\n\ndef scale(x):\n    if x.sum() > 0:\n        x = x * 0.5\n    return x\n"
+    )
+    (package / "model.py").write_text(
+        "import torch\nfrom .base import Base\n\nclass Model(Base):\n    def forward(self, x):\n"
+        "        return self.dropout(x) + 1\n"
+    )
+    analysed: list[str] = []
+    analyze = engine.analyze
+    monkeypatch.setattr(engine, "analyze", lambda source, path, *rest: analysed.append(Path(path).name) or analyze(source, path, *rest))
+    settings = Settings(root=str(tmp_path), scope="modules")
+    assert run([str(package)], settings, jobs=1, use_cache=False).diagnostics == []
+    assert sorted(analysed) == ["__init__.py", "base.py", "model.py"]
+
+    (package / "model.py").write_text((package / "model.py").read_text().replace("+ 1", "+ scale(x)").replace("Base\n", "Base, scale\n", 1))
+    analysed.clear()
+    found = [(Path(d.path).name, d.start.line, d.code) for d in run([str(package)], settings, jobs=1, use_cache=False).diagnostics]
+    assert found == [("base.py", 9, "GM101")]
+    assert sorted(analysed) == ["__init__.py", "base.py", "base.py", "model.py"]
+
 # -- issue 14 §1: every entry form real code uses ---------------------------------------------------------------
 
 ENTRY_MODEL = MODEL + """
