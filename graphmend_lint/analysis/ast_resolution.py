@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from astroid import nodes
 
+from graphmend_lint.analysis.ast_walk import ast_nodes
 from graphmend_lint.analysis.imports import ImportTable, dotted_name
 from graphmend_lint.analysis.module_index import MODULE, ModuleIndex
 from graphmend_lint.analysis.resolve import Resolver, Target
@@ -79,8 +80,10 @@ class AstResolution:
     def _global_declarations(self) -> dict[str, list[str]]:
         """Name -> the functions whose ``global`` statement names it."""
         declared: dict[str, list[str]] = {}
+        if self.index.text is not None and "global" not in self.index.text:
+            return declared  # most files have none: skip walking every function
         for qualname, function in self.index.functions.items():
-            for statement in ast.walk(function):
+            for statement in ast_nodes(function):
                 if isinstance(statement, ast.Global):
                     for name in statement.names:
                         declared.setdefault(name, []).append(qualname)

@@ -20,6 +20,7 @@ import copy
 from astroid import MANAGER, nodes
 from astroid.rebuilder import TreeRebuilder
 
+from graphmend_lint.analysis.ast_walk import ast_nodes
 from graphmend_lint.analysis.imports import ImportTable, child_statements
 from graphmend_lint.analysis.scope import ScopeFacts
 from graphmend_lint.analysis.torch_stubs import preload_torch_stubs
@@ -59,7 +60,7 @@ def _constructed_classes(tree: ast.Module, traced: set[tuple[int, int]], duck_ty
                 called.add(node.name)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (node.lineno, node.col_offset) in traced:
             called.update(
-                call.func.id for call in ast.walk(node) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                call.func.id for call in ast_nodes(node) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
             )
             continue  # the walk covered what is nested in it
         stack.extend(child_statements(node))
@@ -129,7 +130,7 @@ def _init_helpers(classes: list[list[ast.FunctionDef | ast.AsyncFunctionDef]]) -
     pending = list(by_name.get("__init__", []))
     while pending:
         method = pending.pop()
-        for call in ast.walk(method):
+        for call in ast_nodes(method):
             func = call.func if isinstance(call, ast.Call) else None
             if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
                 continue

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from graphmend_lint.analysis.ast_walk import ast_nodes
 from graphmend_lint.analysis.imports import dotted_name
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -282,9 +283,10 @@ class ModuleIndex:
     @cached_property
     def _names_read_as_values(self) -> frozenset[str]:
         """Names the module reads anywhere except as a class's base."""
-        bases = {id(base) for node in ast.walk(self.tree) if isinstance(node, ast.ClassDef) for base in node.bases}
+        everything = ast_nodes(self.tree)
+        bases = {id(base) for node in everything if isinstance(node, ast.ClassDef) for base in node.bases}
         return frozenset(
-            node.id for node in ast.walk(self.tree)
+            node.id for node in everything
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in bases
         )
 
@@ -506,7 +508,7 @@ def _bind_comprehension_loops(table: dict[str, list[Binding]], body: list[ast.st
         if field not in _BLOCK_FIELDS and not isinstance(statement, _DEFINITIONS)
         for child in (value if isinstance(value, list) else [value])
         if isinstance(child, ast.AST)
-        for node in ast.walk(child)
+        for node in ast_nodes(child)
         if isinstance(node, _COMPREHENSIONS)
         for generator in node.generators
     ]

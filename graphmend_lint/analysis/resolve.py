@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from graphmend_lint.analysis.ast_walk import ast_nodes
 from graphmend_lint.analysis.duck_typing import DuckTyping, opaque_argument
 from graphmend_lint.analysis.imports import ImportTable, dotted_name
 from graphmend_lint.analysis.module_index import ELEMENTS, MODULE, Binding, ModuleIndex
@@ -634,7 +635,7 @@ class Resolver:
         built = {
             node.func.id
             for klass in models
-            for node in ast.walk(self.index.classes[klass])
+            for node in ast_nodes(self.index.classes[klass])
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id != klass
         }
         return [klass for klass in models if klass not in built]
