@@ -19,6 +19,7 @@ from graphmend_lint.analysis.break_sites import break_position
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.imports import ImportTable
+from graphmend_lint.analysis.none_guards import settled_test
 from graphmend_lint.analysis.scope import ScopeFacts, Seed, TracedFunction
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.config import Settings
@@ -126,11 +127,16 @@ class FileAnalysis:
 
     def _compiled_children(self, node: nodes.NodeNG) -> list[nodes.NodeNG]:
         """The children of *node* that run under compile: not the arm of ``a if torch.jit.is_tracing() else b``
-        Dynamo folds away, nor the operands after ``not is_torchdynamo_compiling() and ...`` decides."""
-        if isinstance(node, nodes.IfExp):
+        Dynamo folds away, nor the operands after ``not is_torchdynamo_compiling() and ...`` decides, nor
+        the arm of a guard on a parameter that no call of the function takes (WeNet's ``max_len if max_len > 0
+        else lengths.max().item()``, every call passing a size: :func:`~graphmend_lint.analysis.none_guards.settled_test`)."""
+        if isinstance(node, (nodes.IfExp, nodes.If)):
             folded = self.values.compiled_constant(node.test)
+            if folded is None:
+                folded = settled_test(self.values, node.test)
             if folded is not None:
-                return [node.test, node.body if folded else node.orelse]
+                live = node.body if folded else node.orelse
+                return [node.test, *(live if isinstance(live, list) else [live])]
         elif isinstance(node, nodes.BoolOp):
             for position, operand in enumerate(node.values):
                 if self.values.compiled_constant(operand) is (node.op == "or"):

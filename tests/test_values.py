@@ -6,6 +6,7 @@ import pytest
 from astroid import nodes
 from value_probes import file_analysis, kinds_of
 
+from graphmend_lint import lint_source
 from graphmend_lint.analysis.values import Kind
 
 T, S, U = Kind.TENSOR, Kind.STATIC, Kind.UNKNOWN
@@ -745,6 +746,49 @@ def test_the_default_arm_of_a_size_parameter_no_call_leaves_out_is_left_out() ->
     # a zero is falsy: ``or`` may take the tensor, while ``is not None`` still holds
     assert kinds_of(source.replace("mask(lengths, 4)", "mask(lengths, 0)")) == {"n": T, "m": S}
 
+
+
+def test_a_positive_comparison_every_size_passes_settles_the_guard() -> None:
+    """WeNet's ``make_pad_mask(lengths, max_len=0)``: ``max_len if max_len > 0 else lengths.max().item()``,
+    with ``maxlen = probs.size(1)`` passed; the comparison forms and their negations alike."""
+    source = (
+        "import torch\n"
+        "def mask(lengths, max_len=0):\n"
+        "    a = max_len if max_len > 0 else lengths.max()\n"
+        "    b = lengths.max() if max_len <= 0 else max_len\n"
+        "    c = max_len if max_len else lengths.max()\n"
+        "    probe(a, b, c)\n"
+        "    return lengths\n"
+        "@torch.compile\n"
+        "def f(probs, lengths):\n"
+        "    maxlen = probs.size(1)\n"
+        "    return mask(lengths, maxlen), mask(lengths, max_len=3)\n"
+    )
+    assert kinds_of(source) == {"a": S, "b": S, "c": S}
+    # a call that leaves the default out, or passes a name bound to a tensor, may take the tensor arm
+    assert kinds_of(source.replace("mask(lengths, max_len=3)", "mask(lengths)")) == {"a": U, "b": U, "c": U}
+    assert kinds_of(source.replace("probs.size(1)", "probs.sum()")) == {"a": U, "b": U, "c": U}
+    # ``> 2`` is not settled by an unknown positive size
+    assert kinds_of(source.replace("max_len > 0", "max_len > 2"))["a"] == U
+
+
+def test_findings_in_an_arm_no_call_takes_are_not_reported() -> None:
+    """The ``.item()`` of WeNet's default arm never runs when every call passes a size: Dynamo logs nothing there."""
+    source = (
+        "import torch\n"
+        "def make_pad_mask(lengths, max_len=0):\n"
+        "    n = max_len if max_len > 0 else lengths.max().item()\n"
+        "    if max_len <= 0:\n"
+        "        print('no length')\n"
+        "    return torch.arange(n) < lengths.unsqueeze(1)\n"
+        "@torch.compile\n"
+        "def f(probs, lengths):\n"
+        "    maxlen = probs.size(1)\n"
+        "    return make_pad_mask(lengths, maxlen)\n"
+    )
+    assert [d.code for d in lint_source(source)] == []
+    leaves_it_out = source.replace("make_pad_mask(lengths, maxlen)", "make_pad_mask(lengths, maxlen), make_pad_mask(lengths)")
+    assert sorted(d.code for d in lint_source(leaves_it_out)) == ["GM201", "GM301"]
 
 def test_a_for_loop_iterable_is_evaluated_once_so_nothing_is_carried_into_it() -> None:
     kinds = kinds_of(

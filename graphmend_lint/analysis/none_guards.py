@@ -22,7 +22,10 @@ arm, and OpenNMT's ``max_len = max_len or lengths.max()`` only its first
 operand when every call passes a size (``align.size(-1)``) or a non-zero
 constant, so ``torch.arange(0, max_len)`` never sees the tensor. A size of
 zero would take the other operand; real callers pass none, and the rule is
-the one to stay quiet on.
+the one to stay quiet on. Comparisons that every positive size passes work
+alike: WeNet's and ESPnet's ``make_pad_mask(lengths, max_len=0)`` computes
+``max_len if max_len > 0 else lengths.max().item()``, and its callers pass
+``maxlen = ctc_probs.size(1)``.
 """
 
 from __future__ import annotations
@@ -39,30 +42,29 @@ if TYPE_CHECKING:
     from graphmend_lint.analysis.values import ValueOracle
 
 _MAX_DEPTH = 3
+#: Accepts an argument (or a value bound to a name) as settling a guard: ``(values, node, depth)``.
+Proof = Callable[["ValueOracle", nodes.NodeNG, int], bool]
 
 
-def in_dead_none_branch(values: ValueOracle, binding: nodes.NodeNG) -> bool:
-    """*binding* sits in the branch of an ``if <parameter> is None`` / ``is not None`` that no call takes."""
+def in_dead_branch(values: ValueOracle, binding: nodes.NodeNG) -> bool:
+    """*binding* sits in the branch of an ``if`` on a parameter (:func:`_parameter_test`) that no call takes."""
     child, parent = binding, binding.parent
     while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.Lambda, nodes.Module)):
         if isinstance(parent, nodes.If) and child is not parent.test:
-            tested = none_test(parent.test)
-            if tested is not None:
-                name, is_none = tested
-                in_none_branch = (child in parent.body) == is_none
-                if in_none_branch and _parameter_always(values, parent.test.left, _never_none):
-                    return True
+            outcome = settled_test(values, parent.test)
+            if outcome is not None and (child in parent.body) != outcome:
+                return True
         child, parent = parent, parent.parent
     return False
 
 
 def live_arm(values: ValueOracle, expression: nodes.IfExp) -> nodes.NodeNG | None:
-    """The only arm of ``p if p is not None else <other>`` (or of ``is None``) that runs, when every call
-    passes ``p`` a provably non-``None`` argument; else ``None``."""
-    tested = none_test(expression.test)
-    if tested is None or not _parameter_always(values, expression.test.left, _never_none):
+    """The only arm of ``p if p is not None else <other>`` (``p if p > 0 else <other>``, ...) that runs,
+    when every call settles the test the same way; else ``None``."""
+    outcome = settled_test(values, expression.test)
+    if outcome is None:
         return None
-    return expression.orelse if tested[1] else expression.body
+    return expression.body if outcome else expression.orelse
 
 
 def live_operands(values: ValueOracle, expression: nodes.BoolOp) -> list[nodes.NodeNG]:
@@ -72,6 +74,47 @@ def live_operands(values: ValueOracle, expression: nodes.BoolOp) -> list[nodes.N
     if expression.op == "or" and isinstance(first, nodes.Name) and _parameter_always(values, first, _truthy):
         return [first]
     return list(expression.values)
+
+
+def settled_test(values: ValueOracle, test: nodes.NodeNG) -> bool | None:
+    """The value *test* has on every call of its function, when :func:`_parameter_test` proves one."""
+    tested = _parameter_test(test)
+    if tested is None:
+        return None
+    name, proof, outcome = tested
+    return outcome if _parameter_always(values, name, proof) else None
+
+
+#: ``p > c``, ``p >= c``, ``p != c``: which constants *c* every positive size passes.
+_POSITIVE_PASSES = {">": lambda c: c < 1, ">=": lambda c: c <= 1, "!=": lambda c: c < 1}
+#: The negations: which constants *c* make the test fail for every positive size.
+_POSITIVE_FAILS = {"<=": lambda c: c < 1, "<": lambda c: c <= 1, "==": lambda c: c < 1}
+
+
+def _parameter_test(test: nodes.NodeNG) -> tuple[nodes.Name, Proof, bool] | None:
+    """The name a guard reads, the proof that settles it, and the test's value once proved.
+
+    ``p is None`` is false and ``p is not None`` true for every argument :func:`_never_none` accepts;
+    ``p > 0`` (``>= 1``, ``!= 0``) is true and ``p <= 0`` (``< 1``, ``== 0``) false for every argument
+    :func:`_positive` accepts; a bare ``p`` is true and ``not p`` false for every one :func:`_truthy` accepts.
+    """
+    if isinstance(test, nodes.Name):
+        return test, _truthy, True
+    if isinstance(test, nodes.UnaryOp) and test.op == "not" and isinstance(test.operand, nodes.Name):
+        return test.operand, _truthy, False
+    tested = none_test(test)
+    if tested is not None:
+        return test.left, _never_none, not tested[1]
+    if not (isinstance(test, nodes.Compare) and isinstance(test.left, nodes.Name) and len(test.ops) == 1):
+        return None
+    operator, right = test.ops[0]
+    if not (isinstance(right, nodes.Const) and isinstance(right.value, (int, float)) and not isinstance(right.value, bool)):
+        return None
+    if operator in _POSITIVE_PASSES and _POSITIVE_PASSES[operator](right.value):
+        return test.left, _positive, True
+    if operator in _POSITIVE_FAILS and _POSITIVE_FAILS[operator](right.value):
+        return test.left, _positive, False
+    return None
 
 
 def none_test(test: nodes.NodeNG) -> tuple[str, bool] | None:
@@ -84,7 +127,7 @@ def none_test(test: nodes.NodeNG) -> tuple[str, bool] | None:
     return test.left.name, operator == "is"
 
 
-def _parameter_always(values: ValueOracle, use: nodes.Name, proof: Callable[[ValueOracle, nodes.NodeNG, int], bool]) -> bool:
+def _parameter_always(values: ValueOracle, use: nodes.Name, proof: Proof) -> bool:
     """*use* reads a parameter of its function, unbound before it, for which every call passes an argument
     that *proof* accepts."""
     function = use.frame()
@@ -101,12 +144,22 @@ def _parameter_always(values: ValueOracle, use: nodes.Name, proof: Callable[[Val
 
 
 def _truthy(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
-    """A non-zero constant or a size: ``x.size(-1)``, ``x.shape[1]``, ``len(x)``."""
+    """A non-zero constant or a size (:func:`_positive`)."""
     if isinstance(node, nodes.Const):
         return bool(node.value)
+    return _positive(values, node, depth)
+
+
+def _positive(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
+    """A positive number: a constant, a size (``x.size(-1)``, ``x.shape[1]``, ``len(x)``), or a name every
+    binding reaching it gives one (``maxlen = probs.size(1)``)."""
+    if isinstance(node, nodes.Const):
+        return isinstance(node.value, (int, float)) and node.value > 0
     if isinstance(node, nodes.Call):
         return size_receiver(node) is not None
-    return isinstance(node, nodes.Subscript) and is_sizes(node.value)
+    if isinstance(node, nodes.Subscript):
+        return is_sizes(node.value)
+    return isinstance(node, nodes.Name) and _every_binding(values, node, depth, _positive)
 
 
 def _never_none(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
@@ -120,21 +173,27 @@ def _never_none(values: ValueOracle, node: nodes.NodeNG, depth: int) -> bool:
         return size_receiver(node) is not None or (values.qualified_name(node.func) or "").startswith("torch.")
     if isinstance(node, nodes.Subscript):
         return is_sizes(node.value)
-    if not isinstance(node, nodes.Name):
+    return isinstance(node, nodes.Name) and _every_binding(values, node, depth, _never_none)
+
+
+def _every_binding(values: ValueOracle, use: nodes.Name, depth: int, proof: Proof) -> bool:
+    """Every binding reaching *use* assigns a value *proof* accepts; a parameter counts for ``None``
+    proofs when an ``if <parameter> is None:`` fills it in first."""
+    if depth > _MAX_DEPTH:
         return False
     try:
-        bindings = reaching_bindings(node)
+        bindings = reaching_bindings(use)
     except Exception:  # astroid lookups can fail on odd code; then nothing is known
         return False
-    return bool(bindings) and all(_binds_non_none(values, binding, node, depth) for binding in bindings)
+    return bool(bindings) and all(_binds(values, binding, use, depth, proof) for binding in bindings)
 
 
-def _binds_non_none(values: ValueOracle, binding: nodes.NodeNG, use: nodes.Name, depth: int) -> bool:
+def _binds(values: ValueOracle, binding: nodes.NodeNG, use: nodes.Name, depth: int, proof: Proof) -> bool:
     parent = binding.parent
     if isinstance(parent, nodes.Arguments):
-        return _filled_in_before(binding, use)
+        return proof is _never_none and _filled_in_before(binding, use)
     if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is not None:
-        return _never_none(values, parent.value, depth + 1)
+        return proof(values, parent.value, depth + 1)
     return False
 
 

@@ -29,7 +29,7 @@ from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.duck_typing import ARRAY_ATTRIBUTES, opaque_argument
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
-from graphmend_lint.analysis.none_guards import in_dead_none_branch, is_sizes, live_arm, live_operands, none_test
+from graphmend_lint.analysis.none_guards import in_dead_branch, is_sizes, live_arm, live_operands, none_test
 from graphmend_lint.analysis.scope import COMPILING_PREDICATES, SCRIPTING_PREDICATES, ScopeFacts
 from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts, split_kind
 from graphmend_lint.analysis.walk import descendants, dotted
@@ -563,7 +563,7 @@ class ValueOracle:
             return Kind.STATIC
         if self._narrowed_from_tensor(node, assignments):
             return Kind.UNKNOWN
-        live = [a for a in assignments[:_MAX_LOOKUPS] if not in_dead_none_branch(self, a)]
+        live = [a for a in assignments[:_MAX_LOOKUPS] if not in_dead_branch(self, a)]
         kinds = [(a, self._binding(a)) for a in live or assignments[:_MAX_LOOKUPS]]
         joined = join(kind for _, kind in kinds)
         if joined is not Kind.TENSOR and self._tensor_on_some_path(node, kinds):
