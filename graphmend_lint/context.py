@@ -19,7 +19,6 @@ from graphmend_lint.analysis.break_sites import break_position
 from graphmend_lint.analysis.conditions import snippet
 from graphmend_lint.analysis.gates import gate_note
 from graphmend_lint.analysis.imports import ImportTable
-from graphmend_lint.analysis.none_guards import settled_test
 from graphmend_lint.analysis.scope import ScopeFacts, Seed, TracedFunction
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.config import Settings
@@ -128,18 +127,16 @@ class FileAnalysis:
     def _compiled_children(self, node: nodes.NodeNG) -> list[nodes.NodeNG]:
         """The children of *node* that run under compile: not the arm of ``a if torch.jit.is_tracing() else b``
         Dynamo folds away, nor the operands after ``not is_torchdynamo_compiling() and ...`` decides, nor
-        the arm of a guard on a parameter that no call of the function takes (WeNet's ``max_len if max_len > 0
-        else lengths.max().item()``, every call passing a size: :func:`~graphmend_lint.analysis.none_guards.settled_test`)."""
+        the arm (or the later operands) of a guard on a parameter that no call of the function takes (WeNet's ``max_len if max_len > 0
+        else lengths.max().item()``, every call passing a size: :meth:`ValueOracle.fixed_value`)."""
         if isinstance(node, (nodes.IfExp, nodes.If)):
-            folded = self.values.compiled_constant(node.test)
-            if folded is None:
-                folded = settled_test(self.values, node.test)
+            folded = self.values.fixed_value(node.test)
             if folded is not None:
                 live = node.body if folded else node.orelse
                 return [node.test, *(live if isinstance(live, list) else [live])]
         elif isinstance(node, nodes.BoolOp):
             for position, operand in enumerate(node.values):
-                if self.values.compiled_constant(operand) is (node.op == "or"):
+                if self.values.fixed_value(operand) is (node.op == "or"):
                     return node.values[: position + 1]
         return list(node.get_children())
 

@@ -790,6 +790,35 @@ def test_findings_in_an_arm_no_call_takes_are_not_reported() -> None:
     leaves_it_out = source.replace("make_pad_mask(lengths, maxlen)", "make_pad_mask(lengths, maxlen), make_pad_mask(lengths)")
     assert sorted(d.code for d in lint_source(leaves_it_out)) == ["GM201", "GM301"]
 
+
+def test_a_guard_every_call_settles_with_a_literal_leaves_its_other_arm_and_operands_out() -> None:
+    """torchmetrics' ``if zero_division == "warn" and torch.any(denom == 0): warnings.warn(...)`` when no call
+    passes ``"warn"`` (the default is ``0.0``), and Medusa's ``if temperature == 0:`` with ``temperature=0.7``."""
+    source = (
+        "import torch, warnings\n"
+        "def safe_divide(num, denom, zero_division=0.0):\n"
+        "    if zero_division == 'warn' and torch.any(denom == 0):\n"
+        "        warnings.warn('zero division')\n"
+        "    return num / denom\n"
+        "def pick(logits, temperature):\n"
+        "    if temperature == 0:\n"
+        "        print('greedy')\n"
+        "    return logits\n"
+        "@torch.compile\n"
+        "def f(num, denom):\n"
+        "    return safe_divide(num, denom) + pick(num, 0.7) + pick(num, temperature=1.0)\n"
+    )
+    assert [d.code for d in lint_source(source)] == []
+    # a call passing the literal that takes the branch, or a value that is not a literal, keeps the findings
+    warns = source.replace("safe_divide(num, denom)", "safe_divide(num, denom, 'warn')")
+    assert sorted(d.code for d in lint_source(warns)) == ["GM101", "GM202"]
+    greedy = source.replace("pick(num, 0.7)", "pick(num, denom.sum())")
+    assert sorted(d.code for d in lint_source(greedy)) == ["GM101", "GM201"]  # a tensor temperature: both run
+    # a caller's own parameter forwards the literals its calls pass (torchmetrics' ``_safe_divide(..., zero_division)``)
+    forwarded = source.replace("def f(num, denom):", "def g(num, denom, zero_division=0.0):\n    return safe_divide(num, denom, zero_division)\n@torch.compile\ndef f(num, denom):")
+    assert [d.code for d in lint_source(forwarded.replace("safe_divide(num, denom) +", "g(num, denom) +"))] == []
+    assert len(lint_source(forwarded.replace("safe_divide(num, denom) +", "g(num, denom, 'warn') +"))) == 2
+
 def test_a_for_loop_iterable_is_evaluated_once_so_nothing_is_carried_into_it() -> None:
     kinds = kinds_of(
         "import torch\n"

@@ -4,8 +4,9 @@ Python evaluates ``a and b`` operand by operand, each with its own jump, so
 Dynamo breaks once per tensor operand, at that operand's line. ``not x``
 breaks where ``x`` does. Anything else breaks as a whole when it is a tensor.
 An operand Dynamo folds to a constant that decides the whole test
-(``not is_torchdynamo_compiling() and ...``) ends it: the operands after it
-are never evaluated under compile.
+(``not is_torchdynamo_compiling() and ...``), or that every call of the
+function settles (``zero_division == "warn" and ...`` when no call passes
+``"warn"``), ends it: the operands after it are never evaluated under compile.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def tensor_condition_parts(values: ValueOracle, test: nodes.NodeNG) -> list[node
         parts = []
         for value in test.values:
             parts += tensor_condition_parts(values, value)
-            if values.compiled_constant(value) is (test.op == "or"):
+            if values.fixed_value(value) is (test.op == "or"):
                 break  # ``False and ...`` / ``True or ...``: the rest is never evaluated under compile
         return parts
     if isinstance(test, nodes.UnaryOp) and test.op == "not":

@@ -30,6 +30,7 @@ alike: WeNet's and ESPnet's ``make_pad_mask(lengths, max_len=0)`` computes
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -77,12 +78,75 @@ def live_operands(values: ValueOracle, expression: nodes.BoolOp) -> list[nodes.N
 
 
 def settled_test(values: ValueOracle, test: nodes.NodeNG) -> bool | None:
-    """The value *test* has on every call of its function, when :func:`_parameter_test` proves one."""
+    """The value *test* has on every call of its function, when :func:`_parameter_test` proves one or every
+    call passes a literal (:func:`_literal_outcome`); ``a and b`` is settled false by one operand settled
+    false (``or`` alike), since Python never evaluates the rest."""
+    if isinstance(test, nodes.BoolOp):
+        decisive = test.op == "or"
+        outcomes = [settled_test(values, operand) for operand in test.values]
+        return decisive if decisive in outcomes else (not decisive if all(o is not None for o in outcomes) else None)
     tested = _parameter_test(test)
-    if tested is None:
+    if tested is not None:
+        name, proof, outcome = tested
+        if _parameter_always(values, name, proof):
+            return outcome
+    return _literal_outcome(values, test)
+
+
+_COMPARISONS: dict[str, Callable[[object, object], object]] = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+}
+
+
+def _literal_outcome(values: ValueOracle, test: nodes.NodeNG) -> bool | None:
+    """torchmetrics' ``if zero_division == "warn" and torch.any(denom == 0):`` when no call passes ``"warn"``,
+    Medusa's ``if temperature == 0:``: every call passes the parameter a literal, or leaves out its literal
+    default, and the test comes out the same for each (Dynamo specialises on the Python value)."""
+    evaluate: Callable[[object], object]
+    if isinstance(test, nodes.Name):
+        name, evaluate = test, bool
+    elif isinstance(test, nodes.UnaryOp) and test.op == "not" and isinstance(test.operand, nodes.Name):
+        name, evaluate = test.operand, operator.not_
+    elif isinstance(test, nodes.Compare) and isinstance(test.left, nodes.Name) and len(test.ops) == 1:
+        symbol, right = test.ops[0]
+        if symbol not in _COMPARISONS or not isinstance(right, nodes.Const):
+            return None
+        name, evaluate = test.left, lambda value: _COMPARISONS[symbol](value, right.value)
+    else:
         return None
-    name, proof, outcome = tested
-    return outcome if _parameter_always(values, name, proof) else None
+    literals = _literals_passed(values, name)
+    try:
+        outcomes = {bool(evaluate(value)) for value in literals or ()}
+    except Exception:  # ``"warn" > 0``: no answer
+        return None
+    return outcomes.pop() if len(outcomes) == 1 else None
+
+
+def _literals_passed(values: ValueOracle, use: nodes.Name, depth: int = 0) -> list[object] | None:
+    """The constant each call of *use*'s function passes for it (its default where a call leaves it out, and
+    through a caller's own parameter: torchmetrics' ``_safe_divide(..., zero_division)``); ``None`` unless
+    every call is seen passing one."""
+    function = _unbound_parameter_of(use)
+    if not isinstance(function, nodes.FunctionDef) or depth > _MAX_DEPTH:
+        return None
+    try:
+        default: nodes.NodeNG | None = function.args.default_value(use.name)
+    except Exception:  # astroid's NoDefault: a call that leaves it out is an error, not a default
+        default = None
+    found: list[object] = []
+    for call in values.calls_of(function):
+        if any(isinstance(a, nodes.Starred) for a in call.args) or any(k.arg is None for k in call.keywords or ()):
+            return None
+        passed = values.passed_for(call, function, use.name)
+        argument = passed[0] if len(passed) == 1 else default if not passed else None
+        if isinstance(argument, nodes.Const):
+            found.append(argument.value)
+            continue
+        forwarded = _literals_passed(values, argument, depth + 1) if isinstance(argument, nodes.Name) else None
+        if forwarded is None:
+            return None
+        found.extend(forwarded)
+    return found or None
 
 
 #: ``p > c``, ``p >= c``, ``p != c``: which constants *c* every positive size passes.
@@ -127,16 +191,24 @@ def none_test(test: nodes.NodeNG) -> tuple[str, bool] | None:
     return test.left.name, operator == "is"
 
 
+def _unbound_parameter_of(use: nodes.Name) -> nodes.FunctionDef | None:
+    """The function *use* reads a parameter of, when nothing rebinds it before *use*."""
+    function = use.frame()
+    if not isinstance(function, nodes.FunctionDef) or use.name not in {a.name for a in function.args.args or ()}:
+        return None
+    try:
+        if not all(isinstance(b.parent, nodes.Arguments) for b in reaching_bindings(use)):
+            return None  # rebound before the test
+    except Exception:  # astroid lookups can fail on odd code; then nothing is known
+        return None
+    return function
+
+
 def _parameter_always(values: ValueOracle, use: nodes.Name, proof: Proof) -> bool:
     """*use* reads a parameter of its function, unbound before it, for which every call passes an argument
     that *proof* accepts."""
-    function = use.frame()
-    if not isinstance(function, nodes.FunctionDef) or use.name not in {a.name for a in function.args.args or ()}:
-        return False
-    try:
-        if not all(isinstance(b.parent, nodes.Arguments) for b in reaching_bindings(use)):
-            return False  # rebound before the test
-    except Exception:  # astroid lookups can fail on odd code; then nothing is known
+    function = _unbound_parameter_of(use)
+    if function is None:
         return False
     calls = values.calls_of(function)
     passed = values.call_site_arguments(function, use.name)

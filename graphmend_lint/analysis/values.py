@@ -29,7 +29,7 @@ from graphmend_lint.analysis.astroid_tree import def_position
 from graphmend_lint.analysis.duck_typing import ARRAY_ATTRIBUTES, opaque_argument
 from graphmend_lint.analysis.imports import ImportTable
 from graphmend_lint.analysis.lookup import is_builtin_call, reaching_bindings
-from graphmend_lint.analysis.none_guards import in_dead_branch, is_sizes, live_arm, live_operands, none_test
+from graphmend_lint.analysis.none_guards import in_dead_branch, is_sizes, live_arm, live_operands, none_test, settled_test
 from graphmend_lint.analysis.scope import COMPILING_PREDICATES, SCRIPTING_PREDICATES, ScopeFacts
 from graphmend_lint.analysis.torch_facts import TorchFacts, load_facts, split_kind
 from graphmend_lint.analysis.walk import descendants, dotted
@@ -447,6 +447,12 @@ class ValueOracle:
         """``torch.where`` for ``T.where`` / ``where`` imported from torch."""
         name = dotted(node)
         return None if name is None else self.imports.resolve(name)
+
+    def fixed_value(self, test: nodes.NodeNG) -> bool | None:
+        """The value *test* has whenever compiled code evaluates it: folded by Dynamo (:meth:`compiled_constant`),
+        or settled alike by every call of its function (:func:`~graphmend_lint.analysis.none_guards.settled_test`)."""
+        folded = self.compiled_constant(test)
+        return folded if folded is not None else settled_test(self, test)
 
     def compiled_constant(self, node: nodes.NodeNG, depth: int = 0) -> bool | None:
         """The value Dynamo folds *node* to (``is_compiling()`` is True, ``torch.jit.is_scripting()`` /
@@ -1071,7 +1077,7 @@ class ValueOracle:
         for call in self.calls_of(function):
             if not _calls_by_own_name(call, function):
                 continue
-            for argument in self._passed_for(call, function, parameter):
+            for argument in self.passed_for(call, function, parameter):
                 if self._kind(argument) is Kind.TENSOR and self._is_traced(argument.frame()):
                     return True
         return False
@@ -1341,10 +1347,10 @@ class ValueOracle:
         """
         if not isinstance(function, (nodes.FunctionDef, nodes.Lambda)):
             return []
-        return [argument for call in self.calls_of(function) for argument in self._passed_for(call, function, parameter)]
+        return [argument for call in self.calls_of(function) for argument in self.passed_for(call, function, parameter)]
 
     @staticmethod
-    def _passed_for(call: nodes.Call, function: nodes.FunctionDef | nodes.Lambda, parameter: str) -> list[nodes.NodeNG]:
+    def passed_for(call: nodes.Call, function: nodes.FunctionDef | nodes.Lambda, parameter: str) -> list[nodes.NodeNG]:
         """What *call* passes for *function*'s *parameter* (by position or keyword; none after a ``*args``)."""
         positional = [a.name for a in (function.args.args or [])]
         if positional and positional[0] in {"self", "cls"}:
