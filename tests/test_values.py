@@ -818,6 +818,9 @@ def test_a_guard_every_call_settles_with_a_literal_leaves_its_other_arm_and_oper
     forwarded = source.replace("def f(num, denom):", "def g(num, denom, zero_division=0.0):\n    return safe_divide(num, denom, zero_division)\n@torch.compile\ndef f(num, denom):")
     assert [d.code for d in lint_source(forwarded.replace("safe_divide(num, denom) +", "g(num, denom) +"))] == []
     assert len(lint_source(forwarded.replace("safe_divide(num, denom) +", "g(num, denom, 'warn') +"))) == 2
+    # ``obj.pick(...)`` may be another callable named alike: with it, the calls prove nothing
+    other = source.replace("pick(num, temperature=1.0)", "pick(num, temperature=1.0) + num.pick(num, 0.5)")
+    assert [d.code for d in lint_source(other)] == ["GM201"]
 
 def test_a_for_loop_iterable_is_evaluated_once_so_nothing_is_carried_into_it() -> None:
     kinds = kinds_of(

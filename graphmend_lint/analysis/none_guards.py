@@ -48,7 +48,7 @@ Proof = Callable[["ValueOracle", nodes.NodeNG, int], bool]
 
 
 def in_dead_branch(values: ValueOracle, binding: nodes.NodeNG) -> bool:
-    """*binding* sits in the branch of an ``if`` on a parameter (:func:`_parameter_test`) that no call takes."""
+    """*binding* sits in the branch of an ``if`` on a parameter that no call takes (:func:`settled_test`)."""
     child, parent = binding, binding.parent
     while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.Lambda, nodes.Module)):
         if isinstance(parent, nodes.If) and child is not parent.test:
@@ -133,8 +133,11 @@ def _literals_passed(values: ValueOracle, use: nodes.Name, depth: int = 0) -> li
         default: nodes.NodeNG | None = function.args.default_value(use.name)
     except Exception:  # astroid's NoDefault: a call that leaves it out is an error, not a default
         default = None
+    calls = values.calls_of(function)
+    if len(values.own_calls_of(function)) != len(calls):
+        return None  # ``obj.step(x, 0.7)`` may be another ``step``: its literal proves nothing here
     found: list[object] = []
-    for call in values.calls_of(function):
+    for call in calls:
         if any(isinstance(a, nodes.Starred) for a in call.args) or any(k.arg is None for k in call.keywords or ()):
             return None
         passed = values.passed_for(call, function, use.name)
@@ -171,12 +174,12 @@ def _parameter_test(test: nodes.NodeNG) -> tuple[nodes.Name, Proof, bool] | None
         return test.left, _never_none, not tested[1]
     if not (isinstance(test, nodes.Compare) and isinstance(test.left, nodes.Name) and len(test.ops) == 1):
         return None
-    operator, right = test.ops[0]
+    symbol, right = test.ops[0]
     if not (isinstance(right, nodes.Const) and isinstance(right.value, (int, float)) and not isinstance(right.value, bool)):
         return None
-    if operator in _POSITIVE_PASSES and _POSITIVE_PASSES[operator](right.value):
+    if symbol in _POSITIVE_PASSES and _POSITIVE_PASSES[symbol](right.value):
         return test.left, _positive, True
-    if operator in _POSITIVE_FAILS and _POSITIVE_FAILS[operator](right.value):
+    if symbol in _POSITIVE_FAILS and _POSITIVE_FAILS[symbol](right.value):
         return test.left, _positive, False
     return None
 
@@ -185,10 +188,10 @@ def none_test(test: nodes.NodeNG) -> tuple[str, bool] | None:
     """``(name, True)`` for ``name is None``, ``(name, False)`` for ``name is not None``."""
     if not (isinstance(test, nodes.Compare) and isinstance(test.left, nodes.Name) and len(test.ops) == 1):
         return None
-    operator, right = test.ops[0]
-    if operator not in {"is", "is not"} or not (isinstance(right, nodes.Const) and right.value is None):
+    symbol, right = test.ops[0]
+    if symbol not in {"is", "is not"} or not (isinstance(right, nodes.Const) and right.value is None):
         return None
-    return test.left.name, operator == "is"
+    return test.left.name, symbol == "is"
 
 
 def _unbound_parameter_of(use: nodes.Name) -> nodes.FunctionDef | None:
@@ -211,6 +214,8 @@ def _parameter_always(values: ValueOracle, use: nodes.Name, proof: Proof) -> boo
     if function is None:
         return False
     calls = values.calls_of(function)
+    if len(values.own_calls_of(function)) != len(calls):
+        return False  # ``obj.step(x, 0.7)`` may be another ``step``: what it passes proves nothing here
     passed = values.call_site_arguments(function, use.name)
     return bool(calls) and len(passed) == len(calls) and all(proof(values, argument, 0) for argument in passed)
 

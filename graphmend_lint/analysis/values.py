@@ -359,6 +359,7 @@ class ValueOracle:
         self._in_progress: set[nodes.NodeNG] = set()
         self._cycles_seen = 0
         self._call_sites: dict[str, list[nodes.Call]] | None = None
+        self._definitions: dict[str, int] = {}  # how many functions of the module have each name
         self._calls_by_position: dict[tuple[int, int], nodes.Call] | None = None
         self._argument_memo: dict[tuple[nodes.NodeNG, str], frozenset[Kind]] = {}
         # Tensors only on some paths (a Python value on others), and what was worked out from them: see ``partial``
@@ -1370,6 +1371,17 @@ class ValueOracle:
         positions = self.scope.calls_of(*def_position(function))
         return [call for position in positions if (call := by_position.get(position)) is not None]
 
+    def own_calls_of(self, function: nodes.FunctionDef) -> list[nodes.Call]:
+        """The calls of :meth:`calls_of` that surely run *function*, not another callable spelled alike; a
+        method's call on another object (maskrcnn's ``boxlist.clip_to_image(remove_empty=False)``) counts
+        when no other function of this module has its name."""
+        self._call_index()  # counts the module's functions by name
+        by_unique_method = isinstance(function.parent, nodes.ClassDef) and self._definitions.get(function.name) == 1
+        return [
+            call for call in self.calls_of(function)
+            if _calls_by_own_name(call, function) or by_unique_method and isinstance(call.func, nodes.Attribute)
+        ]
+
     def calls_named(self, name: str) -> list[nodes.Call]:
         """Calls in this module whose callee is spelled *name* (``name(...)`` or ``obj.name(...)``)."""
         return self._sites(name)
@@ -1391,10 +1403,14 @@ class ValueOracle:
         return self._call_index()[0].get(function_name, [])
 
     def _call_index(self) -> tuple[dict[str, list[nodes.Call]], dict[tuple[int, int], nodes.Call]]:
-        """Every call of the module by the name it is spelled with, and by position, from one walk."""
+        """Every call of the module by the name it is spelled with, and by position, from one walk (which also
+        counts the module's functions by name)."""
         if self._call_sites is None or self._calls_by_position is None:
             self._call_sites, self._calls_by_position = {}, {}
-            for call in descendants(self.module, nodes.Call):
+            for call in descendants(self.module, (nodes.Call, nodes.FunctionDef)):
+                if isinstance(call, nodes.FunctionDef):
+                    self._definitions[call.name] = self._definitions.get(call.name, 0) + 1
+                    continue
                 self._calls_by_position[(call.lineno, call.col_offset)] = call
                 func = call.func
                 name = func.name if isinstance(func, nodes.Name) else getattr(func, "attrname", None)
