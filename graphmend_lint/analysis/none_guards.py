@@ -195,9 +195,13 @@ def none_test(test: nodes.NodeNG) -> tuple[str, bool] | None:
 
 
 def _unbound_parameter_of(use: nodes.Name) -> nodes.FunctionDef | None:
-    """The function *use* reads a parameter of, when nothing rebinds it before *use*."""
+    """The function *use* reads a parameter of, when nothing rebinds it before *use* and the file can show
+    its calls: a ``forward`` or ``__call__`` also runs from calls it does not show (the compiled entry,
+    ``super().forward(x, mask, return_intermediates=True)`` in Hiera's MAE subclass, hooks)."""
     function = use.frame()
-    if not isinstance(function, nodes.FunctionDef) or use.name not in {a.name for a in function.args.args or ()}:
+    if not isinstance(function, nodes.FunctionDef) or function.name in {"forward", "__call__"}:
+        return None
+    if use.name not in {a.name for a in function.args.args or ()}:
         return None
     try:
         if not all(isinstance(b.parent, nodes.Arguments) for b in reaching_bindings(use)):
