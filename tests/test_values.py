@@ -818,6 +818,23 @@ def test_a_guard_every_call_settles_with_a_literal_leaves_its_other_arm_and_oper
     forwarded = source.replace("def f(num, denom):", "def g(num, denom, zero_division=0.0):\n    return safe_divide(num, denom, zero_division)\n@torch.compile\ndef f(num, denom):")
     assert [d.code for d in lint_source(forwarded.replace("safe_divide(num, denom) +", "g(num, denom) +"))] == []
     assert len(lint_source(forwarded.replace("safe_divide(num, denom) +", "g(num, denom, 'warn') +"))) == 2
+    # a forward runs from calls the file does not show (the entry, ``super().forward(..., flag=True)``)
+    module = (
+        "import torch\n"
+        "class Base(torch.nn.Module):\n"
+        "    def forward(self, x, verbose=False):\n"
+        "        if verbose:\n"
+        "            print('shape', x.shape)\n"
+        "        return x\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.base = Base()\n"
+        "    def forward(self, x):\n"
+        "        return self.base(x)\n"
+        "model = torch.compile(Net())\n"
+    )
+    assert [d.code for d in lint_source(module)] == ["GM201"]
     # ``obj.pick(...)`` may be another callable named alike: with it, the calls prove nothing
     other = source.replace("pick(num, temperature=1.0)", "pick(num, temperature=1.0) + num.pick(num, 0.5)")
     assert [d.code for d in lint_source(other)] == ["GM201"]
