@@ -127,8 +127,9 @@ class FileAnalysis:
     def _compiled_children(self, node: nodes.NodeNG) -> list[nodes.NodeNG]:
         """The children of *node* that run under compile: not the arm of ``a if torch.jit.is_tracing() else b``
         Dynamo folds away, nor the operands after ``not is_torchdynamo_compiling() and ...`` decides, nor
-        the arm (or the later operands) of a guard on a parameter that no call of the function takes (WeNet's ``max_len if max_len > 0
-        else lengths.max().item()``, every call passing a size: :meth:`ValueOracle.fixed_value`)."""
+        the arm (or the later operands) of a guard on a parameter that no call of the function takes
+        (WeNet's ``max_len if max_len > 0 else lengths.max().item()``, every call passing a size:
+        :meth:`ValueOracle.fixed_value`)."""
         if isinstance(node, (nodes.IfExp, nodes.If)):
             folded = self.values.fixed_value(node.test)
             if folded is not None:
