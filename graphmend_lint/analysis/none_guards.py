@@ -80,7 +80,17 @@ def live_operands(values: ValueOracle, expression: nodes.BoolOp) -> list[nodes.N
 def settled_test(values: ValueOracle, test: nodes.NodeNG) -> bool | None:
     """The value *test* has on every call of its function, when :func:`_parameter_test` proves one or every
     call passes a literal (:func:`_literal_outcome`); ``a and b`` is settled false by one operand settled
-    false (``or`` alike), since Python never evaluates the rest."""
+    false (``or`` alike), since Python never evaluates the rest.
+
+    Remembered per test for the file: the traced walk, GM101's condition parts and :func:`in_dead_branch`
+    (once per enclosing ``if`` of every binding looked up) all ask about the same tests."""
+    known = values.memo("settled_test")
+    if test not in known:
+        known[test] = _settle(values, test)
+    return known[test]
+
+
+def _settle(values: ValueOracle, test: nodes.NodeNG) -> bool | None:
     if isinstance(test, nodes.BoolOp):
         decisive = test.op == "or"
         outcomes = [settled_test(values, operand) for operand in test.values]
