@@ -23,7 +23,7 @@ from graphmend_lint.diagnostics import Diagnostic, FixResult, Position
 from graphmend_lint.fixer import apply_fixes
 from graphmend_lint.noqa import unsuppressed
 from graphmend_lint.rules import Rule, all_rules
-from graphmend_lint.selection import is_selected
+from graphmend_lint.selection import is_selected, reports_syntax_errors
 from graphmend_lint.source import SourceFile
 
 SYNTAX_ERROR_CODE = "GM001"
@@ -94,7 +94,7 @@ def _analyze(source: SourceFile, path: str, settings: Settings, seeds: Sequence[
     outcome = FileOutcome(path=path)
     tree = parse(source, path)
     if isinstance(tree, Diagnostic):
-        if is_selected(SYNTAX_ERROR_CODE, settings, path):
+        if reports_syntax_errors(SYNTAX_ERROR_CODE, settings, path):
             outcome.diagnostics.append(tree)
         return outcome
     rules = selected_rules(settings, path)

@@ -31,6 +31,17 @@ def is_selected(code: str, settings: Settings, path: str | None = None) -> bool:
     return selected > 0 and selected > ignored
 
 
+def reports_syntax_errors(code: str, settings: Settings, path: str | None = None) -> bool:
+    """A file that does not parse is reported unless *code* (GM001) is ignored by name or prefix.
+
+    ``--select GM401`` on a broken file must not print "All checks passed!": nothing
+    was checked. ruff shows syntax errors whatever the selection; here an explicit
+    ``ignore`` (the flake8 plugin's, since flake8 reports E999 itself) still silences them.
+    """
+    ignored = _matches(code, (*settings.ignore, *_per_file_ignores(settings, path)))
+    return is_selected(code, settings, path) or ignored == 0
+
+
 def _per_file_ignores(settings: Settings, path: str | None) -> list[str]:
     if path is None or not settings.per_file_ignores:
         return []

@@ -224,6 +224,17 @@ def test_syntax_error_is_gm001_and_other_files_still_linted(project: Path) -> No
     assert "Traceback" not in result.err
 
 
+def test_a_syntax_error_shows_whatever_rules_are_selected_unless_gm001_is_ignored(project: Path) -> None:
+    write(project, "broken.py", "import torch\n\ndef f(x)\n    return x\n")
+    selected = run_cli(".", "--no-cache", "--select", "GM401", cwd=project)
+    assert selected.code == 1
+    assert "broken.py:3:9: GM001 SyntaxError:" in selected.out
+    assert "All checks passed" not in selected.out
+    ignored = run_cli(".", "--no-cache", "--ignore", "GM001", cwd=project)
+    assert ignored.code == 0
+    assert "GM001" not in ignored.out
+
+
 def test_undecodable_missing_and_unreadable_paths(project: Path) -> None:
     (project / "bad.py").write_bytes(b"import torch\nx = '\xff\xfe'\n")
     os.symlink(project / "nowhere.py", project / "dangling.py")

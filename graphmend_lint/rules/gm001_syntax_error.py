@@ -18,6 +18,10 @@ class SyntaxErrorRule(Rule):
     torch.compile never gets to see it either. The run goes on with the other
     files and exits with status 1.
 
+    It is reported whatever rules `select` names (`--select GM401` on a broken
+    file must not say "All checks passed!"); only an `ignore` or
+    `per-file-ignores` entry that names it (or a prefix of it) silences it.
+
     ## Example
     ```python
     def forward(self, x)
