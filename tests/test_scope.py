@@ -1175,19 +1175,36 @@ class Net(nn.Module):
         ("def step(model, x):\n    model.eval()\n    return model(x)\n", {"step", "Net.forward", "Block.forward"}),
         ("def step(net: nn.Module, x):\n    return net(x)\n", {"step", "Net.forward", "Block.forward"}),
         ("def step(ema_model, x):\n    return ema_model(x)\n", {"step", "Net.forward", "Block.forward"}),
-        # not named or annotated as a model: a loss function, a callback
-        ("def step(fn, x):\n    return fn(x)\n", {"step"}),
+        # not named or annotated as a model, but called: the file's model is what it was written to call
+        ("def step(fn, x):\n    return fn(x)\n", {"step", "Net.forward", "Block.forward"}),
+        # not called: a loss or callback handed on says nothing of what it is
+        ("def step(fn, x):\n    return x.relu(), fn\n", {"step"}),
+        # a default says what the parameter holds
+        ("def step(x, fn=lambda v: v):\n    return fn(x)\n", {"step"}),
     ],
-    ids=["model", "annotated-module", "ema-model", "other-name"],
+    ids=["model", "annotated-module", "ema-model", "called-other-name", "other-name-not-called", "defaulted"],
 )
 def test_a_step_functions_model_parameter_is_the_files_sole_model(step: str, expected: set[str]) -> None:
     """``torch.compile(evaluate_step)`` with the model built by a caller the file does not show."""
     assert traced(SOLE_MODEL + step + "c = torch.compile(step)\n") == expected
 
 
-def test_a_model_parameter_stays_unresolved_when_the_file_has_two_models() -> None:
-    other = "class Critic(nn.Module):\n    def forward(self, x):\n        return x\n"
-    assert traced(SOLE_MODEL + other + "def step(model, x):\n    return model(x)\nc = torch.compile(step)\n") == {"step"}
+CRITIC = "class Critic(nn.Module):\n    def forward(self, x):\n        return x\n"
+
+
+def test_a_compiled_steps_called_parameters_may_be_any_of_the_files_models() -> None:
+    """GLPDepth's ``train_step(model, criterion_d, ...)`` with the model and the loss built elsewhere: each
+    called parameter may be either root model (``Block`` is built by ``Net``, so it is no root)."""
+    step = "def step(model, criterion, x):\n    return criterion(model(x))\nc = torch.compile(step)\n"
+    assert traced(SOLE_MODEL + CRITIC + step) == {"step", "Net.forward", "Block.forward", "Critic.forward"}
+
+
+def test_a_called_parameter_stays_unresolved_where_the_step_has_a_caller_or_the_file_many_models() -> None:
+    helper = "def helper(layer, x):\n    return layer(x)\ndef step(x):\n    return helper(x.relu, x)\nc = torch.compile(step)\n"
+    assert traced(SOLE_MODEL + CRITIC + helper) == {"step", "helper"}
+    many = "".join(CRITIC.replace("Critic", f"Critic{i}") for i in range(3))
+    step = "def step(model, x):\n    return model(x)\nc = torch.compile(step)\n"
+    assert traced(SOLE_MODEL + many + step) == {"step"}
 
 
 def test_a_model_a_function_assigns_under_global_is_followed() -> None:
