@@ -69,6 +69,9 @@ SPELLINGS = [
     Spelling("o = x2[m[:4], 0]", True, "GB0036", None),
     Spelling("o = y[[True, False, True, False, True, False, True, False]]", True, "GB0036", None),
     Spelling("y[m] += 1; o = y", True, "GB0036", None),
+    # masks built with Python's ``bool`` as the dtype, or through an in-place method (SimCLR's NT-Xent mask)
+    Spelling("o = y[torch.ones(8, dtype=bool)]", True, "GB0036", None),
+    Spelling("o = x2[torch.ones(4, 3, dtype=torch.bool).fill_diagonal_(0)]", True, "GB0036", None),
     # NumPy spellings Dynamo traces as the torch operators
     Spelling("o = np.bincount(i.numpy())", True, "GB0036", None),
     Spelling("o = np.repeat(y.numpy(), np.array([1, 2, 0, 3, 1, 1, 2, 1]))", True, "GB0036", None),
@@ -82,6 +85,7 @@ SPELLINGS = [
     Spelling("o = torch.repeat_interleave(y, 2)", False, None, None),
     Spelling("o = torch.ops.aten.repeat_interleave.self_int(y, 2)", False, None, None),
     Spelling("o = torch.ops.aten.index.Tensor(y, [i])", False, None, None),
+    Spelling("o = y[torch.ones(8, dtype=int)]", False, None, None),
     Spelling("o = y[[0, 2]]", False, None, None),
     Spelling("o = F.one_hot(i, num_classes=4)", False, None, None),
     Spelling("o = F.one_hot(i, x2.shape[1] + 1)", False, None, None),

@@ -66,9 +66,11 @@ _JOINING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"
 _FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor"})
 #: torch functions that fill a new tensor with their second argument: boolean when it is ``True`` / ``False``.
 _FILLING_FUNCTIONS = frozenset({"torch.full", "torch.full_like"})
-_BOOL_DTYPES = frozenset({"torch.bool"})
+#: ``dtype=bool``: torch takes Python's ``bool``, ``float`` and ``int`` for ``torch.bool``, ``torch.float64`` and
+#: ``torch.int64`` (SimCLR's NT-Xent mask, ``torch.ones((N, N), dtype=bool)``).
+_BOOL_DTYPES = frozenset({"torch.bool", "bool"})
 _FLOAT_DTYPES = frozenset({"torch.float", "torch.float16", "torch.float32", "torch.float64", "torch.half",
-                           "torch.double", "torch.bfloat16"})  # fmt: skip
+                           "torch.double", "torch.bfloat16", "float"})  # fmt: skip
 #: Tensor methods that return a floating tensor whatever the input dtype.
 _FLOAT_METHODS = frozenset({"float", "half", "double", "bfloat16"})
 #: torch functions that only produce floating tensors.
@@ -902,11 +904,19 @@ def _is_bool_call(values: ValueOracle, call: nodes.Call, depth: int, lenient: bo
 
 def bool_keeping_receiver(call: nodes.Call) -> nodes.NodeNG | None:
     """``m`` in ``m.to(device)``, ``m.unsqueeze(-1)``, ``m.any(-1)``...: a method whose result is boolean
-    when its receiver is; else ``None``."""
+    when its receiver is; else ``None``. An in-place method (``m.fill_diagonal_(0)``, SimCLR's NT-Xent
+    mask) returns its receiver, whose dtype it cannot change."""
     func = call.func
-    if isinstance(func, nodes.Attribute) and (func.attrname in _BOOL_PRESERVING_METHODS or _is_device_move(call)):
+    if isinstance(func, nodes.Attribute) and (
+        func.attrname in _BOOL_PRESERVING_METHODS or _is_in_place(func.attrname) or _is_device_move(call)
+    ):
         return func.expr
     return None
+
+
+def _is_in_place(method: str) -> bool:
+    """``fill_``, ``masked_fill_``, ``fill_diagonal_``: torch's in-place methods, which return ``self``."""
+    return method.endswith("_") and not method.startswith("_")
 
 
 def _bool_from_arguments(values: ValueOracle, call: nodes.Call, name: str, depth: int, lenient: bool) -> bool:
@@ -971,7 +981,7 @@ def is_float_tensor(values: ValueOracle, node: nodes.NodeNG, depth: int = 0) -> 
 
 
 _INTEGER_DTYPES = frozenset({"torch.long", "torch.int64", "torch.int", "torch.int32", "torch.int16", "torch.short",
-                             "torch.int8", "torch.uint8"})  # fmt: skip
+                             "torch.int8", "torch.uint8", "int"})  # fmt: skip
 #: Tensor methods that return an integer tensor whatever the input dtype.
 _INTEGER_METHODS = frozenset({"long", "int", "short", "argmax", "argmin", "argsort"})
 #: Tensor methods whose result keeps an integer receiver integer (``sum`` promotes to int64).
