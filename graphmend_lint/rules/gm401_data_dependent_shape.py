@@ -320,7 +320,10 @@ class DataDependentOutputShape(Rule):
     Flags operators whose output size depends on the values in a tensor:
     `torch.nonzero` / `.nonzero()`, `torch.argwhere`, boolean-mask indexing
     `x[mask]` (read, or `x[mask] += v`; the mask a comparison, a `.bool()`,
-    `torch.full(size, True)`, `torch.tensor([True, False])`, a
+    `torch.full(size, True)`, `torch.tensor([True, False])`, a tensor made
+    with `dtype=torch.bool` or Python's `dtype=bool` (SimCLR's NT-Xent mask,
+    `torch.ones((N, N), dtype=bool).fill_diagonal_(0)`: any in-place method
+    returns its receiver, dtype kept), a
     `torch.BoolTensor` parameter, a row of one or an item of a list or tuple
     of them that a loop takes (`for keep in masks:`), one of those
     reshaped, flipped, repeated, moved, joined (`torch.cat` of masks) or
