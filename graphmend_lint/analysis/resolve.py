@@ -579,9 +579,9 @@ class Resolver:
         index = next((i for i, p in enumerate(positional) if p.arg == name), None)
         is_keyword = any(p.arg == name for p in parameters)
         passed: list[ast.expr] = []
-        called = False
+        has_callers = False
         for call, site_scope in self._call_sites(function, depth):
-            called = True
+            has_callers = True
             argument = passed_argument(call, name, None if index is None else index - offset, is_keyword)
             if argument is not None:
                 passed.append(argument)
@@ -595,7 +595,7 @@ class Resolver:
                 declared = [Target(What.INSTANCE, klass) for klass in self.duck_typing.classes(function, name)]
             if not declared and all(opaque_argument(argument) for argument in passed):
                 declared = list(self._sole_model(function, parameter))
-            if not declared and not called and default is None:
+            if not declared and not has_callers and default is None:
                 declared = list(self._called_models(function, name))
             yield from declared
 
