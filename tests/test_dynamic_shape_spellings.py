@@ -68,6 +68,7 @@ SPELLINGS = [
     Spelling("o = y[y > 0]", True, "GB0036", None),
     Spelling("o = x2[m[:4], 0]", True, "GB0036", None),
     Spelling("o = y[[True, False, True, False, True, False, True, False]]", True, "GB0036", None),
+    Spelling("keep = [True] * 3 + [False] * 5; o = y[keep]", True, "GB0036", None),
     Spelling("y[m] += 1; o = y", True, "GB0036", None),
     # masks built with Python's ``bool`` as the dtype, or through an in-place method (SimCLR's NT-Xent mask)
     Spelling("o = y[torch.ones(8, dtype=bool)]", True, "GB0036", None),

@@ -34,6 +34,8 @@ from graphmend_lint.rules.base import Example, Rule, RuleOption, switch_example,
 from graphmend_lint.rules.captured_branch import report_captured_branches
 from graphmend_lint.rules.gb_types import gb_types
 
+#: How many joins, repeats and names a list of bools is followed through.
+_MAX_LIST_DEPTH = 4
 CAPTURE_DYNAMIC = Fix.advice(
     (
         "no source fix: `torch._dynamo.config.capture_dynamic_output_shape_ops = True` traces it with an "
@@ -221,13 +223,22 @@ def boolean_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.Node
     return next((part for part in parts if is_bool_tensor(values, part) or _bool_list(part) or is_numpy_mask(values, part)), None)
 
 
-def _bool_list(node: nodes.NodeNG) -> bool:
-    """``[True, False, True]``: a tensor indexed by a list of bools selects, like a mask (GB0036, measured)."""
-    return (
-        isinstance(node, nodes.List)
-        and bool(node.elts)
-        and all(isinstance(e, nodes.Const) and type(e.value) is bool for e in node.elts)
-    )
+def _bool_list(node: nodes.NodeNG, depth: int = 0) -> bool:
+    """``[True, False, True]``: a tensor indexed by a list of bools selects, like a mask (GB0036, measured).
+    Also one built by repeating and joining such lists, directly or through a name bound only to one:
+    DiffusionDet's ``select_mask = [True] * k + [False] * (n - k)``, shuffled, then ``gt_boxes[select_mask]``."""
+    if depth > _MAX_LIST_DEPTH:
+        return False
+    if isinstance(node, nodes.List):
+        return bool(node.elts) and all(isinstance(e, nodes.Const) and type(e.value) is bool for e in node.elts)
+    if isinstance(node, nodes.BinOp) and node.op == "+":
+        return _bool_list(node.left, depth + 1) and _bool_list(node.right, depth + 1)
+    if isinstance(node, nodes.BinOp) and node.op == "*":
+        return _bool_list(node.left, depth + 1) or _bool_list(node.right, depth + 1)
+    if isinstance(node, nodes.Name):
+        bound = bound_values(node)
+        return bool(bound) and all(_bool_list(value, depth + 1) for value in bound)
+    return False
 
 
 def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.NodeNG | None:
