@@ -66,8 +66,8 @@ _JOINING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"
 _FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor"})
 #: torch functions that fill a new tensor with their second argument: boolean when it is ``True`` / ``False``.
 _FILLING_FUNCTIONS = frozenset({"torch.full", "torch.full_like"})
-#: ``dtype=bool``: torch takes Python's ``bool``, ``float`` and ``int`` for ``torch.bool``, ``torch.float64`` and
-#: ``torch.int64`` (SimCLR's NT-Xent mask, ``torch.ones((N, N), dtype=bool)``).
+#: torch takes Python's ``bool`` for ``torch.bool`` (SimCLR's NT-Xent mask, ``torch.ones((N, N), dtype=bool)``),
+#: as it takes ``float`` for ``torch.float64`` and ``int`` for ``torch.int64`` (in the sets below).
 _BOOL_DTYPES = frozenset({"torch.bool", "bool"})
 _FLOAT_DTYPES = frozenset({"torch.float", "torch.float16", "torch.float32", "torch.float64", "torch.half",
                            "torch.double", "torch.bfloat16", "float"})  # fmt: skip

@@ -36,6 +36,7 @@ from graphmend_lint.rules.gb_types import gb_types
 
 #: How many joins, repeats and names a list of bools is followed through.
 _MAX_LIST_DEPTH = 4
+
 CAPTURE_DYNAMIC = Fix.advice(
     (
         "no source fix: `torch._dynamo.config.capture_dynamic_output_shape_ops = True` traces it with an "
