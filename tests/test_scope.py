@@ -877,6 +877,41 @@ def test_helpers_called_in_lambdas_are_reached() -> None:
     assert traced(source) == {"f", "g"}
 
 
+NAMESPACE = """
+import types
+from types import SimpleNamespace
+import torch
+
+def check(x):
+    return x
+def unused(x):
+    return x
+utils = {builder}(check=check, unused=unused, scale=2)
+diffusion_utils = utils
+{rebind}
+@torch.compile
+def f(x):
+    return diffusion_utils.check(x) * utils.scale
+"""
+
+
+@pytest.mark.parametrize(
+    ("builder", "rebind", "expected"),
+    [
+        ("types.SimpleNamespace", "", {"f", "check"}),
+        ("SimpleNamespace", "", {"f", "check"}),
+        # a name bound twice may be either: no namespace is assumed
+        ("types.SimpleNamespace", "diffusion_utils = object()", {"f"}),
+        # a local class of that name is no namespace
+        ("Holder", "", {"f"}),
+    ],
+    ids=["types-module", "imported-class", "rebound", "other-class"],
+)
+def test_functions_a_namespace_holds_are_reached(builder: str, rebind: str, expected: set[str]) -> None:
+    holder = "class Holder:\n    def __init__(self, **kw):\n        pass\n" if builder == "Holder" else ""
+    assert traced(holder + NAMESPACE.format(builder=builder, rebind=rebind)) == expected
+
+
 LAYER_BY_NAME = """
 import torch
 from torch import nn

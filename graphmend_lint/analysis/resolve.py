@@ -72,6 +72,10 @@ SPARSE_VALUES = SPARSE_BUILDERS | {f"torch.Tensor.{name}" for name in SPARSE_CON
 #: Dict methods whose results iterate over the values (``values``) or ``(key, value)`` pairs (``items``).
 DICT_VIEWS = frozenset({"values", "items"})
 MAX_DEPTH = 16
+#: The class whose instances the resolver reads as namespaces of the file's functions.
+_NAMESPACE_CLASS = "types.SimpleNamespace"
+#: How many ``name = other_name`` aliases lead to a namespace (``diffusion_utils = utils``).
+_MAX_ALIASES = 3
 #: How many texts an f-string may format to before the resolver gives up on it.
 _MAX_FORMATTED = 16
 #: Calls that give back (a callable running) their first argument: ``partial(f, ...)``,
@@ -341,6 +345,10 @@ class Resolver:
             if not path:
                 yield Target(What.EXTERNAL, imported)
             return
+        member = self.namespace_member(expr.value, expr.attr, scope)
+        if member is not None:
+            yield from self.resolve(member, MODULE, path, depth)
+            return
         if not self._may_be_self_member(expr):
             return  # ``config.dropout``: no local class has such a method or attribute; skip resolving ``config``
         for base in self.resolve(expr.value, scope, (), depth):
@@ -441,6 +449,26 @@ class Resolver:
         if isinstance(value, ast.Name) and value.id == attribute:
             return self.index.enclosing_scope(owner) or MODULE
         return owner
+
+    def namespace_member(self, owner: ast.expr, attribute: str, scope: str) -> ast.expr | None:
+        """What ``utils.remove_mean`` names when ``utils`` is a module-level ``types.SimpleNamespace(remove_mean=
+        remove_mean, ...)`` (also through ``diffusion_utils = utils``): the keyword's value. Code folded from
+        several modules into one keeps ``diffusion_utils.assert_mean_zero_with_mask(...)`` calling a function
+        of the file this way (EDM's equivariant diffusion); a name bound anything else is no namespace."""
+        for _ in range(_MAX_ALIASES):
+            if not isinstance(owner, ast.Name):
+                return None
+            found = self.lookup(owner.id, scope)
+            if found is None or found.scope != MODULE or found.parameter or len(found.bindings) != 1:
+                return None
+            binding = found.bindings[0]
+            if binding.path or binding.element:
+                return None
+            owner = binding.value
+            if isinstance(owner, ast.Call) and self.denoted_import(owner.func, MODULE) == _NAMESPACE_CLASS:
+                members = {keyword.arg: keyword.value for keyword in owner.keywords if keyword.arg is not None}
+                return members.get(attribute)
+        return None
 
     def _may_be_self_member(self, expr: ast.Attribute) -> bool:
         """``x.attr`` can only mean something local when a local class has ``attr`` (or ``x`` is ``self``)."""

@@ -654,6 +654,8 @@ class ScopeAnalyzer:
             return False
         if func.attr in self.index.attribute_names:
             return True  # ``self.head(h)``, ``model.decoding(out)``: an object a local class keeps may be callable
+        if self.resolver.namespace_member(func.value, func.attr, caller) is not None:
+            return True  # ``diffusion_utils.assert_correctly_masked(x, mask)``: a function a namespace holds
         # ``utils.helper(x)``: an imported module's function may be a seed
         return self.imports.is_imported(root.id) and self.resolver.imported_name(func, caller) is not None
 
