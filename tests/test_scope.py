@@ -912,6 +912,48 @@ def test_functions_a_namespace_holds_are_reached(builder: str, rebind: str, expe
     assert traced(holder + NAMESPACE.format(builder=builder, rebind=rebind)) == expected
 
 
+CLASS_HELD_FUNCTION = """
+import torch
+from torch import nn
+
+def conve(h):
+    return h
+def distmult(h):
+    return h
+
+class Interaction(nn.Module):
+    func = None
+    def forward(self, h):
+        return {call}(h)
+
+class ConvE(Interaction):
+    func = conve
+
+class DistMult(Interaction):
+    func = distmult
+
+m = torch.compile({built}())
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "built", "expected"),
+    [
+        ("self.__class__.func", "ConvE", {"Interaction.forward", "conve"}),
+        ("type(self).func", "ConvE", {"Interaction.forward", "conve"}),
+        ("self.func", "ConvE", {"Interaction.forward", "conve"}),
+        # a subclass nothing builds keeps its function out
+        ("self.__class__.func", "Interaction", {"Interaction.forward"}),
+        ("type(other).func", "ConvE", {"Interaction.forward"}),
+    ],
+    ids=["dunder-class", "type-of-self", "self", "base-built", "type-of-other"],
+)
+def test_functions_a_subclass_body_binds_are_reached_through_the_class_of_self(
+    call: str, built: str, expected: set[str]
+) -> None:
+    assert traced(CLASS_HELD_FUNCTION.format(call=call, built=built)) == expected
+
+
 LAYER_BY_NAME = """
 import torch
 from torch import nn

@@ -349,6 +349,10 @@ class Resolver:
         if member is not None:
             yield from self.resolve(member, MODULE, path, depth)
             return
+        if (instance := instance_of_class_read(expr.value)) is not None:
+            # ``self.__class__.func(...)`` / ``type(self).func(...)``: what the class of ``self`` holds (PyKEEN)
+            yield from self.resolve(self._spelled_attribute(instance, expr.attr), scope, path, depth)
+            return
         if not self._may_be_self_member(expr):
             return  # ``config.dropout``: no local class has such a method or attribute; skip resolving ``config``
         for base in self.resolve(expr.value, scope, (), depth):
@@ -364,6 +368,10 @@ class Resolver:
                 continue
             held = self.attribute(base.name, expr.attr, path, depth) if base.what is What.INSTANCE else frozenset()
             held |= self._class_attribute(base.name, expr.attr, path, depth)
+            if _names_self(expr.value):  # ``func = None`` in the base, ``func = conve_interaction`` in a subclass
+                for subclass in self.index.instantiated_subclasses(base.name):
+                    if self.index.bindings(subclass, expr.attr):
+                        held |= self._class_attribute(subclass, expr.attr, path, depth)
             yield from held
             if not held and not path:  # a method an imported base class defines (``PreTrainedModel``'s)
                 yield from (Target(What.EXTERNAL, f"{b}.{expr.attr}") for b in self.imported_bases(base.name))
@@ -1200,3 +1208,19 @@ def _is_super_init(call: ast.Call, caller_class: str) -> bool:
 
 def _names_self(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Name) and expr.id in {"self", "cls"}
+
+
+def instance_of_class_read(expr: ast.expr) -> ast.Name | None:
+    """``self`` in ``self.__class__`` or ``type(self)``: the instance whose class *expr* reads."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "__class__" and _names_self(expr.value):
+        return expr.value  # type: ignore[return-value]  # a Name, as _names_self checked
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "type"
+        and len(expr.args) == 1
+        and not expr.keywords
+        and _names_self(expr.args[0])
+    ):
+        return expr.args[0]  # type: ignore[return-value]
+    return None

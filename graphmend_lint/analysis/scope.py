@@ -28,7 +28,7 @@ from pathlib import PurePath
 
 from graphmend_lint.analysis.imports import ImportTable, dotted_name
 from graphmend_lint.analysis.module_index import MODULE, ModuleIndex
-from graphmend_lint.analysis.resolve import COMPILER_FACTORIES, Resolver, Target, What
+from graphmend_lint.analysis.resolve import COMPILER_FACTORIES, Resolver, Target, What, instance_of_class_read
 
 DISABLE_DECORATORS = frozenset({"torch._dynamo.disable", "torch.compiler.disable", "torch._disable_dynamo"})
 #: Dynamo puts a call to these functions in the graph as one opaque op: their bodies run eagerly, at run time.
@@ -643,8 +643,8 @@ class ScopeAnalyzer:
 
     def _may_be_local(self, func: ast.Attribute, caller: str) -> bool:
         """Could ``<expr>.attr(...)`` run project code? (Saves resolving every tensor method call.)"""
-        if isinstance(func.value, ast.Name) and func.value.id == "self":
-            return True  # a method of the class or of an imported base class (a seed)
+        if isinstance(func.value, ast.Name) and func.value.id == "self" or instance_of_class_read(func.value):
+            return True  # a method of the class or of an imported base class (a seed); ``type(self).f``, its class's
         if func.attr in self.index.method_names:
             return True
         root = func.value
