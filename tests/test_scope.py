@@ -1276,6 +1276,17 @@ def test_a_compiled_steps_called_parameters_may_be_any_of_the_files_models() -> 
     assert traced(SOLE_MODEL + CRITIC + step) == {"step", "Net.forward", "Block.forward", "Critic.forward"}
 
 
+def test_a_compiled_forwards_optional_called_parameter_may_be_the_files_other_models() -> None:
+    """VIBE's compiled ``VIBELoss.forward(..., motion_discriminator=None)`` calls
+    ``motion_discriminator(motion)``: a ``None`` default says only that the caller may pass nothing, and
+    what it passes is one of the file's other root models (the loss itself is no candidate)."""
+    loss = (
+        "class Loss(nn.Module):\n    def forward(self, x, critic=None):\n        return critic(x)\n"
+        "c = torch.compile(Loss())\n"
+    )
+    assert traced(SOLE_MODEL + CRITIC + loss) == {"Loss.forward", "Net.forward", "Block.forward", "Critic.forward"}
+
+
 def test_a_called_parameter_stays_unresolved_where_the_step_has_a_caller_or_the_file_many_models() -> None:
     helper = "def helper(layer, x):\n    return layer(x)\ndef step(x):\n    return helper(x.relu, x)\nc = torch.compile(step)\n"
     assert traced(SOLE_MODEL + CRITIC + helper) == {"step", "helper"}
