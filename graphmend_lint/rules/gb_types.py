@@ -37,6 +37,7 @@ GB_TYPES: Final[dict[str, str]] = {
     "GB0126": "Unsupported Tensor.resize_() call",
     "GB0127": "Unsupported Tensor.resize_as_() call",
     "GB0142": "Unsupported context manager",
+    "GB0148": "Unsupported function call (delayed)",
     "GB0156": "Unsupported method call",
     "GB0157": "Unsupported ndarray attribute access",
     "GB0158": "Unsupported ndarray method call",
