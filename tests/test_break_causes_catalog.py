@@ -1,4 +1,4 @@
-"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM523): findings and fixes, without Dynamo.
+"""The catalog of the break-cause rules (GM106, GM205, GM303, GM404, GM501-GM524): findings and fixes, without Dynamo.
 
 :data:`CASES` lists, for every program, the findings the linter must report
 and the breaks Dynamo logs, measured on torch 2.13 (CPU, Python 3.11) and
@@ -20,7 +20,7 @@ from graphmend_lint.config import load_settings
 CODES = (
     "GM106", "GM205", "GM303", "GM404", "GM501", "GM502", "GM503", "GM504", "GM505", "GM506", "GM507", "GM508",
     "GM509", "GM510", "GM511", "GM512", "GM513", "GM514", "GM515", "GM516", "GM517", "GM518",
-    "GM519", "GM520", "GM521", "GM522", "GM523",
+    "GM519", "GM520", "GM521", "GM522", "GM523", "GM524",
 )  # fmt: skip
 
 CASES: dict[str, Case] = {
@@ -256,6 +256,11 @@ CASES: dict[str, Case] = {
     "GM523/bad_dice_mask_unsqueeze.py": case({(9, "GM523")}, {(9, "GB0148")}),
     "GM523/bad_membrane_detach.py": case({(16, "GM523")}, {(16, "GB0148")}),
     "GM523/neg_computed_views.py": case(),
+    # deepspeed's MoE gate (LLaMA-MoE's copy) caches Gumbel(zero, one).rsample: replayed at each return; the object replays
+    "GM524/bad_moe_gumbel_cache.py": case(
+        {(22, "GM524"), (33, "GM524")}, {(22, "GB0092"), (33, "GB0092")}, frame_skipped=True
+    ),
+    "GM524/neg_moe_gumbel_object_cache.py": case(),
 }
 #: Pairs whose fix is safe (applied by a plain ``--fix``); every other fix is unsafe.
 SAFE_FIXES = frozenset(

@@ -289,3 +289,19 @@ def file_bases(klass: nodes.ClassDef, depth: int = 0) -> list[nodes.ClassDef]:
             bases += [definition, *file_bases(definition, depth + 1)]
     return bases
 
+
+def outlives_the_frame(owner: nodes.NodeNG) -> bool:
+    """*owner* is an object that outlives a call of its function: ``self`` / ``cls``, a module-level name, or
+    an item or attribute of one (``cls.instances[layer]``, ``self.cache``). Dynamo reads what it holds as
+    inputs of the graph, and must replay what the call stores into it."""
+    while isinstance(owner, (nodes.Attribute, nodes.Subscript)):
+        owner = owner.expr if isinstance(owner, nodes.Attribute) else owner.value
+    if not isinstance(owner, nodes.Name):
+        return False
+    if owner.name in {"self", "cls"}:
+        return True
+    try:
+        scope, _ = owner.lookup(owner.name)
+    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
+        return False
+    return isinstance(scope, nodes.Module)

@@ -215,11 +215,11 @@ class BreakFinder:
             isinstance(binding, nodes.AssignName)
             and binding.frame() is node.frame()
             and binding.lineno < node.lineno
-            and self._break_between(binding.statement(), use)
+            and self.breaks_between(binding.statement(), use)
             for binding in bindings[:_MAX_BINDINGS]
         )
 
-    def _break_between(self, binding: nodes.NodeNG, use: nodes.NodeNG) -> bool:
+    def breaks_between(self, binding: nodes.NodeNG, use: nodes.NodeNG) -> bool:
         """A statement that breaks whenever it runs lies on every path from *binding*'s statement to *use*'s."""
         if self._returned_by_breaking_call(binding):
             return True

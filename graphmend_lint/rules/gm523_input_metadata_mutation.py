@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from astroid import nodes
 
-from graphmend_lint.analysis.lookup import reaching_bindings
+from graphmend_lint.analysis.lookup import outlives_the_frame, reaching_bindings
 from graphmend_lint.analysis.scope import TracedFunction
 from graphmend_lint.analysis.values import ValueOracle
 from graphmend_lint.context import RuleContext
@@ -41,7 +41,7 @@ def _enters_the_graph(
     if depth > _MAX_DEPTH:
         return False
     if isinstance(receiver, nodes.Attribute):
-        return _kept_state(receiver.expr)
+        return outlives_the_frame(receiver.expr)
     if not isinstance(receiver, nodes.Name):
         return False
     try:
@@ -60,22 +60,6 @@ def _enters_the_graph(
 def _is_entry(traced: TracedFunction) -> bool:
     """Compilation starts at *traced*: its chain holds only why it is compiled and the function itself."""
     return len(traced.chain) == 2
-
-
-def _kept_state(owner: nodes.NodeNG) -> bool:
-    """*owner* is an object that outlives the call: ``self`` / ``cls``, a module-level name, or an item or
-    attribute of one (``cls.instances[layer]``)."""
-    while isinstance(owner, (nodes.Attribute, nodes.Subscript)):
-        owner = owner.expr if isinstance(owner, nodes.Attribute) else owner.value
-    if not isinstance(owner, nodes.Name):
-        return False
-    if owner.name in {"self", "cls"}:
-        return True
-    try:
-        scope, _ = owner.lookup(owner.name)
-    except Exception:  # astroid lookups can fail on odd code; then nothing is proven
-        return False
-    return isinstance(scope, nodes.Module)
 
 
 class InputMetadataMutation(Rule):

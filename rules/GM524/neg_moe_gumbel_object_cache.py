@@ -1,0 +1,48 @@
+"""GM524 negative: the MoE gate caches the Gumbel distribution itself and calls `rsample` on it.
+
+Keeping the object, not its bound method, lets Dynamo replay the store: nothing here may be flagged,
+and Dynamo must not break.
+"""
+from typing import Dict
+
+import torch
+from torch import nn
+from torch.distributions import Gumbel
+
+gumbel_map: Dict[torch.device, Gumbel] = {}
+
+
+def gumbel_rsample(shape, device: torch.device) -> torch.Tensor:
+    gumbel = gumbel_map.get(device)
+    if gumbel is None:
+        one = torch.tensor(1.0, device=device)
+        zero = torch.tensor(0.0, device=device)
+        gumbel = Gumbel(zero, one)
+        gumbel_map[device] = gumbel
+    return gumbel.rsample(shape)
+
+
+class SwitchGate(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        logits = self.proj(x)
+        noisy = logits + gumbel_rsample(logits.shape, device=logits.device)
+        return noisy.softmax(dim=-1)
+
+
+def make():
+    """Return (eager_callable, input_sets)."""
+    torch.manual_seed(0)
+    gumbel_map.clear()
+    return SwitchGate(), [(torch.randn(3, 8),)]
+
+
+compiled = torch.compile(SwitchGate())
+
+if __name__ == "__main__":
+    fn, inputs = make()
+    for args in inputs:
+        print(fn(*args))
