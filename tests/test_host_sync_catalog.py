@@ -106,6 +106,8 @@ CASES: dict[str, Case] = {
     "GM401/bad_np_unique.py": case({(8, "GM401")}, {(8, "GB0036")}),
     # torchmd-net: a mask over the columns of an untyped edge list (only an array takes `[:, mask]`)
     "GM401/bad_edge_mask_columns.py": case({(14, "GM401")}, {(14, "GB0036")}),
+    # PyTorch Geometric: the graph batch's `train_mask` attribute selects the training nodes
+    "GM401/bad_graph_train_mask.py": case({(25, "GM401")}, {(25, "GB0036")}),
     # no `num_classes`: the width comes from the data (GB0246); advice only, the switch does not trace it
     "GM401/bad_one_hot_width.py": case({(13, "GM401")}, {(13, "GB0246")}),
     # the CTC loss, as an nn.CTCLoss module kept on self and as F.ctc_loss (GB0036)

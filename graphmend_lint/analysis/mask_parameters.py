@@ -133,6 +133,20 @@ def mask_keyed_item(values: ValueOracle, node: nodes.NodeNG) -> bool:
     return isinstance(node.value, (nodes.Name, nodes.Attribute)) and values.kind(node.value) is not Kind.STATIC
 
 
+def mask_named_attribute(values: ValueOracle, node: nodes.NodeNG) -> bool:
+    """``data.train_mask``, ``batch.edge_mask``: an attribute of an object the file does not type (not
+    ``self``'s, whose assignments say what it holds), named as a (non-attention) mask. Graph batches carry
+    their selections this way (PyTorch Geometric's ``out[data.train_mask]``, DiffDock's
+    ``edge_index[0][data["ligand"].edge_mask]``); as an index the name means a selection, as a key's does
+    (:func:`mask_keyed_item`). Detection only, like :func:`mask_parameter_index`."""
+    if not (isinstance(node, nodes.Attribute) and _names_a_mask(node.attrname, numbered=True)):
+        return False
+    owner = node.expr
+    if isinstance(owner, nodes.Name) and owner.name in {"self", "cls"}:
+        return False
+    return values.kind(node) is not Kind.STATIC and not is_integer_tensor(values, node) and not is_float_tensor(values, node)
+
+
 def _assigns_a_mask(values: ValueOracle, binding: nodes.NodeNG, name: str) -> bool:
     """*binding* assigns a bool tensor, or the parameter *name* itself moved or reshaped
     (``valid_mask = valid_mask.to(device)``; ``valid_mask = valid_mask > 0.5`` is a comparison, bool too)."""

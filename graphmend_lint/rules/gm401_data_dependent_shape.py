@@ -10,7 +10,13 @@ from astroid.const import Context
 from graphmend_lint.analysis.ast_resolution import ast_resolution
 from graphmend_lint.analysis.captured_values import dynamic_size_origin
 from graphmend_lint.analysis.conditions import snippet
-from graphmend_lint.analysis.mask_parameters import item_mask_index, mask_behind, mask_keyed_item, mask_parameter_index
+from graphmend_lint.analysis.mask_parameters import (
+    item_mask_index,
+    mask_behind,
+    mask_keyed_item,
+    mask_named_attribute,
+    mask_parameter_index,
+)
 from graphmend_lint.analysis.dynamo_settings import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, setting_on
 from graphmend_lint.analysis.assigned_values import bound_values
 from graphmend_lint.analysis.host_values import (
@@ -274,6 +280,7 @@ def named_mask_index(values: ValueOracle, subscript: nodes.Subscript) -> nodes.N
             for part in parts
             if (container_is_tensor or values.is_tensor(part))
             and (_named_mask(values, part) or is_likely_mask(values, part))
+            or _may_be_array(container) and mask_named_attribute(values, mask_behind(values, part))
             or (container_is_array or _may_be_array(container)) and _compared(values, part)
         ),
         None,
@@ -324,7 +331,12 @@ def _named_mask(values: ValueOracle, part: nodes.NodeNG) -> bool:
     """*part* is a parameter its name calls a mask (:func:`mask_named_parameter`, :func:`mask_parameter_index`),
     or keeps its dtype from one (``~mask``, ``mask.to(h.device)``, :func:`mask_behind`)."""
     behind = mask_behind(values, part)
-    return mask_named_parameter(values, behind) or mask_parameter_index(values, behind) or mask_keyed_item(values, behind)
+    return (
+        mask_named_parameter(values, behind)
+        or mask_parameter_index(values, behind)
+        or mask_keyed_item(values, behind)
+        or mask_named_attribute(values, behind)
+    )
 
 
 class DataDependentOutputShape(Rule):
@@ -350,7 +362,9 @@ class DataDependentOutputShape(Rule):
     registered as a buffer, or a parameter every call of which passes one;
     or a parameter whose name says boolean
     mask: `mask_bool`, `bool_mask`; an item of a mapping under such a key
-    (`gt["valid_mask"]`, `data["mask0"]`); or one whose name ends in `mask`
+    (`gt["valid_mask"]`, `data["mask0"]`), or an attribute of such a name
+    of an object the file does not type, indexing anything but a literal
+    (PyTorch Geometric's `out[data.train_mask]`); or one whose name ends in `mask`
     (`input_features_mask`, `~padding_mask`), not an attention mask (0/1
     integers), when no call in this file passes anything but a possible mask
     for it (detectron2 passes `...` as `fg_mask`; an integer tensor gathers);
