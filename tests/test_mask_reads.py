@@ -24,6 +24,11 @@ HEADER = "import torch\nimport torch.nn.functional as F\n\n\n"  # the program st
 PROGRAMS: dict[str, tuple[str, set[int]]] = {
     # the compiled function's own parameter, also inverted
     "entry-mask": ("def f(x: torch.Tensor, keep_mask):\n    return x[keep_mask] * 2\n", {6}),
+    # transformers annotates masks `torch.LongTensor` by habit; as an index the name wins (Janus's images_seq_mask)
+    "entry-long-annotated-mask": (
+        "def f(x: torch.Tensor, images_seq_mask: torch.LongTensor):\n    return x[images_seq_mask] * 2\n",
+        {6},
+    ),
     "entry-inverted-mask": ("def f(x: torch.Tensor, padding_mask=None):\n    return x[~padding_mask] * 2\n", {6}),
     "entry-bool-masked-pos": ("def f(x: torch.Tensor, bool_masked_pos):\n    return x[~bool_masked_pos] * 2\n", {6}),
     # passed on from a parameter named as a mask (Granite Speech's get_merged_audio_embeddings)

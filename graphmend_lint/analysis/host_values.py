@@ -809,6 +809,9 @@ def _annotated_bool_tensor(values: ValueOracle, parameter: nodes.AssignName, arg
 
 #: Annotations that leave a parameter's dtype open: a name can then say it is a mask.
 _OPEN_DTYPE_ANNOTATIONS = frozenset({TENSOR, BOOL_TENSOR})
+#: Integer tensor annotations that code writes on masks by habit (transformers spells every mask
+#: ``torch.LongTensor``): a name that says mask outweighs them where the mask indexes.
+_HABITUAL_MASK_ANNOTATIONS = frozenset({"torch.LongTensor", "torch.IntTensor"})
 
 
 def mask_named_parameter(values: ValueOracle, node: nodes.NodeNG) -> bool:
@@ -835,16 +838,21 @@ def mask_named_parameter(values: ValueOracle, node: nodes.NodeNG) -> bool:
     return len(bindings) == 1 and open_parameter(values, bindings[0]) and values.kind(node) is not Kind.STATIC
 
 
-def open_parameter(values: ValueOracle, binding: nodes.NodeNG) -> bool:
+def open_parameter(values: ValueOracle, binding: nodes.NodeNG, indexes: bool = False) -> bool:
     """*binding* is a parameter that leaves its dtype open: unannotated or annotated ``torch.Tensor`` /
-    ``torch.BoolTensor`` (``| None``), with no default but ``None``."""
+    ``torch.BoolTensor`` (``| None``), with no default but ``None``. When it *indexes* (a mask read), also
+    ``torch.LongTensor`` / ``torch.IntTensor``: a 0/1 integer index gathers rows 0 and 1, which no code
+    means, so Janus's ``images_seq_mask: torch.LongTensor`` (a ``BoolTensor`` in its docstring) selects."""
     if not (isinstance(binding, nodes.AssignName) and isinstance(binding.parent, nodes.Arguments)):
         return False
     default = ValueOracle._default_of(binding, binding.parent)
     if default is not None and not (isinstance(default, nodes.Const) and default.value is None):
         return False
     annotation = ValueOracle._annotation_of(binding, binding.parent)
-    return annotation is None or values.annotated_types(annotation) <= _OPEN_DTYPE_ANNOTATIONS
+    if annotation is None:
+        return True
+    accepted = _OPEN_DTYPE_ANNOTATIONS | _HABITUAL_MASK_ANNOTATIONS if indexes else _OPEN_DTYPE_ANNOTATIONS
+    return values.annotated_types(annotation) <= accepted
 
 
 def compares_itself_with_number(container: nodes.NodeNG, mask: nodes.NodeNG) -> bool:

@@ -9,7 +9,8 @@ integer tensor it gathers (static size, no break). Code that names an index
 accepted when nothing in this file contradicts it:
 
 * the parameter is rebound only to a bool tensor or to itself moved or reshaped (:func:`mask_behind`),
-  has no default but ``None`` and no annotation but ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``);
+  has no default but ``None`` and no annotation but ``torch.Tensor`` / ``torch.BoolTensor`` (``| None``),
+  or the ``torch.LongTensor`` / ``torch.IntTensor`` code writes on masks by habit (:func:`open_parameter`);
 * its name ends in ``mask`` / ``masks`` and does not say attention (transformers'
   ``attention_mask`` is a 0/1 integer tensor by convention, and ``x[attention_mask]`` would gather);
 * every call of its function in this file that passes it passes a tensor not
@@ -101,7 +102,7 @@ def mask_parameter_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0
     except Exception:  # astroid lookups can fail on odd code; then nothing is proven
         return False
     parameters = [binding for binding in bindings if isinstance(binding.parent, nodes.Arguments)]
-    if len(parameters) != 1 or not open_parameter(values, parameters[0]):
+    if len(parameters) != 1 or not open_parameter(values, parameters[0], indexes=True):
         return False
     parameter = parameters[0]
     if not _names_a_mask(parameter.name):
