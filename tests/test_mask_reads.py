@@ -24,6 +24,12 @@ HEADER = "import torch\nimport torch.nn.functional as F\n\n\n"  # the program st
 PROGRAMS: dict[str, tuple[str, set[int]]] = {
     # the compiled function's own parameter, also inverted
     "entry-mask": ("def f(x: torch.Tensor, keep_mask):\n    return x[keep_mask] * 2\n", {6}),
+    # a one-letter tag after the word (OSTrack's `box_mask_z`, the template's), moved and expanded
+    "entry-tagged-mask": (
+        "def f(x: torch.Tensor, box_mask_z):\n    box_mask_z = box_mask_z.unsqueeze(1).expand(-1, 2)\n"
+        "    return x.view(8, 1).expand(-1, 2)[box_mask_z] * 2\n",
+        {7},
+    ),
     # transformers annotates masks `torch.LongTensor` by habit; as an index the name wins (Janus's images_seq_mask)
     "entry-long-annotated-mask": (
         "def f(x: torch.Tensor, images_seq_mask: torch.LongTensor):\n    return x[images_seq_mask] * 2\n",

@@ -115,8 +115,11 @@ def mask_parameter_index(values: ValueOracle, node: nodes.NodeNG, depth: int = 0
 
 
 def _names_a_mask(name: str, numbered: bool = False) -> bool:
-    """*name*'s last word is ``mask`` / ``masks`` (``mask0`` too when *numbered*), and no word says attention."""
+    """*name*'s last word is ``mask`` / ``masks`` (``mask0`` too when *numbered*), or that word and a one-letter
+    tag (OSTrack's ``box_mask_z``, the template's), and no word says attention."""
     words = name.lower().strip("_").split("_")
+    if len(words) > 1 and len(words[-1]) == 1 and words[-1].isalpha():
+        words = words[:-1]
     last = words[-1].rstrip("0123456789") if numbered else words[-1]
     return last in _MASK_WORDS and not _ATTENTION_WORDS.intersection(words)
 
