@@ -19,6 +19,7 @@ from astroid import nodes
 from astroid.const import Context
 
 from graphmend_lint.analysis.conditions import tensor_condition_parts
+from graphmend_lint.analysis.fresh_objects import fresh_instance_class, method_of
 from graphmend_lint.analysis.host_values import math_conversion, mixed_clamp_bound, scalar_conversion
 from graphmend_lint.analysis.lookup import loops_around, reaching_bindings, statement_block
 from graphmend_lint.analysis.module_attributes import constructor_of
@@ -239,6 +240,21 @@ class BreakFinder:
             child = child.parent
         return False
 
+    def first_break_after(self, statement: nodes.NodeNG) -> nodes.NodeNG | None:
+        """The first statement after *statement*, on the way out of its function, that breaks whenever it runs:
+        a later one of its block, else one after the compound statement holding it, and so on outwards."""
+        child = statement
+        while not isinstance(child, _SCOPES):
+            block = statement_block(child)
+            if block is None:
+                return None
+            later = block[block.index(child) + 1 :]
+            found = next((candidate for candidate in later if self._always_breaks(candidate)), None)
+            if found is not None:
+                return found
+            child = child.parent
+        return None
+
     def _returned_by_breaking_call(self, statement: nodes.NodeNG) -> bool:
         """``n = helper(x)`` / ``n, m = helper(x)`` whose callee breaks: the call runs eagerly and returns Python-side
         values, while nothing of the statement itself breaks (a break in the statement would leave the rest of its
@@ -345,6 +361,9 @@ class BreakFinder:
             method = klass.locals.get(func.attrname) if klass is not None else None
             if method and isinstance(method[0], nodes.FunctionDef):
                 return [method[0]]
+            kept = [_fresh_method(value) for value in assigned_self_values(klass, func.attrname)] if klass else []
+            if kept and all(found is not None for found in kept):
+                return kept  # ``self.on_step = Tracker(name).report`` ... ``self.on_step(h)``
         return self._module_forward(receiver if isinstance(receiver, nodes.Attribute) else func)
 
     def _module_forward(self, module: nodes.NodeNG) -> list[nodes.FunctionDef | None]:
@@ -401,6 +420,8 @@ class BreakFinder:
                 callees.extend(self._decorated_by(binding.parent.parent) or [None])
             elif isinstance(binding, nodes.AssignName) and isinstance(_loop_of(binding), nodes.For):
                 callees.extend(self._container_forwards(_loop_of(binding)))
+            elif (method := _bound_method_of_fresh_object(binding)) is not None:
+                callees.append(method)
             elif binding.root().name != "builtins":
                 callees.append(None)
         return callees
@@ -416,6 +437,22 @@ class BreakFinder:
                 if isinstance(name, nodes.Name) and name.name == decorator.name:
                     found.append(function)
         return found
+
+
+def _bound_method_of_fresh_object(binding: nodes.NodeNG) -> nodes.FunctionDef | None:
+    """The method a name is bound to by ``g = Box(2.0).scale`` (a plain class of this file, built right there)."""
+    assigned = binding.parent
+    if not (isinstance(assigned, nodes.Assign) and assigned.targets == [binding]):
+        return None
+    return _fresh_method(assigned.value)
+
+
+def _fresh_method(value: nodes.NodeNG) -> nodes.FunctionDef | None:
+    """The method *value* is, when it reads one off an object of this file's plain classes built right there."""
+    if not (isinstance(value, nodes.Attribute) and isinstance(value.expr, nodes.Call)):
+        return None
+    klass = fresh_instance_class(value.expr)
+    return method_of(klass, value.attrname) if klass is not None else None
 
 
 def break_finder(ctx: RuleContext) -> BreakFinder:

@@ -74,11 +74,13 @@ def stored_value(statement: nodes.NodeNG) -> tuple[nodes.NodeNG, nodes.NodeNG] |
 
 class EscapingBoundMethod(Rule):
     """## What it does
-    Flags the `return` of a compiled function (and of each function above
-    it that calls it in compiled code) after it stores a bound method of an
-    object it built, `Box(2.0).scale` or `Gumbel(zero, one).rsample`, where
-    the method outlives the call: in a module-level dict or list, or on
-    `self` or another long-lived object. deepspeed's MoE gate caches
+    Flags where Dynamo replays a store, in compiled code, of a bound method
+    of an object the code built: the `return` of the storing function (and
+    of each function above it that calls it in compiled code), or a later
+    call into code that breaks. The store keeps a method such as
+    `Box(2.0).scale` or `Gumbel(zero, one).rsample` where it outlives the
+    call: in a module-level dict or list, or on `self` or another
+    long-lived object. deepspeed's MoE gate caches
     `gumbel_map[device] = Gumbel(zero, one).rsample` this way, and the
     mixture-of-experts code that copies it (LLaMA-MoE) does too.
 
@@ -92,8 +94,10 @@ class EscapingBoundMethod(Rule):
     (measured, torch 2.13, for the file's own classes and
     `torch.distributions`, stored into dicts, lists and attributes of
     modules and plain objects). When a break comes first, the store is
-    replayed there, at a line another rule reports. Storing the object
-    itself, a tensor's method, a class or a lambda does not break.
+    replayed there: at the call, when the break is inside the function it
+    calls (a stored method that prints), and otherwise at a line another
+    rule reports. Storing the object itself, a tensor's method, a class or
+    a lambda does not break.
 
     ## Example
     ```python
@@ -149,7 +153,7 @@ class EscapingBoundMethod(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Diagnostic]:
         traced_at = dict(ctx.analysis.traced_functions())
         breaks: BreakFinder | None = None
-        reported: set[nodes.Return] = set()
+        reported: set[nodes.NodeNG] = set()
         for statement, traced in ctx.traced_nodes(nodes.Assign, nodes.Expr):
             stored = stored_value(statement)
             method = fresh_bound_method(ctx.values, stored[1]) if stored is not None else None
@@ -169,18 +173,21 @@ class EscapingBoundMethod(Rule):
 
     def _replay_sites(
         self, ctx: RuleContext, breaks: BreakFinder, after: nodes.NodeNG, depth: int
-    ) -> Iterator[nodes.Return]:
-        """The ``return`` statements of *after*'s function that run after it with no break between, and, when
-        there are some, through each call of that function, its callers' (up to :data:`_MAX_CALLERS` levels).
-        A break after the store replays it there, and no later return logs it again (LLaMA-MoE's gate: the
-        store in ``gumbel_rsample``, logged at its return and at the gate's ``bincount``, not further up)."""
+    ) -> Iterator[nodes.NodeNG]:
+        """Where Dynamo replays a store made at *after* (or by a call there): the first statement after it that
+        always breaks, when the break is in code it calls (a break of the statement itself is its own rule's
+        line: LLaMA-MoE's gate replays at its ``bincount``); else the ``return`` statements of its function that
+        run after it, and through each call of that function, its callers' (up to :data:`_MAX_CALLERS` levels)."""
         function = after.frame()
         if not isinstance(function, nodes.FunctionDef) or depth > _MAX_CALLERS:
             return
+        stop = breaks.first_break_after(after.statement())
+        if stop is not None:
+            if breaks.breaking_node(stop) is None:
+                yield stop  # ``y = g(x)`` whose method prints: the replay is logged at the call
+            return
         returns = function.nodes_of_class(nodes.Return, skip_klass=(nodes.FunctionDef, nodes.ClassDef, nodes.Lambda))
-        sites = [
-            site for site in returns if site.lineno > after.lineno and not breaks.breaks_between(after.statement(), site)
-        ]
+        sites = [site for site in returns if site.lineno > after.lineno]
         if not sites:
             return
         yield from sites
