@@ -75,6 +75,18 @@ def test_only_one_class_with_every_attribute_read_types_the_parameter(body: str,
     assert duck_classes(source, "step", "cache") == expected
 
 
+def test_a_method_called_with_more_arguments_than_a_containers_takes_rules_the_containers_out() -> None:
+    """InternLM's ``metric.update(logits, labels, type_ids)``: ``dict.update`` takes one argument, so the
+    parameter is the file's one class with an ``update`` method; ``metric.update(other)`` stays open."""
+    source = CLASSES + (
+        "\n\nclass Metric:\n    def update(self, logits, labels):\n        self.n = labels.numel()\n\n\n"
+        "def step(x, metric):\n    metric.update(x, x > 0)\n    return x\n\n\n"
+        "def other(x, metric):\n    metric.update(x)\n    return x\n"
+    )
+    assert duck_classes(source, "step", "metric") == ("Metric",)
+    assert duck_classes(source, "other", "metric") == ()
+
+
 def test_a_parameter_the_function_calls_holds_no_tensor() -> None:
     """nnAudio: ``X = layer(x)`` then ``layer.inverse(X)``. A tensor has ``inverse`` too, but a tensor is not
     called; a parameter only read (``t.inverse()``) may still be one."""

@@ -68,6 +68,12 @@ ARRAY_ATTRIBUTES = frozenset(
 _BUILTIN_ATTRIBUTES = frozenset(
     name for kind in (str, bytes, list, dict, tuple, set, int, float, complex, object) for name in dir(kind)
 )
+#: The most positional arguments the builtin containers' methods of these names take. ``set.update(*others)``
+#: counts as one: code updates a set from one iterable at a time, and a metric or cache from several values.
+_BUILTIN_POSITIONAL_LIMITS = {
+    "update": 1, "append": 1, "add": 1, "extend": 1, "remove": 1, "discard": 1, "count": 1, "get": 2, "pop": 2,
+    "setdefault": 2, "insert": 2,
+}  # fmt: skip
 #: Builtins that ask what an object is: a function calling them on the parameter expects several kinds.
 _TYPE_QUERIES = frozenset({"isinstance", "hasattr", "getattr", "setattr", "delattr", "type", "vars"})
 #: Calls that give ``self`` an attribute by its name as a string (a module whose text has none skips the walk).
@@ -113,7 +119,7 @@ class DuckTyping:
         if node is None or node.name == "__init__":
             return ()
         read = self._reads(function).get(parameter)
-        if not read or self._generic(read, _calls_parameter(node, parameter)):
+        if not read or self._generic(read, _calls_parameter(node, parameter), _outgrows_builtins(node, parameter)):
             return ()
         exact = [klass for klass, names in self._provided.items() if read <= names]
         if any(read & self._provided[klass] and not read <= self._provided[klass] for klass in self._open):
@@ -154,15 +160,18 @@ class DuckTyping:
         default = dict(zip([a.arg for a in (*positional, *arguments.kwonlyargs)], defaults)).get(parameter)
         return default is None or isinstance(default, ast.Constant) and default.value is None
 
-    def _generic(self, read: frozenset[str], called: bool) -> bool:
+    def _generic(self, read: frozenset[str], called: bool, outgrows_builtins: bool) -> bool:
         """Every name in *read* is an attribute of one of the values a parameter usually holds. A parameter
         the function calls (``layer(x)``, then ``layer.inverse``: nnAudio's STFT) holds no tensor, array,
-        container, string or number: only the module's attributes are generic then."""
+        container, string or number: only the module's attributes are generic then. One whose methods are
+        called with more arguments than a builtin container's take (``metric.update(logits, labels)``,
+        :func:`_outgrows_builtins`) is no container."""
         if called:
             return read <= _MODULE_ATTRIBUTES
         facts = load_facts()
         tensor = all(name in facts.tensor_attributes or name in facts.tensor_methods for name in read)
-        return tensor or any(read <= names for names in (ARRAY_ATTRIBUTES, _BUILTIN_ATTRIBUTES, _MODULE_ATTRIBUTES))
+        kinds = (ARRAY_ATTRIBUTES, _MODULE_ATTRIBUTES) if outgrows_builtins else (ARRAY_ATTRIBUTES, _BUILTIN_ATTRIBUTES, _MODULE_ATTRIBUTES)
+        return tensor or any(read <= names for names in kinds)
 
     @cached_property
     def _provided(self) -> dict[str, frozenset[str]]:
@@ -268,6 +277,21 @@ def _registered_names(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str
             if isinstance(second, ast.Constant) and isinstance(second.value, str):
                 names.add(second.value)
     return names
+
+
+def _outgrows_builtins(function: ast.FunctionDef | ast.AsyncFunctionDef, parameter: str) -> bool:
+    """*function* calls a method of *parameter* that builtin containers have with more positional arguments
+    than theirs take (:data:`_BUILTIN_POSITIONAL_LIMITS`): InternLM's ``metric.update(logits, labels,
+    type_ids)``, Mimi's ``padding_cache.update(hidden_states, self.layer_idx)``; ``dict.update`` takes one."""
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == parameter
+        and len(node.args) > _BUILTIN_POSITIONAL_LIMITS.get(node.func.attr, len(node.args))
+        and not any(isinstance(argument, ast.Starred) for argument in node.args)
+        for node in ast.walk(function)
+    )
 
 
 def _calls_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef, parameter: str) -> bool:
