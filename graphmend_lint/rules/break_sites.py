@@ -216,11 +216,11 @@ class BreakFinder:
             isinstance(binding, nodes.AssignName)
             and binding.frame() is node.frame()
             and binding.lineno < node.lineno
-            and self.breaks_between(binding.statement(), use)
+            and self._break_between(binding.statement(), use)
             for binding in bindings[:_MAX_BINDINGS]
         )
 
-    def breaks_between(self, binding: nodes.NodeNG, use: nodes.NodeNG) -> bool:
+    def _break_between(self, binding: nodes.NodeNG, use: nodes.NodeNG) -> bool:
         """A statement that breaks whenever it runs lies on every path from *binding*'s statement to *use*'s."""
         if self._returned_by_breaking_call(binding):
             return True
@@ -239,21 +239,6 @@ class BreakFinder:
                 return True
             child = child.parent
         return False
-
-    def first_break_after(self, statement: nodes.NodeNG) -> nodes.NodeNG | None:
-        """The first statement after *statement*, on the way out of its function, that breaks whenever it runs:
-        a later one of its block, else one after the compound statement holding it, and so on outwards."""
-        child = statement
-        while not isinstance(child, _SCOPES):
-            block = statement_block(child)
-            if block is None:
-                return None
-            later = block[block.index(child) + 1 :]
-            found = next((candidate for candidate in later if self._always_breaks(candidate)), None)
-            if found is not None:
-                return found
-            child = child.parent
-        return None
 
     def _returned_by_breaking_call(self, statement: nodes.NodeNG) -> bool:
         """``n = helper(x)`` / ``n, m = helper(x)`` whose callee breaks: the call runs eagerly and returns Python-side

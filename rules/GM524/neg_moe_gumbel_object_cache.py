@@ -12,16 +12,6 @@ from torch.distributions import Gumbel
 gumbel_map: Dict[torch.device, Gumbel] = {}
 
 
-def gumbel_rsample(shape, device: torch.device) -> torch.Tensor:
-    gumbel = gumbel_map.get(device)
-    if gumbel is None:
-        one = torch.tensor(1.0, device=device)
-        zero = torch.tensor(0.0, device=device)
-        gumbel = Gumbel(zero, one)
-        gumbel_map[device] = gumbel
-    return gumbel.rsample(shape)
-
-
 class SwitchGate(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -29,8 +19,11 @@ class SwitchGate(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         logits = self.proj(x)
-        noisy = logits + gumbel_rsample(logits.shape, device=logits.device)
-        return noisy.softmax(dim=-1)
+        gumbel = gumbel_map.get(logits.device)
+        if gumbel is None:
+            gumbel = Gumbel(torch.tensor(0.0), torch.tensor(1.0))
+            gumbel_map[logits.device] = gumbel
+        return (logits + gumbel.rsample(logits.shape)).softmax(dim=-1)
 
 
 def make():
