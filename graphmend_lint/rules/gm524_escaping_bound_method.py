@@ -27,11 +27,13 @@ NO_FIX = Fix.advice(
     "no automatic fix: store the object and call its method where needed (`cache[k] = sampler` ... "
     "`cache[k].rsample(shape)`), which Dynamo replays (measured), or build it outside the compiled function"
 )
-_BOX = "import torch\n\ncache = {{}}\n\n\nclass Box:\n    def __init__(self, v):\n        self.v = v\n\n" \
+_BOX = (
+    "import torch\n\ncache = {{}}\n\n\nclass Box:\n    def __init__(self, v):\n        self.v = v\n\n"
     "    def scale(self, x):\n        return x * self.v\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n{body}"
+)
 
 
-def fresh_bound_method(values: ValueOracle, value: nodes.NodeNG) -> str | None:
+def _fresh_bound_method(values: ValueOracle, value: nodes.NodeNG) -> str | None:
     """``Box.scale`` for ``Box(2.0).scale`` (a method of an object of the file's own plain classes, or of a
     ``torch.distributions`` class, built right there), or for a name bound only to one; else ``None``."""
     if isinstance(value, nodes.Name):
@@ -51,7 +53,7 @@ def fresh_bound_method(values: ValueOracle, value: nodes.NodeNG) -> str | None:
     return None
 
 
-def stored_value(statement: nodes.NodeNG) -> tuple[nodes.NodeNG, nodes.NodeNG] | None:
+def _stored_value(statement: nodes.NodeNG) -> tuple[nodes.NodeNG, nodes.NodeNG] | None:
     """``(where, value)`` when *statement* stores *value* into an object that outlives the call: an item or
     attribute of ``self`` or of a module-level name (``gumbel_map[device] = gumbel``, ``self.fn = f``), or a
     container method that keeps its argument (``hooks.append(f)``)."""
@@ -157,8 +159,8 @@ class EscapingBoundMethod(Rule):
         breaks: BreakFinder | None = None
         reported: set[nodes.Return] = set()
         for statement, traced in ctx.traced_nodes(nodes.Assign, nodes.Expr):
-            stored = stored_value(statement)
-            method = fresh_bound_method(ctx.values, stored[1]) if stored is not None else None
+            stored = _stored_value(statement)
+            method = _fresh_bound_method(ctx.values, stored[1]) if stored is not None else None
             if method is None:
                 continue
             breaks = breaks or break_finder(ctx)
