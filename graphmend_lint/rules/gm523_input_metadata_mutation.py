@@ -41,7 +41,7 @@ def _enters_the_graph(
     if depth > _MAX_DEPTH:
         return False
     if isinstance(receiver, nodes.Attribute):
-        return outlives_the_frame(receiver.expr)
+        return outlives_the_frame(receiver.expr) and not _assigned_before(receiver)
     if not isinstance(receiver, nodes.Name):
         return False
     try:
@@ -55,6 +55,16 @@ def _enters_the_graph(
     if not passed:
         return function in entries
     return any(_enters_the_graph(values, entries, argument, depth + 1) for argument in passed)
+
+
+def _assigned_before(receiver: nodes.Attribute) -> bool:
+    """The function holding *receiver* (``self.cache``) assigns the same attribute earlier: then the tensor may
+    be one the graph computed (``self.cache = x * 2; self.cache.detach_()`` traces, measured)."""
+    spelled = receiver.as_string()
+    return any(
+        target.as_string() == spelled and target.lineno < receiver.lineno
+        for target in receiver.frame().nodes_of_class(nodes.AssignAttr)
+    )
 
 
 def _is_entry(traced: TracedFunction) -> bool:
@@ -78,7 +88,8 @@ class InputMetadataMutation(Rule):
     it ends the graph at the call ("Unsupported function call (delayed)",
     GB0148; measured, torch 2.13, for every method listed, on parameters,
     buffers and plain tensor attributes). On a tensor the graph computed,
-    a view of an input included, the same calls trace, unless a graph
+    a view of an input or an attribute the same call assigned first
+    included, the same calls trace, unless a graph
     break on every path since made it an input of the resumed frame
     (kornia's mask, returned by a helper that branches on it).
 
@@ -113,6 +124,10 @@ class InputMetadataMutation(Rule):
         _HEADER + "    mask = mask.unsqueeze(1)\n    return x * mask\n",
         # a tensor the graph computed, a view of an input included
         _HEADER + "    y = x * 2\n    y.unsqueeze_(0)\n    z = x[0]\n    z.t_()\n    return y, z\n",
+        # module state the same call computed first (measured: traces)
+        "import torch\nfrom torch import nn\n\n\nclass Cache(nn.Module):\n    def forward(self, x):\n"
+        "        self.cache = x * 2\n        self.cache.detach_()\n        return self.cache + 1\n\n\n"
+        "model = torch.compile(Cache())\n",
         # a helper given a computed tensor
         "import torch\n\n\ndef grow(t):\n    t.unsqueeze_(0)\n    return t\n\n\n@torch.compile\n"
         "def f(x: torch.Tensor):\n    return grow(x * 2)\n",
